@@ -1,0 +1,217 @@
+"""The `portlint` command line. Heavy modules are imported inside the commands that need
+them, so `portlint scan one_file.cu` starts quickly."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from portlint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _fail(message: str) -> "NoReturn":  # noqa: F821
+    click.echo(f"portlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return tuple(out)
+
+
+def _use_color(choice: str, stream) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="portlint")
+def main() -> None:
+    """Find CUDA, Triton and Python code that will not port to ROCm, TPU, Trainium or Gaudi."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--select", multiple=True, help="Rule ids, id prefixes or presets (hipify, ALL) to enable; comma-separated or repeated.")
+@click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
+@click.option("--target", "targets", multiple=True, help="Targets to report: rocm,tpu,trainium,gaudi (default: all).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), help="Lowest severity that makes the exit code 1 (default: warning).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (still 2 on errors).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 = no workers).")
+@click.option("--no-progress", is_flag=True, help="Never print progress on stderr.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour text output (auto: on a terminal, unless NO_COLOR is set).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="Read settings from this pyproject.toml or portlint.toml.")
+@click.option("--isolated", is_flag=True, help="Ignore configuration files.")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too (for pre-commit).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), help="Where to keep the cache (default: .portlint_cache in the project root).")
+@click.option("--compile-commands", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="compile_commands.json for the libclang pass.")
+@click.option("--sarif-include-suppressed", is_flag=True, help="Keep suppressed findings in SARIF and JSON output (marked as suppressed).")
+@click.option("--sarif-category", help="Set SARIF runAutomationDetails.id to CATEGORY/ (one analysis per category on GitHub).")
+@click.option("--fix", "apply_fix", is_flag=True, help="Apply safe fixes to the files (atomically), then report what is left.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply fixes marked unsafe.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
+@click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes.")
+def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
+         force_exclude, no_cache, cache_dir, compile_commands, sarif_include_suppressed, sarif_category, apply_fix,
+         unsafe_fixes, show_diff, max_file_size) -> None:
+    """Scan PATHS (files or directories; default: .) and report portability problems."""
+    from portlint.config import ConfigError, Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
+    from portlint.model import Severity
+    from portlint.rules import RuleError
+
+    paths = list(paths) or [Path(".")]
+    try:
+        settings = Settings()
+        cfg = None
+        if config_path is not None:
+            cfg = config_path
+        elif not isolated:
+            cfg = find_config(paths[0] if paths[0].exists() else Path.cwd())
+        if cfg is not None:
+            load_config(cfg, settings)
+        else:
+            settings.root = git_root(Path.cwd()) or Path.cwd().resolve()
+            if not Path.cwd().resolve().is_relative_to(settings.root):
+                settings.root = Path.cwd().resolve()
+        if select:
+            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line")
+        if ignore:
+            settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
+        if targets:
+            settings.targets = parse_targets(list(_split_csv(targets)), "--target")
+        if fail_on:
+            settings.fail_on = Severity(fail_on)
+        if max_file_size:
+            settings.max_file_size = max_file_size
+        settings.force_exclude = force_exclude
+        settings.jobs = jobs if jobs is not None else 0
+        settings.compile_commands = compile_commands.resolve() if compile_commands else None
+        if not no_cache:
+            settings.cache_dir = (cache_dir or settings.root / ".portlint_cache").resolve()
+    except (ConfigError, RuleError) as exc:
+        _fail(str(exc))
+
+    from portlint.discovery import discover
+    from portlint.engine import scan_files, worst_severity
+
+    try:
+        files, notices = discover(paths, settings)
+    except FileNotFoundError as exc:
+        _fail(f"{exc}: no such file or directory")
+    progress = None
+    if not no_progress and sys.stderr.isatty() and len(files) > 200:
+        def progress(done: int, total: int) -> None:
+            if done == total or done % 50 == 0:
+                click.echo(f"\rportlint: {done}/{total} files", err=True, nl=done == total)
+    try:
+        result = scan_files(files, settings, progress)
+    except RuleError as exc:
+        _fail(str(exc))
+    result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
+    for n in result.notices:
+        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+
+    if apply_fix or show_diff:
+        from portlint.fixes import apply_fixes
+
+        changed, diff_text = apply_fixes(result.findings, settings, include_unsafe=unsafe_fixes, write=apply_fix)
+        if show_diff:
+            click.echo(diff_text, nl=False)
+            return sys.exit(EXIT_CLEAN)
+        if changed:
+            click.echo(f"portlint: fixed {changed} finding{'s' if changed != 1 else ''}; rescanning", err=True)
+            result = scan_files(discover(paths, settings)[0], settings)
+            result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
+
+    from portlint.reporters import render
+
+    stream = sys.stdout if output is None else None
+    options = {
+        "color": fmt == "text" and output is None and _use_color(color, sys.stdout),
+        "include_suppressed": sarif_include_suppressed,
+        "category": sarif_category,
+        "show_source": True,
+    }
+    text = render(fmt, result, settings, options)
+    if output is not None:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    else:
+        stream.write(text)
+        stream.flush()
+    worst = worst_severity(result.findings)
+    if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
+        sys.exit(EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS)
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_cmd(fmt: str) -> None:
+    """List every rule: id, name, severity per target, confidence, fix."""
+    import json
+
+    from portlint.rules import RuleError, load_rules
+
+    try:
+        rules = load_rules()
+    except RuleError as exc:
+        _fail(str(exc))
+    if fmt == "json":
+        doc = [
+            {
+                "id": r.id,
+                "name": r.name,
+                "family": r.family,
+                "language": r.language,
+                "summary": r.summary,
+                "severity": {t: s.value for t, s in r.severity.items()},
+                "confidence": r.confidence,
+                "fix": r.fix,
+                "default_enabled": r.default_enabled,
+            }
+            for r in rules.values()
+        ]
+        click.echo(json.dumps(doc, indent=2))
+        return
+    width = max(len(r.name) for r in rules.values())
+    click.echo(f"{'ID':<7} {'NAME':<{width}}  {'TARGETS':<44} {'CONF':<6} FIX")
+    for r in rules.values():
+        sev = ", ".join(f"{t}:{s.value}" for t, s in r.severity.items())
+        extra = "" if r.default_enabled else "  (opt-in)"
+        click.echo(f"{r.id:<7} {r.name:<{width}}  {sev:<44} {r.confidence:<6} {r.fix}{extra}")
+
+
+@main.command("rule")
+@click.argument("rule_id")
+def rule_cmd(rule_id: str) -> None:
+    """Print the documentation of RULE_ID (id or name)."""
+    from portlint.rules import load_rules
+
+    rules = load_rules()
+    wanted = rule_id.strip()
+    for r in rules.values():
+        if r.id == wanted.upper() or r.name == wanted:
+            click.echo(r.markdown_doc(), nl=False)
+            return
+    _fail(f"no rule {rule_id!r} (see `portlint rules`)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,184 @@
+"""Configuration: `[tool.portlint]` in pyproject.toml or a portlint.toml (same schema).
+
+The nearest file to the first scanned path (or the working directory) wins; `--config`
+names one explicitly. Command-line flags override the file. An unknown key or a bad value
+is a ConfigError, which the CLI prints as one line and exits 2."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portlint.model import TARGETS, Severity
+
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__",
+    ".portlint_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
+)
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024
+# Named sets of rules for --select (besides ids and id prefixes).
+PRESETS: dict[str, tuple[str, ...]] = {
+    "ALL": ("PTL",),
+    "hipify": ("PTL601",),
+}
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass
+class Settings:
+    root: Path = field(default_factory=Path.cwd)  # paths in reports are relative to this
+    config_file: Path | None = None
+    select: tuple[str, ...] | None = None  # None: every rule enabled by default
+    ignore: tuple[str, ...] = ()
+    targets: tuple[str, ...] = TARGETS
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    fail_on: Severity = Severity.WARNING
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    jobs: int = 0  # 0: all cores
+    cache_dir: Path | None = None  # None: no cache
+    compile_commands: Path | None = None
+
+    def key(self) -> str:
+        """What in the settings changes findings: part of the cache key."""
+        return repr(
+            (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets,
+             sorted((k, v) for k, v in self.per_file_ignores.items()),
+             str(self.compile_commands) if self.compile_commands else None)
+        )
+
+
+_KEYS = {
+    "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
+    "respect-gitignore",
+}
+
+
+def _string_list(value, key: str, where: Path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def validate_rule_selectors(selectors: tuple[str, ...], key: str, where: str) -> tuple[str, ...]:
+    from portlint.rules import load_rules
+
+    ids = load_rules()
+    out = []
+    for sel in selectors:
+        if sel in PRESETS:
+            out.extend(PRESETS[sel])
+            continue
+        s = sel.upper()
+        if not any(rid.startswith(s) for rid in ids):
+            raise ConfigError(f"{where}: {key}: {sel!r} matches no rule id (see `portlint rules`)")
+        out.append(s)
+    return tuple(out)
+
+
+def parse_targets(values, where: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        values = [v.strip() for v in values.split(",") if v.strip()]
+    if not isinstance(values, (list, tuple)) or not values:
+        raise ConfigError(f"{where}: targets must name at least one of {', '.join(TARGETS)}")
+    bad = [v for v in values if v not in TARGETS]
+    if bad:
+        raise ConfigError(f"{where}: unknown target {bad[0]!r} (expected {', '.join(TARGETS)})")
+    return tuple(t for t in TARGETS if t in values)
+
+
+def find_config(start: Path) -> Path | None:
+    """Nearest portlint.toml, or pyproject.toml holding [tool.portlint], at or above start."""
+    cur = start if start.is_dir() else start.parent
+    cur = cur.resolve()
+    for directory in (cur, *cur.parents):
+        candidate = directory / "portlint.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                continue
+            if "portlint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_config(path: Path, settings: Settings) -> Settings:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("portlint", {})
+    else:
+        table = data.get("tool", {}).get("portlint", data)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.portlint] must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
+    settings.config_file = path
+    settings.root = path.parent.resolve()
+    where = str(path)
+    if "select" in table:
+        settings.select = validate_rule_selectors(_string_list(table["select"], "select", path), "select", where)
+    if "ignore" in table:
+        settings.ignore = validate_rule_selectors(_string_list(table["ignore"], "ignore", path), "ignore", where)
+    if "targets" in table:
+        settings.targets = parse_targets(table["targets"], where)
+    if "exclude" in table:
+        settings.exclude = _string_list(table["exclude"], "exclude", path)
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError(f"{path}: per-file-ignores must be a table of glob = [ids]")
+        settings.per_file_ignores = {
+            glob: validate_rule_selectors(_string_list(ids, f"per-file-ignores.{glob}", path), "per-file-ignores", where)
+            for glob, ids in pfi.items()
+        }
+    if "fail-on" in table:
+        try:
+            settings.fail_on = Severity.parse(str(table["fail-on"]))
+        except ValueError as exc:
+            raise ConfigError(f"{path}: fail-on: {exc}") from None
+    if "max-file-size" in table:
+        size = table["max-file-size"]
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise ConfigError(f"{path}: max-file-size must be a positive integer (bytes)")
+        settings.max_file_size = size
+    if "respect-gitignore" in table:
+        if not isinstance(table["respect-gitignore"], bool):
+            raise ConfigError(f"{path}: respect-gitignore must be true or false")
+        settings.respect_gitignore = table["respect-gitignore"]
+    return settings
+
+
+def git_root(start: Path) -> Path | None:
+    cur = (start if start.is_dir() else start.parent).resolve()
+    for directory in (cur, *cur.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return os.cpu_count() or 1

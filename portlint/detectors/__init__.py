@@ -1,0 +1,1 @@
+"""Detectors: one module per rule family, named after its folder under `rules/`."""

@@ -1,0 +1,147 @@
+"""Turn the paths on the command line into the files to scan.
+
+Directories are walked in sorted order, honouring `.gitignore` files (each applies below
+its own folder), the default and configured excludes, and symlink loops. Files named
+explicitly are always scanned unless `--force-exclude` is given (pre-commit passes files
+one by one, and excludes must still apply). Problems become one-line Notices."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from portlint.config import DEFAULT_EXCLUDES, Settings
+from portlint.languages import is_source_candidate
+from portlint.model import Notice
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    real: Path  # the path to open
+    display: str  # POSIX path relative to the settings root (absolute when outside it)
+
+
+def display_path(path: Path, root: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+class _Ignorer:
+    def __init__(self, settings: Settings):
+        import pathspec
+
+        self.root = settings.root
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(settings.exclude))
+        self.respect_gitignore = settings.respect_gitignore
+        self._gitignores: dict[Path, object | None] = {}
+        self._pathspec = pathspec
+
+    def _gitignore(self, directory: Path):
+        if directory not in self._gitignores:
+            spec = None
+            gi = directory / ".gitignore"
+            if self.respect_gitignore and gi.is_file():
+                try:
+                    spec = self._pathspec.GitIgnoreSpec.from_lines(gi.read_text(encoding="utf-8", errors="replace").splitlines())
+                except Exception:
+                    spec = None
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        absolute = Path(os.path.abspath(path))
+        suffix = "/" if is_dir else ""
+        try:
+            rel = absolute.relative_to(self.root).as_posix()
+        except ValueError:
+            rel = absolute.name
+        if rel != "." and self.exclude.match_file(rel + suffix):
+            return True
+        if absolute.name in DEFAULT_EXCLUDES:
+            return True
+        if not self.respect_gitignore:
+            return False
+        # every .gitignore from the root down to the file's folder (only the file's own
+        # folder when it lies outside the root)
+        if absolute.is_relative_to(self.root):
+            folders = [d for d in reversed(absolute.parents) if d == self.root or d.is_relative_to(self.root)]
+        else:
+            folders = [absolute.parent]
+        for directory in folders:
+            spec = self._gitignore(directory)
+            if spec is not None and spec.match_file(absolute.relative_to(directory).as_posix() + suffix):
+                return True
+        return False
+
+
+def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], list[Notice]]:
+    ignorer = _Ignorer(settings)
+    files: dict[str, SourceFile] = {}
+    notices: list[Notice] = []
+    seen_dirs: set[tuple[int, int]] = set()
+
+    def add(path: Path) -> None:
+        sf = SourceFile(path, display_path(path, settings.root))
+        files.setdefault(sf.display, sf)
+
+    def walk(directory: Path) -> None:
+        try:
+            st = directory.stat()
+        except OSError as exc:
+            notices.append(Notice(display_path(directory, settings.root), f"cannot read directory: {exc.strerror or exc}"))
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            notices.append(Notice(display_path(directory, settings.root), "symlink loop: directory already visited, skipped", "note"))
+            return
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            notices.append(Notice(display_path(directory, settings.root), f"cannot read directory: {exc.strerror or exc}"))
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError as exc:
+                notices.append(Notice(display_path(path, settings.root), f"cannot stat: {exc.strerror or exc}"))
+                continue
+            if entry.is_symlink() and not is_dir and not is_file:
+                if is_source_candidate(path):
+                    notices.append(Notice(display_path(path, settings.root), "broken symlink, skipped"))
+                continue
+            if ignorer.excluded(path, is_dir):
+                continue
+            if is_dir:
+                walk(path)
+            elif is_file and is_source_candidate(path):
+                add(path)
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_symlink() and not path.exists():
+            notices.append(Notice(display_path(path, settings.root), "broken symlink, skipped"))
+            continue
+        try:
+            path.stat()
+        except FileNotFoundError:
+            raise FileNotFoundError(str(raw)) from None
+        except OSError as exc:
+            if exc.errno == 40:  # ELOOP
+                notices.append(Notice(display_path(path, settings.root), "symlink loop, skipped"))
+                continue
+            notices.append(Notice(display_path(path, settings.root), f"cannot read: {exc.strerror or exc}"))
+            continue
+        if path.is_dir():
+            walk(path)
+        elif settings.force_exclude and ignorer.excluded(path, False):
+            continue
+        else:
+            add(path)  # named explicitly: scanned whatever its extension says (language decides)
+    return sorted(files.values(), key=lambda f: f.display), notices

@@ -1,0 +1,356 @@
+"""The scan: for each file, read, classify, parse once, run the detectors in one walk, then
+apply guards, suppressions and config filters. Files are independent, so they are spread
+over worker processes; the result is sorted, so the worker count never changes it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portlint.config import Settings
+from portlint.context import FileContext
+from portlint.discovery import SourceFile
+from portlint.languages import classify
+from portlint.model import Finding, Notice, ScanResult, Severity, Span
+from portlint.registry import Detector, detectors_for
+from portlint.rules import load_rules
+
+TOOL_UNUSED = "PTL001"
+TOOL_UNKNOWN = "PTL002"
+TOOL_INTERNAL = "PTL003"
+_BINARY_SNIFF = 8192
+
+
+@dataclass
+class FileResult:
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "notices": [[n.path, n.message, n.level] for n in self.notices],
+            "counters": self.counters,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FileResult":
+        return cls(
+            [Finding.from_dict(f) for f in data["findings"]],
+            [Notice(*n) for n in data["notices"]],
+            dict(data["counters"]),
+        )
+
+
+def enabled_rules(settings: Settings) -> set[str]:
+    rules = load_rules()
+    if settings.select is None:
+        chosen = {rid for rid, r in rules.items() if r.default_enabled}
+    else:
+        chosen = {rid for rid in rules if any(rid.startswith(s) for s in settings.select)}
+    chosen = {rid for rid in chosen if not any(rid.startswith(s) for s in settings.ignore)}
+    chosen.add(TOOL_INTERNAL)
+    # a rule none of whose targets is selected cannot report anything
+    return {rid for rid in chosen if set(rules[rid].severity) & set(settings.targets)}
+
+
+class _Plan:
+    """Per-process: which detectors run for which language, and their dispatch tables."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.rules = load_rules()
+        self.enabled = enabled_rules(settings)
+        # the tool's own rules (family "tool") are called by the engine, not by the walk
+        detectable = {rid for rid in self.enabled if self.rules[rid].family != "tool"}
+        self.by_language: dict[str, list[Detector]] = {}
+        for det in detectors_for(detectable):
+            lang = self.rules[det.rule_id].language
+            langs = ("cuda", "python", "ptx") if lang == "any" else (lang,)
+            for language in langs:
+                self.by_language.setdefault(language, []).append(det)
+
+
+_PLAN: _Plan | None = None
+
+
+def _plan(settings: Settings) -> _Plan:
+    global _PLAN
+    if _PLAN is None or _PLAN.settings is not settings:
+        _PLAN = _Plan(settings)
+    return _PLAN
+
+
+def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[Notice]]:
+    notices: list[Notice] = []
+    try:
+        size = sf.real.stat().st_size
+        if size > settings.max_file_size:
+            return None, [Notice(sf.display, f"file is {size} bytes, over the {settings.max_file_size}-byte limit (max-file-size): skipped")]
+        with open(sf.real, "rb") as fh:
+            data = fh.read()
+    except IsADirectoryError:
+        return None, [Notice(sf.display, "is a directory, skipped")]
+    except OSError as exc:
+        return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
+    if b"\0" in data[:_BINARY_SNIFF]:
+        return None, [Notice(sf.display, "binary file (NUL bytes), skipped", "note")]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        notices.append(Notice(sf.display, f"not valid UTF-8 (byte {exc.start}): decoded with replacement characters", "note"))
+    return data, notices
+
+
+def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
+    """Scan one file's bytes (no I/O besides headers next to it for guard evaluation)."""
+    plan = _plan(settings)
+    result = FileResult()
+    language, tags = classify(sf.display if sf.display else sf.real.name, data)
+    if language is None:
+        language, tags = classify(sf.real.name, data)
+    if language is None:
+        return result
+    ctx = FileContext(sf.display, data, language, tags, settings)
+    ctx.real_path = sf.real  # type: ignore[attr-defined]
+    detectors = [d for d in plan.by_language.get(language, []) if d.tokens is None or any(t in data for t in d.tokens)]
+    if detectors:
+        _run_detectors(ctx, detectors, plan, result)
+    _postprocess(ctx, plan, result)
+    if result.findings:
+        _locate(ctx, result.findings)
+    result.counters = ctx.counters
+    return result
+
+
+def _locate(ctx: FileContext, findings: list[Finding]) -> None:
+    """What reporters need from the source text: line hashes and non-ASCII line texts."""
+    from portlint.reporters.fingerprint import line_hashes
+
+    hashes = line_hashes(ctx.text)
+    for f in findings:
+        f.line_hash = hashes[f.span.start_line - 1] if 0 < f.span.start_line <= len(hashes) else ""
+        if not ctx._ascii:
+            lines = {f.span.start_line, f.span.end_line}
+            if f.fix:
+                for e in f.fix.edits:
+                    lines.update((e.span.start_line, e.span.end_line))
+            f.wide_lines = {n: ctx.line_text(n) for n in sorted(lines) if not ctx.line_text(n).isascii()}
+
+
+def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, result: FileResult) -> None:
+    dispatch: dict[str, list[Detector]] = {}
+    file_level: list[Detector] = []
+    for det in detectors:
+        if det.nodes is None:
+            file_level.append(det)
+        else:
+            for node_type in det.nodes:
+                dispatch.setdefault(node_type, []).append(det)
+    failed: set[str] = set()
+
+    def call(det: Detector, *args) -> None:
+        if det.rule_id in failed:
+            return
+        ctx.rule = plan.rules[det.rule_id]
+        try:
+            det.func(*args)
+        except Exception as exc:  # a broken detector must not take the scan down
+            failed.add(det.rule_id)
+            _internal_error(ctx, plan, det.rule_id, exc, args[0] if len(args) > 1 else None)
+
+    if ctx.language == "python":
+        try:
+            module = ctx.module
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None) or 1
+            result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
+            return
+        import ast
+
+        for det in file_level:
+            call(det, ctx)
+        if dispatch:
+            for node in ast.walk(module):
+                dets = dispatch.get(type(node).__name__)
+                if dets:
+                    for det in dets:
+                        call(det, node, ctx)
+    elif ctx.language == "cuda":
+        from portlint.cuda.parse import nodes_of_types
+
+        for det in file_level:
+            call(det, ctx)
+        if dispatch:
+            for node in nodes_of_types(ctx.tree.root_node, tuple(dispatch)):
+                for det in dispatch[node.type]:
+                    call(det, node, ctx)
+    else:
+        for det in file_level:
+            call(det, ctx)
+    ctx.rule = None
+
+
+def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception, node) -> None:
+    from portlint.detectors import tool
+
+    ctx.rule = plan.rules[TOOL_INTERNAL]
+    tool.internal_error(ctx, rule_id, exc, node)
+
+
+def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
+    from portlint.suppressions import parse_suppressions
+
+    settings = plan.settings
+    findings = ctx.findings
+    # 1. preprocessor guards: a rocm finding in a branch an AMD build skips, with a HIP
+    #    branch beside it, is already ported.
+    if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):
+        from portlint.cuda.guards import guard_map
+
+        guards = ctx.fact(guard_map)
+        for f in findings:
+            if "rocm" not in f.targets or f.rule_id == TOOL_INTERNAL:
+                continue
+            guard = guards.dead_for_amd(f.span.start_line)
+            if guard is not None and guard.has_alternative:
+                del f.targets["rocm"]
+                if not f.targets:
+                    f.targets = {"rocm": plan.rules[f.rule_id].severity.get("rocm", f.severity)}
+                    f.suppressed = guard.reason()
+                    f.suppression_kind = "inSource"
+                else:
+                    f.severity = max(f.targets.values(), key=lambda s: s.rank)
+    # 2. targets the user did not ask about
+    kept: list[Finding] = []
+    for f in findings:
+        targets = {t: s for t, s in f.targets.items() if t in settings.targets}
+        if not targets:
+            continue
+        if targets != f.targets:
+            f.targets = targets
+            f.severity = max(targets.values(), key=lambda s: s.rank)
+        kept.append(f)
+    findings = kept
+    # 3. per-file ignores from the config
+    if settings.per_file_ignores:
+        import fnmatch
+
+        drops = [ids for glob, ids in settings.per_file_ignores.items() if fnmatch.fnmatch(ctx.path, glob) or fnmatch.fnmatch(ctx.path, glob.rstrip("/") + "/*")]
+        if drops:
+            flat = tuple(i for ids in drops for i in ids)
+            findings = [f for f in findings if not f.rule_id.startswith(flat)]
+    # 4. inline suppressions, then the tool's own findings about them
+    if "portlint:" in ctx.text:
+        sups = parse_suppressions(ctx.lines)
+        for f in findings:
+            if f.suppressed:
+                continue
+            sup = sups.apply(f.rule_id, f.span.start_line, f.span.end_line)
+            if sup is not None:
+                f.suppressed = f"suppressed by comment on line {sup.line}" + (f": {sup.reason}" if sup.reason else "")
+                f.suppression_kind = "inSource"
+        findings.extend(_suppression_findings(ctx, plan, sups))
+    result.findings = findings
+
+
+def _suppression_findings(ctx: FileContext, plan: _Plan, sups) -> list[Finding]:
+    from portlint.detectors import tool
+
+    before = len(ctx.findings)
+    for rule_id, func in ((TOOL_UNKNOWN, tool.unknown_suppression_id), (TOOL_UNUSED, tool.unused_suppression)):
+        if rule_id in plan.enabled:
+            ctx.rule = plan.rules[rule_id]
+            func(ctx, sups, plan.enabled)
+    ctx.rule = None
+    targets = set(plan.settings.targets)
+    out = ctx.findings[before:]
+    for f in out:
+        f.targets = {t: s for t, s in f.targets.items() if t in targets}
+    return [f for f in out if f.targets]
+
+
+# ---- many files ---------------------------------------------------------------------------
+
+def scan_one(sf: SourceFile, settings: Settings, cache=None) -> FileResult:
+    data, notices = read_source(sf, settings)
+    if data is None:
+        return FileResult(notices=notices)
+    result = None
+    key = None
+    if cache is not None:
+        key = cache.key(sf.display, data)
+        result = cache.get(key)
+    if result is None:
+        result = scan_source(sf, data, settings)
+        if cache is not None:
+            cache.put(key, result)
+    result.notices = notices + result.notices
+    return result
+
+
+_WORKER_SETTINGS: Settings | None = None
+_WORKER_CACHE = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _WORKER_SETTINGS, _WORKER_CACHE
+    _WORKER_SETTINGS = settings
+    _WORKER_CACHE = _open_cache(settings)
+
+
+def _work(sf: SourceFile) -> dict:
+    assert _WORKER_SETTINGS is not None
+    return scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE).to_dict()
+
+
+def _open_cache(settings: Settings):
+    if settings.cache_dir is None:
+        return None
+    from portlint.cache import Cache
+
+    return Cache(settings.cache_dir, settings)
+
+
+def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
+    from portlint.config import default_jobs
+
+    jobs = settings.jobs or default_jobs()
+    results: list[FileResult] = []
+    if jobs > 1 and len(files) >= 2 * jobs and len(files) > 16:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=_init_worker, initargs=(settings,)) as pool:
+            chunk = max(1, min(64, len(files) // (jobs * 8)))
+            for i, data in enumerate(pool.map(_work, files, chunksize=chunk)):
+                results.append(FileResult.from_dict(data))
+                if progress:
+                    progress(i + 1, len(files))
+    else:
+        cache = _open_cache(settings)
+        for i, sf in enumerate(files):
+            results.append(scan_one(sf, settings, cache))
+            if progress:
+                progress(i + 1, len(files))
+    out = ScanResult(files_scanned=len(files))
+    for r in results:
+        out.findings.extend(r.findings)
+        out.notices.extend(r.notices)
+        for k, v in r.counters.items():
+            out.counters[k] = out.counters.get(k, 0) + v
+    out.findings.sort(key=Finding.sort_key)
+    out.notices.sort(key=Notice.sort_key)
+    return out
+
+
+def worst_severity(findings: list[Finding]) -> Severity | None:
+    active = [f.severity for f in findings if not f.suppressed]
+    return max(active, key=lambda s: s.rank) if active else None
+
+
+def cpu_count() -> int:
+    return os.cpu_count() or 1

@@ -1,0 +1,68 @@
+"""Which language a file is, and for Python which frameworks it uses.
+
+By extension first, then by content: a C/C++ file counts as CUDA when it holds device code
+or CUDA API use; a Python file is tagged by what it imports, so that rule families run
+only where they apply."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+CUDA_EXTENSIONS = {".cu", ".cuh", ".hip"}
+CXX_EXTENSIONS = {".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
+PYTHON_EXTENSIONS = {".py", ".pyi"}
+PTX_EXTENSIONS = {".ptx"}
+
+# Content that makes a C/C++ file worth the CUDA rules: device code, CUDA/NCCL API use,
+# inline asm, or CUDA headers. Matched on bytes, before any parse.
+_CUDA_CONTENT = re.compile(
+    rb"__global__|__device__|__shared__|__constant__|\bcuda[A-Z_]\w*|\bcu[A-Z]\w+\(|\bnccl[A-Z]\w*"
+    rb"|\bcublas|\bcudnn|\bcufft|\bcurand|\bcusparse|\bcusolver|\bnvrtc|\bnvtx|\bnvml|\bnvshmem"
+    rb"|\basm\s*(volatile\s*)?\(|__asm__|\bcub::|\bthrust::|\bcute::|\bcutlass::|#\s*include\s*[<\"]cuda"
+    rb"|\bwarpSize\b|__shfl|__ballot|threadIdx|CUtensorMap"
+)
+
+# Python: framework tags from imports. Keys are tags the rule families ask for.
+_PY_IMPORTS = {
+    "triton": re.compile(rb"^\s*(?:import|from)\s+triton\b", re.M),
+    "jax": re.compile(rb"^\s*(?:import|from)\s+(?:jax|flax|optax|equinox|haiku)\b", re.M),
+    "torch_xla": re.compile(rb"^\s*(?:import|from)\s+(?:torch_xla|torch_neuronx|neuronx_distributed|neuronxcc|libneuronxla)\b", re.M),
+    "gaudi": re.compile(rb"^\s*(?:import|from)\s+(?:habana_frameworks|optimum\.habana)\b", re.M),
+    "torch": re.compile(rb"^\s*(?:import|from)\s+torch\b", re.M),
+    "nki": re.compile(rb"^\s*(?:import|from)\s+(?:neuronxcc\.nki|nki)\b", re.M),
+}
+# Device strings that mark a file as targeting a non-NVIDIA accelerator even without imports.
+_PY_DEVICE_HINTS = {
+    "gaudi": re.compile(rb"[\"']hpu[\"']|\bhtcore\b"),
+    "torch_xla": re.compile(rb"[\"']xla[\"']|\bxm\.xla_device\b"),
+}
+
+
+def classify(path: str | PurePath, head: bytes) -> tuple[str | None, frozenset[str]]:
+    """Return (language, tags). language is "cuda", "python", "ptx" or None (skip)."""
+    suffix = PurePath(path).suffix.lower()
+    if suffix in CUDA_EXTENSIONS:
+        return "cuda", frozenset({"cuda"})
+    if suffix in CXX_EXTENSIONS:
+        if _CUDA_CONTENT.search(head):
+            return "cuda", frozenset({"cxx"})
+        return None, frozenset()
+    if suffix in PYTHON_EXTENSIONS:
+        return "python", python_tags(head)
+    if suffix in PTX_EXTENSIONS:
+        return "ptx", frozenset()
+    return None, frozenset()
+
+
+def python_tags(data: bytes) -> frozenset[str]:
+    tags = {tag for tag, rx in _PY_IMPORTS.items() if rx.search(data)}
+    for tag, rx in _PY_DEVICE_HINTS.items():
+        if rx.search(data):
+            tags.add(tag)
+    return frozenset(tags)
+
+
+def is_source_candidate(path: str | PurePath) -> bool:
+    suffix = PurePath(path).suffix.lower()
+    return suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS or suffix in PYTHON_EXTENSIONS or suffix in PTX_EXTENSIONS

@@ -1,0 +1,1 @@
+"""Python analysis shared by the Python rule families (traced regions, guards, imports)."""

@@ -1,0 +1,20 @@
+"""Reporters render a ScanResult; they never re-run analysis. Each is imported only when
+its format is asked for."""
+
+from __future__ import annotations
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def render(fmt: str, result, settings, options) -> str:
+    if fmt == "text":
+        from portlint.reporters.text import render_text as render_fn
+    elif fmt == "json":
+        from portlint.reporters.json_report import render_json as render_fn
+    elif fmt == "sarif":
+        from portlint.reporters.sarif import render_sarif as render_fn
+    elif fmt == "github":
+        from portlint.reporters.github import render_github as render_fn
+    else:  # pragma: no cover - click validates the choice
+        raise ValueError(fmt)
+    return render_fn(result, settings, options)

@@ -1,0 +1,65 @@
+"""GitHub code scanning's `primaryLocationLineHash`, computed the way upload-sarif does.
+
+Per file: iterate UTF-16 code units, skip spaces and tabs (and the LF of a CRLF; a lone CR
+counts as LF), keep a rolling hash over a 100-character window starting at each line
+start, `h = 37*h + c - 37^100 * c_out (mod 2^64)`; after the end of the file feed a 65535
+sentinel, then zeros. A line's value is the unsigned hex of the hash of the window that
+starts on it plus `:k`, where k counts earlier lines in the file with the same hash."""
+
+from __future__ import annotations
+
+from collections import deque
+
+_MOD = 1 << 64
+_B = 37
+_WINDOW = 100
+_B_POW = pow(_B, _WINDOW, _MOD)
+_EOF = 65535
+
+
+def line_hashes(text: str) -> list[str]:
+    """The primaryLocationLineHash of every line of `text` (index 0 is line 1)."""
+    raw = text.encode("utf-16-le")
+    units = [raw[i] | (raw[i + 1] << 8) for i in range(0, len(raw), 2)]
+    # 1. the characters that count, and where each line's first one is
+    fed: list[int] = []
+    starts: list[tuple[int, int]] = [(1, 0)]  # (line, index into fed)
+    line = 1
+    prev_cr = False
+    for c in units:
+        if c in (32, 9):
+            prev_cr = False
+            continue
+        if c == 13:
+            c, prev_cr = 10, True
+        elif c == 10 and prev_cr:
+            prev_cr = False
+            continue
+        else:
+            prev_cr = False
+        fed.append(c)
+        if c == 10:
+            line += 1
+            starts.append((line, len(fed)))
+    fed.append(_EOF)
+    fed.extend([0] * _WINDOW)
+    # 2. rolling hash; a line's hash is the one once its 100-character window is full
+    take_at: dict[int, list[int]] = {}
+    for ln, index in starts:
+        take_at.setdefault(index + _WINDOW - 1, []).append(ln)
+    window: deque[int] = deque([0] * _WINDOW)
+    value = 0
+    hashes: dict[int, int] = {}
+    for pos, c in enumerate(fed):
+        value = (value * _B + c - _B_POW * window.popleft()) % _MOD
+        window.append(c)
+        for ln in take_at.get(pos, ()):
+            hashes[ln] = value
+    # 3. number repeated hashes in file order
+    counts: dict[int, int] = {}
+    result: list[str] = []
+    for ln in range(1, line + 1):
+        h = hashes[ln]
+        counts[h] = counts.get(h, 0) + 1
+        result.append(f"{h:x}:{counts[h]}")
+    return result

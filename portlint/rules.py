@@ -1,0 +1,205 @@
+"""Rule definitions as data: one TOML file per rule under `rules/<family>/`.
+
+This module only reads and validates those files; `registry.py` binds them to detectors.
+The files ship inside the wheel as the package `portlint._rules`; in a source checkout they
+are read from the repository's `rules/` folder."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from portlint.model import APPLICABILITIES, CONFIDENCES, TARGETS, Severity
+
+ID_RE = re.compile(r"^PTL\d{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+LANGUAGES = ("cuda", "python", "ptx", "any")
+DOC_HEADINGS = ("finds", "why", "example", "rewrite")
+
+
+class RuleError(Exception):
+    """A rule file is malformed, or rules and detectors do not pair up."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    family: str  # the detector module under portlint.detectors
+    language: str
+    summary: str
+    message: str  # str.format template; detectors fill the named fields
+    severity: dict[str, Severity]  # per target; a target absent here is not affected
+    confidence: str
+    fix: str  # "none" or an applicability
+    default_enabled: bool
+    references: tuple[str, ...]
+    docs_finds: str
+    docs_why: dict[str, str]
+    docs_example: str
+    docs_rewrite: str
+    tags: tuple[str, ...] = field(default=())
+    source: str = ""
+
+    @property
+    def default_level(self) -> Severity:
+        return max(self.severity.values(), key=lambda s: s.rank)
+
+    def format_message(self, **fields: object) -> str:
+        try:
+            return self.message.format(**fields)
+        except (KeyError, IndexError) as exc:
+            raise RuleError(f"{self.id}: message template needs field {exc}") from None
+
+    def markdown_doc(self) -> str:
+        """The rule's documentation, under the fixed headings."""
+        lines = [f"# {self.id} `{self.name}`", "", self.summary, ""]
+        sev = ", ".join(f"{t}: {s.value}" for t, s in self.severity.items())
+        lines += [
+            f"Targets: {sev}. Confidence: {self.confidence}. Fix: {self.fix}."
+            + ("" if self.default_enabled else " Off by default: enable it with --select."),
+            "",
+            "## What it finds",
+            "",
+            self.docs_finds.strip(),
+            "",
+            "## Why it breaks, per target",
+            "",
+        ]
+        for target, why in self.docs_why.items():
+            lines.append(f"- **{target}**: {why.strip()}")
+        lines += ["", "## Example", "", self.docs_example.strip(), "", "## Portable rewrite", "", self.docs_rewrite.strip()]
+        if self.references:
+            lines += ["", "## References", ""] + [f"- {r}" for r in self.references]
+        return "\n".join(lines) + "\n"
+
+
+def rules_root() -> Path:
+    """Where the rule files are: inside the installed package, else the source tree."""
+    packaged = Path(__file__).parent / "_rules"
+    if packaged.is_dir():
+        return packaged
+    source = Path(__file__).resolve().parent.parent / "rules"
+    if source.is_dir():
+        return source
+    raise RuleError("cannot find the rule definitions (portlint/_rules or rules/)")
+
+
+def _require(data: dict, key: str, kind: type, where: str):
+    if key not in data:
+        raise RuleError(f"{where}: missing key {key!r}")
+    value = data[key]
+    if not isinstance(value, kind):
+        raise RuleError(f"{where}: {key!r} must be {kind.__name__}")
+    return value
+
+
+def parse_rule(path: Path) -> Rule:
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RuleError(f"{where}: {exc}") from None
+    known = {
+        "id", "name", "family", "language", "summary", "message", "severity", "confidence",
+        "fix", "default_enabled", "references", "docs", "tags",
+    }
+    extra = set(data) - known
+    if extra:
+        raise RuleError(f"{where}: unknown keys {sorted(extra)}")
+    rid = _require(data, "id", str, where)
+    if not ID_RE.match(rid):
+        raise RuleError(f"{where}: id {rid!r} is not PTL followed by three digits")
+    name = _require(data, "name", str, where)
+    if not NAME_RE.match(name):
+        raise RuleError(f"{where}: name {name!r} is not kebab-case")
+    if not path.stem.startswith(rid):
+        raise RuleError(f"{where}: file name must start with the rule id {rid}")
+    language = _require(data, "language", str, where)
+    if language not in LANGUAGES:
+        raise RuleError(f"{where}: language must be one of {LANGUAGES}")
+    sev_raw = _require(data, "severity", dict, where)
+    if not sev_raw:
+        raise RuleError(f"{where}: severity must name at least one target")
+    severity = {}
+    for target in TARGETS:  # keep the canonical target order
+        if target in sev_raw:
+            try:
+                severity[target] = Severity.parse(sev_raw[target])
+            except ValueError as exc:
+                raise RuleError(f"{where}: {exc}") from None
+    if set(sev_raw) - set(TARGETS):
+        raise RuleError(f"{where}: unknown targets {sorted(set(sev_raw) - set(TARGETS))}")
+    confidence = _require(data, "confidence", str, where)
+    if confidence not in CONFIDENCES:
+        raise RuleError(f"{where}: confidence must be one of {CONFIDENCES}")
+    fix = _require(data, "fix", str, where)
+    if fix != "none" and fix not in APPLICABILITIES:
+        raise RuleError(f"{where}: fix must be 'none' or one of {APPLICABILITIES}")
+    docs = _require(data, "docs", dict, where)
+    for heading in DOC_HEADINGS:
+        if heading not in docs or not docs[heading]:
+            raise RuleError(f"{where}: docs.{heading} is missing or empty")
+    why = docs["why"]
+    if not isinstance(why, dict) or set(why) != set(severity):
+        raise RuleError(f"{where}: docs.why must explain each target in severity: {sorted(severity)}")
+    summary = _require(data, "summary", str, where).strip()
+    message = _require(data, "message", str, where).strip()
+    if not summary or not message:
+        raise RuleError(f"{where}: summary and message must not be empty")
+    return Rule(
+        id=rid,
+        name=name,
+        family=_require(data, "family", str, where),
+        language=language,
+        summary=summary,
+        message=message,
+        severity=severity,
+        confidence=confidence,
+        fix=fix,
+        default_enabled=bool(data.get("default_enabled", True)),
+        references=tuple(data.get("references", ())),
+        docs_finds=docs["finds"],
+        docs_why={t: why[t] for t in severity},
+        docs_example=docs["example"],
+        docs_rewrite=docs["rewrite"],
+        tags=tuple(data.get("tags", ())),
+        source=path.name,
+    )
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> dict[str, Rule]:
+    """Every rule, keyed by id, in id order. Fails loudly on a malformed or duplicate file."""
+    root = rules_root()
+    rules: dict[str, Rule] = {}
+    names: dict[str, str] = {}
+    for path in sorted(root.glob("*/PTL*.toml")):
+        rule = parse_rule(path)
+        if rule.family != path.parent.name:
+            raise RuleError(f"{path}: family {rule.family!r} must match its folder {path.parent.name!r}")
+        if rule.id in rules:
+            raise RuleError(f"{path}: duplicate rule id {rule.id}")
+        if rule.name in names:
+            raise RuleError(f"{path}: name {rule.name!r} is already used by {names[rule.name]}")
+        rules[rule.id] = rule
+        names[rule.name] = rule.id
+    if not rules:
+        raise RuleError(f"no rule files under {root}")
+    return dict(sorted(rules.items()))
+
+
+def rules_fingerprint() -> str:
+    """A hash of every rule file's bytes: part of the cache key."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    root = rules_root()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in (".toml", ".csv", ".json"):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

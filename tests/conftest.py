@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def run_portlint(*args: str, cwd: Path | None = None, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real command line in a subprocess (exit codes and streams as a user sees them)."""
+    import os
+
+    full_env = dict(os.environ)
+    full_env.pop("NO_COLOR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "portlint", *args],
+        cwd=cwd or REPO,
+        capture_output=True,
+        text=True,
+        input=input,
+        env=full_env,
+        timeout=300,
+    )
+
+
+def scan_paths(paths, **overrides):
+    """Scan in-process and return the ScanResult (fast path for fixture tests)."""
+    from portlint.config import Settings
+    from portlint.discovery import discover
+    from portlint.engine import scan_files
+
+    settings = Settings(root=overrides.pop("root", REPO), jobs=1)
+    for key, value in overrides.items():
+        setattr(settings, key, value)
+    files, notices = discover([Path(p) for p in paths], settings)
+    result = scan_files(files, settings)
+    result.notices = notices + result.notices
+    return result
+
+
+def require_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed (.ci/run installs it; see README)")
+    return path
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
