@@ -47,11 +47,32 @@ def scan_paths(paths, **overrides):
     return result
 
 
+def _missing(what: str) -> None:
+    """Skip with a reason, or fail in CI (PORTLINT_REQUIRE_ORACLES=1), where oracles must run."""
+    import os
+
+    message = f"{what} is not installed (.ci/run installs it; see README)"
+    if os.environ.get("PORTLINT_REQUIRE_ORACLES"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def require_tool(name: str) -> str:
+    """Path of an oracle executable (nvcc, hipcc, pre-commit ...)."""
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} is not installed (.ci/run installs it; see README)")
+        _missing(name)
     return path
+
+
+def require_module(name: str):
+    """Import an oracle Python package (jax, torch)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        _missing(f"the Python package {name}")
 
 
 @pytest.fixture
