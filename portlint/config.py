@@ -108,8 +108,10 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            except (OSError, UnicodeDecodeError):
                 continue
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"{candidate}: invalid TOML: {exc}") from None
             if "portlint" in data.get("tool", {}):
                 return candidate
     return None

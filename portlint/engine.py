@@ -116,7 +116,9 @@ def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     ctx = FileContext(sf.display, data, language, tags, settings)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
     detectors = [d for d in plan.by_language.get(language, []) if d.tokens is None or any(t in data for t in d.tokens)]
-    if detectors:
+    # a Python file that uses a framework we check is always parsed, so its syntax errors
+    # are reported even when no detector's pre-filter matched
+    if detectors or (language == "python" and tags):
         _run_detectors(ctx, detectors, plan, result)
     _postprocess(ctx, plan, result)
     if result.findings:

@@ -1,8 +1,8 @@
 """Inline suppressions: `// portlint: ignore[PTL201] -- reason` and `# portlint: ...`.
 
-- `ignore[IDS]` silences findings of those rules (ids or prefixes, comma-separated) that
-  start or end on the comment's line, or start on the line after it (the comment on the
-  line before, where formatters put it).
+- `ignore[IDS]` silences findings of those rules (ids or prefixes, comma-separated) on any
+  line of the flagged construct; a comment alone on its line also covers the line after
+  it (the comment on the line before, where formatters put it).
 - `ignore-file[IDS]` silences them anywhere in the file.
 A bare `noqa` or `NOLINT` is never honoured: those belong to other tools."""
 
@@ -26,13 +26,11 @@ class Suppression:
     kind: str  # "ignore" or "ignore-file"
     ids: tuple[str, ...]
     reason: str
+    standalone: bool = False  # the comment is alone on its line: it also covers the next line
     used: set[str] = field(default_factory=set)
 
-    def matches(self, rule_id: str) -> str | None:
-        for ident in self.ids:
-            if rule_id.startswith(ident):
-                return ident
-        return None
+    def matches(self, rule_id: str) -> list[str]:
+        return [ident for ident in self.ids if rule_id.startswith(ident)]
 
 
 @dataclass
@@ -42,12 +40,14 @@ class SuppressionSet:
 
     def apply(self, rule_id: str, start_line: int, end_line: int) -> Suppression | None:
         for sup in self.items:
-            if sup.kind == "ignore-file" or sup.line in (start_line, end_line, start_line - 1) or (
-                start_line <= sup.line <= end_line
+            if (
+                sup.kind == "ignore-file"
+                or start_line <= sup.line <= end_line
+                or (sup.standalone and sup.line == start_line - 1)
             ):
-                ident = sup.matches(rule_id)
-                if ident:
-                    sup.used.add(ident)
+                idents = sup.matches(rule_id)
+                if idents:
+                    sup.used.update(idents)
                     return sup
         return None
 
@@ -62,7 +62,10 @@ def parse_suppressions(lines: list[str]) -> SuppressionSet:
         if m:
             ids = tuple(i.strip().upper() for i in m.group("ids").split(",") if i.strip())
             items.append(
-                Suppression(number, m.start() + 1, len(line.rstrip()) + 1, m.group("kind"), ids, (m.group("reason") or "").strip())
+                Suppression(
+                    number, m.start() + 1, len(line.rstrip()) + 1, m.group("kind"), ids,
+                    (m.group("reason") or "").strip(), standalone=not line[: m.start()].strip(),
+                )
             )
             continue
         bad = _MALFORMED.search(line)

@@ -1,0 +1,134 @@
+"""The command line as users meet it: exit codes, formats, selection, config errors."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import FIXTURES, run_portlint
+
+PTX = 'asm volatile("membar.gl;" ::: "memory");'
+
+
+def write_cuda(path, body=PTX):
+    path.write_text(f"__global__ void k(float* x) {{\n  {body}\n  x[0] = 1.0f;\n}}\n", encoding="utf-8")
+    return path
+
+
+def test_exit_1_on_findings_0_on_clean_2_on_missing_path(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    clean = tmp_path / "clean.cu"
+    write_cuda(clean, "x[1] = 2.0f;")
+    assert run_portlint("scan", str(tmp_path / "bad.cu"), "--no-cache", cwd=tmp_path).returncode == 1
+    proc = run_portlint("scan", str(clean), "--no-cache", "--format", "sarif", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["runs"][0]["results"] == []
+    missing = run_portlint("scan", str(tmp_path / "nope.cu"), "--no-cache", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "nope.cu" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_exit_zero_and_fail_on(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    assert run_portlint("scan", "bad.cu", "--no-cache", "--exit-zero", cwd=tmp_path).returncode == 0
+    # PTL201 is an error: --fail-on error still fails
+    assert run_portlint("scan", "bad.cu", "--no-cache", "--fail-on", "error", cwd=tmp_path).returncode == 1
+
+
+def test_fail_on_threshold_below_severity_passes(tmp_path):
+    # an unused suppression is a note: with the default fail-on=warning it does not fail the run
+    (tmp_path / "ok.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }  // portlint: ignore[PTL201] -- old\n")
+    proc = run_portlint("scan", "ok.cu", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "PTL001" in proc.stdout
+    assert run_portlint("scan", "ok.cu", "--no-cache", "--fail-on", "note", cwd=tmp_path).returncode == 1
+
+
+def test_usage_errors_exit_2(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    for args in (["--select", "XYZ9"], ["--target", "cpu"], ["--format", "xml"], ["--ignore", "PTL999"]):
+        proc = run_portlint("scan", "bad.cu", "--no-cache", *args, cwd=tmp_path)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+
+
+def test_select_ignore_and_target(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    assert run_portlint("scan", "bad.cu", "--no-cache", "--ignore", "PTL2", cwd=tmp_path).returncode == 0
+    assert run_portlint("scan", "bad.cu", "--no-cache", "--select", "PTL201", cwd=tmp_path).returncode == 1
+    # PTL201 breaks rocm only: asking about tpu alone finds nothing
+    assert run_portlint("scan", "bad.cu", "--no-cache", "--target", "tpu", cwd=tmp_path).returncode == 0
+
+
+def test_text_format_shows_location_source_caret_and_summary(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    out = run_portlint("scan", "bad.cu", "--no-cache", cwd=tmp_path).stdout
+    assert "bad.cu:2:3: PTL201 error" in out
+    assert "^^^^" in out
+    assert "`membar.gl` -> `__threadfence()`" in out
+    assert "Found 1 problem in 1 file: 1 error." in out
+    assert "By target: rocm 1 (1 error)." in out
+    assert "\x1b[" not in out  # not a terminal: no colour
+
+
+def test_color_always_and_no_color(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    assert "\x1b[" in run_portlint("scan", "bad.cu", "--no-cache", "--color", "always", cwd=tmp_path).stdout
+    out = run_portlint("scan", "bad.cu", "--no-cache", "--color", "auto", cwd=tmp_path, env={"NO_COLOR": "1"}).stdout
+    assert "\x1b[" not in out
+
+
+def test_github_annotations(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    out = run_portlint("scan", "bad.cu", "--no-cache", "--format", "github", cwd=tmp_path).stdout
+    line = out.strip().splitlines()[0]
+    assert line.startswith("::error file=bad.cu,line=2,col=3,endLine=2,endColumn=")
+    assert ",title=PTL201::PTL201 " in line
+
+
+def test_output_file_keeps_stdout_clean(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    proc = run_portlint("scan", "bad.cu", "--no-cache", "--format", "json", "--output", "out/report.json", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert json.loads((tmp_path / "out/report.json").read_text())["summary"]["findings"] == 1
+
+
+def test_rules_and_rule_commands():
+    table = run_portlint("rules")
+    assert table.returncode == 0
+    assert "PTL201" in table.stdout and "inline-ptx-asm" in table.stdout and "rocm:error" in table.stdout
+    data = json.loads(run_portlint("rules", "--format", "json").stdout)
+    ids = [r["id"] for r in data]
+    assert ids == sorted(ids) and "PTL201" in ids
+    doc = run_portlint("rule", "PTL201").stdout
+    for heading in ("## What it finds", "## Why it breaks, per target", "## Example", "## Portable rewrite"):
+        assert heading in doc
+    assert run_portlint("rule", "inline-ptx-asm").stdout == doc
+    assert run_portlint("rule", "PTL999").returncode == 2
+
+
+def test_version_and_module_entry_point():
+    from portlint import __version__
+
+    proc = run_portlint("--version")
+    assert proc.returncode == 0 and __version__ in proc.stdout
+
+
+def test_scan_fixtures_is_deterministic(tmp_path):
+    first = run_portlint("scan", str(FIXTURES), "--no-cache", "--format", "sarif", "--jobs", "1")
+    second = run_portlint("scan", str(FIXTURES), "--no-cache", "--format", "sarif", "--jobs", "2")
+    assert first.returncode in (0, 1), first.stderr
+    assert first.stdout == second.stdout
+    third = run_portlint("scan", str(FIXTURES), "--no-cache", "--format", "json")
+    fourth = run_portlint("scan", str(FIXTURES), "--no-cache", "--format", "json")
+    assert third.stdout == fourth.stdout
+
+
+def test_diff_and_fix_never_touch_files_without_fixes(tmp_path):
+    bad = write_cuda(tmp_path / "bad.cu")
+    before = bad.read_bytes()
+    proc = run_portlint("scan", "bad.cu", "--no-cache", "--diff", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == ""
+    run_portlint("scan", "bad.cu", "--no-cache", "--fix", cwd=tmp_path)
+    assert bad.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["bad.cu"]

@@ -1,0 +1,123 @@
+"""SARIF that GitHub code scanning accepts as-is, validated against the 2.1.0 schema and
+GitHub's extra rules, for clean, dirty, suppressed, fixed and categorised runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FIXTURES, run_portlint
+from sarif_checks import validate
+
+from portlint.reporters.fingerprint import line_hashes
+
+
+def sarif(*args, cwd=None):
+    proc = run_portlint("scan", *args, "--no-cache", "--format", "sarif", cwd=cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_fingerprint_golden_values_from_github():
+    assert line_hashes("") == ["c129715d7a2bc9a3:1"]
+    assert line_hashes(" a\nb\n  \t\tc\n d") == ["271789c17abda88f:1", "54703d4cd895b18:1", "180aee12dab6264:1", "a23a3dc5e078b07b:1"]
+    lorem = line_hashes("Lorem ipsum dolor sit amet.\n" * 10)
+    assert lorem[:6] == [f"a7f2ff13bc495cf2:{i}" for i in range(1, 7)]
+
+
+def test_crlf_and_lf_hash_alike():
+    assert line_hashes("a\r\nb\r\n") == line_hashes("a\nb\n")
+
+
+def test_fixtures_sarif_validates():
+    log = sarif(str(FIXTURES))
+    assert validate(log) == []
+    run = log["runs"][0]
+    assert run["results"], "the fixtures hold findings"
+    assert "automationDetails" not in run
+    assert all("suppressions" not in r for r in run["results"])
+
+
+def test_clean_run_has_empty_results_and_validates(tmp_path):
+    (tmp_path / "ok.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    log = sarif("ok.cu", cwd=tmp_path)
+    assert log["runs"][0]["results"] == []
+    assert validate(log) == []
+
+
+def test_suppressed_results_only_on_request(tmp_path):
+    (tmp_path / "a.cu").write_text(
+        "__global__ void k(float* x) {\n"
+        '  asm volatile("membar.gl;");  // portlint: ignore[PTL201] -- measured, NVIDIA only\n'
+        '  asm volatile("membar.cta;");\n'
+        "}\n"
+    )
+    default = sarif("a.cu", cwd=tmp_path)
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in default["runs"][0]["results"]] == [3]
+    full = sarif("a.cu", "--sarif-include-suppressed", cwd=tmp_path)
+    results = full["runs"][0]["results"]
+    assert len(results) == 2 and validate(full) == []
+    suppressed = [r for r in results if r["suppressions"]]
+    assert suppressed[0]["suppressions"][0]["kind"] == "inSource"
+    assert "measured, NVIDIA only" in suppressed[0]["suppressions"][0]["justification"]
+
+
+def test_category_sets_automation_details(tmp_path):
+    (tmp_path / "ok.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    log = sarif("ok.cu", "--sarif-category", "portlint/cuda", cwd=tmp_path)
+    assert log["runs"][0]["automationDetails"] == {"id": "portlint/cuda/"}
+    assert validate(log) == []
+
+
+def test_result_fields(tmp_path):
+    src = "__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\");\n}\n"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a b.cu").write_text(src)
+    (tmp_path / "pyproject.toml").write_text("[tool.portlint]\n")
+    log = sarif("sub", cwd=tmp_path)
+    run = log["runs"][0]
+    (res,) = run["results"]
+    loc = res["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "sub/a%20b.cu", "uriBaseId": "%SRCROOT%"}
+    assert loc["region"] == {"startLine": 2, "startColumn": 3, "endLine": 2, "endColumn": 29}
+    assert res["partialFingerprints"]["primaryLocationLineHash"] == line_hashes(src)[1]
+    assert res["level"] == "error"
+    assert run["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == "PTL201"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert "timestamp" not in json.dumps(log).lower().replace("timestamps", "")
+
+
+def test_utf16_columns_for_astral_characters(tmp_path):
+    # the emoji before the asm takes two UTF-16 code units but one code point
+    (tmp_path / "u.cu").write_text('__global__ void k(float* x) {\n  /*\U0001F600*/ asm volatile("membar.gl;");\n}\n', encoding="utf-8")
+    log = sarif("u.cu", cwd=tmp_path)
+    region = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert region["startColumn"] == 2 + len("/*") + 2 + len("*/ ") + 1
+
+
+def test_notifications_for_bad_files(tmp_path):
+    (tmp_path / "bin.cu").write_bytes(b"\x00\x01\x02 binary")
+    (tmp_path / "ok.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    log = sarif(".", cwd=tmp_path)
+    notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert any("bin.cu" in n["message"]["text"] and "binary" in n["message"]["text"] for n in notes)
+    assert validate(log) == []
+
+
+@pytest.mark.parametrize("builder", ["fix"])
+def test_fixes_are_real_replacements(builder, tmp_path):
+    """A finding with a fix serialises a non-empty artifactChanges; one without has no fixes key."""
+    from portlint.config import Settings
+    from portlint.model import Edit, Finding, Fix, ScanResult, Severity, Span
+    from portlint.reporters.sarif import build_sarif
+
+    f = Finding("PTL201", "a.cu", Span(1, 1, 1, 3), "m", Severity.ERROR, {"rocm": Severity.ERROR}, "high",
+                fix=Fix("rename", (Edit(Span(1, 1, 1, 3), "xy"),), "safe"), line_hash="0:1")
+    g = Finding("PTL201", "a.cu", Span(2, 1, 2, 3), "m", Severity.WARNING, {"rocm": Severity.WARNING}, "high", line_hash="1:1")
+    log = build_sarif(ScanResult(findings=[f, g], files_scanned=1), Settings(root=tmp_path), {})
+    r1, r2 = log["runs"][0]["results"]
+    change = r1["fixes"][0]["artifactChanges"][0]
+    assert change["replacements"][0]["insertedContent"]["text"] == "xy"
+    assert "fixes" not in r2
+    assert r2["level"] == "warning"  # explicit, although sarif-om's default is also "warning"
+    assert validate(log) == []
