@@ -1,0 +1,204 @@
+"""The HIPIFY map as data, and where a CUDA source uses the names in it.
+
+`rules/cuda_api/hipify-map.csv` is the source (one row per (CUDA name, library), with the
+HIP twin or none); `scripts/generate_hipify_tables.py` derives
+`rules/cuda_api/hipify-table.json` from it, which is all a scan loads (once, lazily).
+Which rule reports a row is decided here, by `owner_of`, so that every (name, library)
+row belongs to exactly one rule and no identifier is reported twice.
+
+`api_uses(ctx)` (a per-file fact) finds the uses: identifiers in the syntax tree — calls,
+types, enum values, macro bodies — never inside strings or comments, never a prefix of a
+longer name, never the name a `#define` gives (a vendor shim), never a feature test in an
+`#if`/`#ifdef` condition, never a struct field name."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from portlint.rules import rules_root
+
+TABLE_FILE = "cuda_api/hipify-table.json"
+CSV_FILE = "cuda_api/hipify-map.csv"
+
+# Libraries whose renames are mechanical (hipify does them and the HIP library keeps the
+# signatures): rows with a HIP name go to PTL601, rows without to PTL602.
+MECHANICAL_LIBRARIES = {
+    "CUDA Runtime", "CUDA Driver", "NVRTC", "cuBLAS", "cuBLASLt", "cuRAND", "cuFFT",
+    "cuSPARSE", "cuSOLVER", "cuComplex", "CUB", "CUDA Device",
+}
+# cuBLAS names whose meaning differs on AMD (TF32 / tensor-op math modes): PTL604.
+CUBLAS_MATH_MODE = re.compile(r"^(cublasSetMathMode|cublasGetMathMode|CUBLAS_(TF32_)?TENSOR_OP_MATH|CUBLAS_GEMM_(DEFAULT|ALGO\d+)_TENSOR_OP|CUBLAS_COMPUTE_32F_FAST_TF32)$")
+# Graph features (not graphics interop): rows without a HIP name go to PTL610.
+GRAPH_NAME = re.compile(r"^(cudaGraph(?!ics)|cuGraph(?!ics)|CU_GRAPH_|cudaStreamGetCaptureInfo_v3|cudaStreamBeginCaptureToGraph|cuStreamBeginCaptureToGraph|cudaStreamUpdateCaptureDependencies_v2|CUgraph(?!ics))")
+# Names in the table that are too generic to be CUDA's when met in arbitrary C++ (OpenGL
+# typedefs, an English word): never reported.
+GENERIC_NAMES = {"GLenum", "GLuint", "texture", "memoryBarrier", "int", "void*"}
+
+
+def owner_of(name: str, library: str, supported: bool, hip: str) -> str | None:
+    """The rule that reports a use of this row, or None when no rule does."""
+    if name in GENERIC_NAMES:
+        return None
+    if library == "cuDNN":
+        return "PTL603"
+    if library in ("cuSPARSELt", "cuTENSOR"):
+        return "PTL605"
+    if library == "cuBLAS" and CUBLAS_MATH_MODE.match(name):
+        return "PTL604"
+    if library == "cuBLASLt" and not supported:
+        return "PTL604"
+    if library == "CUDA Device":
+        # device intrinsics without a HIP twin are the NVIDIA-intrinsic and warp rules'
+        # (PTL204, PTL104); same-named math functions need nothing
+        return "PTL601" if supported and hip != name else None
+    if library in MECHANICAL_LIBRARIES:
+        if supported:
+            return "PTL601" if hip != name else None
+        if library in ("CUDA Runtime", "CUDA Driver") and GRAPH_NAME.match(name):
+            return "PTL610"
+        return "PTL602"
+    return None
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    library: str
+    hip: str  # "" when HIPIFY names no HIP identifier
+    owner: str
+    hip_added: str  # HIP version that added the twin ("" when unknown)
+    miopen: str  # MIOpen twin (cuDNN rows)
+    roc: str  # rocBLAS/rocSPARSE/... twin
+    hip_deprecated: str
+    section: str
+
+    @property
+    def supported(self) -> bool:
+        return bool(self.hip)
+
+
+@dataclass(frozen=True)
+class Table:
+    version: str  # e.g. "HIPIFY 014177bc (2024-10-24)"
+    rows: dict[str, tuple[Row, ...]]
+    prefix_re: re.Pattern
+
+    def lookup(self, name: str, library: str | None = None) -> tuple[Row, ...]:
+        rows = self.rows.get(name, ())
+        if library is not None:
+            rows = tuple(r for r in rows if r.library == library)
+        return rows
+
+
+def table_path() -> Path:
+    return rules_root() / TABLE_FILE
+
+
+@lru_cache(maxsize=1)
+def load_table() -> Table:
+    data = json.loads(table_path().read_text(encoding="utf-8"))
+    fields = data["fields"]
+    rows: dict[str, list[Row]] = {}
+    for name, entries in data["names"].items():
+        for entry in entries:
+            rec = dict(zip(fields, entry))
+            rows.setdefault(name, []).append(Row(name=name, **rec))
+    # candidates are found with one regex over the file: an alternation of the names'
+    # leading three characters (each is checked against the dict afterwards)
+    heads = sorted({n[:3] for n in rows}, key=lambda s: (-len(s), s))
+    prefix_re = re.compile(
+        rb"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/|(?<![\w$])((?:"
+        + b"|".join(re.escape(h.encode()) for h in heads)
+        + rb")\w*)",
+        re.S,
+    )
+    return Table(data["version"], {k: tuple(v) for k, v in rows.items()}, prefix_re)
+
+
+# ---- uses in a file -----------------------------------------------------------------------
+
+_SKIP_LEAVES = {"string_literal", "string_content", "raw_string_literal", "char_literal", "comment", "system_lib_string", "escape_sequence"}
+_IDENT_TYPES = {"identifier", "type_identifier", "namespace_identifier"}
+_CONDITION_PARENTS = {"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_defined", "preproc_elifdef"}
+
+
+@dataclass(frozen=True)
+class Use:
+    name: str
+    start: int  # byte offsets in the file
+    end: int
+    node: object  # the tree-sitter node holding the name (identifier, or a macro body)
+    in_macro: bool  # inside a #define body
+
+
+def _in_condition(node) -> bool:
+    """Inside the condition of an #if/#elif/#ifdef (a feature test, not a use)."""
+    cur = node
+    while cur is not None:
+        parent = cur.parent
+        if parent is None:
+            return False
+        if parent.type in _CONDITION_PARENTS:
+            cond = parent.child_by_field_name("condition") or parent.child_by_field_name("name")
+            return cond is not None and cond.start_byte <= node.start_byte and node.end_byte <= cond.end_byte
+        if parent.type in ("translation_unit", "compound_statement", "function_definition"):
+            return False
+        cur = parent
+    return False
+
+
+def api_uses(ctx) -> list[Use]:
+    """ctx.fact(api_uses): every use of a name in the table, in file order."""
+    table = load_table()
+    data = ctx.data
+    root = ctx.tree.root_node
+    defined: set[str] = set()
+    found: list[Use] = []
+    for m in table.prefix_re.finditer(data):
+        if m.group(1) is None:
+            continue
+        word = m.group(1).decode("ascii", errors="replace")
+        if word not in table.rows:
+            continue
+        start, end = m.span(1)
+        node = root.descendant_for_byte_range(start, end)
+        if node is None or node.type in _SKIP_LEAVES:
+            continue
+        parent = node.parent
+        if node.type == "preproc_arg":
+            # a macro body: a use unless the directive is #undef/#pragma/#error and friends
+            if parent is None or parent.type not in ("preproc_def", "preproc_function_def"):
+                continue
+            found.append(Use(word, start, end, node, True))
+            continue
+        if node.type not in _IDENT_TYPES or node.start_byte != start or node.end_byte != end:
+            continue
+        if parent is not None and parent.type in ("preproc_def", "preproc_function_def") and parent.child_by_field_name("name") == node:
+            defined.add(word)  # a shim: `#define cudaMalloc hipMalloc`
+            continue
+        if _in_condition(node):
+            continue
+        found.append(Use(word, start, end, node, False))
+    if defined:
+        found = [u for u in found if u.name not in defined]
+    return found
+
+
+def rows_for(use: Use) -> tuple[Row, ...]:
+    return load_table().rows.get(use.name, ())
+
+
+def pick_row(use: Use, owner: str) -> Row | None:
+    """The row of `use` that `owner` reports (names in two libraries share a verdict)."""
+    for row in rows_for(use):
+        if row.owner == owner:
+            return row
+    return None
+
+
+def hip_since(row: Row) -> str:
+    return f" (HIP {row.hip_added}+)" if row.hip_added else ""
