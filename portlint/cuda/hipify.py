@@ -110,12 +110,7 @@ def load_table() -> Table:
     # candidates are found with one regex over the file: an alternation of the names'
     # leading three characters (each is checked against the dict afterwards)
     heads = sorted({n[:3] for n in rows}, key=lambda s: (-len(s), s))
-    prefix_re = re.compile(
-        rb"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/|(?<![\w$])((?:"
-        + b"|".join(re.escape(h.encode()) for h in heads)
-        + rb")\w*)",
-        re.S,
-    )
+    prefix_re = word_regex(tuple(heads))
     return Table(data["version"], {k: tuple(v) for k, v in rows.items()}, prefix_re)
 
 
@@ -151,18 +146,31 @@ def _in_condition(node) -> bool:
     return False
 
 
-def api_uses(ctx) -> list[Use]:
-    """ctx.fact(api_uses): every use of a name in the table, in file order."""
-    table = load_table()
+_LEX_SKIP = rb"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/|"
+
+
+@lru_cache(maxsize=32)
+def word_regex(prefixes: tuple[str, ...]) -> re.Pattern:
+    """A lexer regex: strings and comments are consumed whole (group 1 is None); identifiers
+    starting with one of `prefixes` are captured whole in group 1."""
+    alts = b"|".join(re.escape(p.encode()) for p in sorted(prefixes, key=lambda p: (-len(p), p)))
+    return re.compile(_LEX_SKIP + rb"(?<![\w$])((?:" + alts + rb")\w*)", re.S)
+
+
+def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
+    """Identifiers matched by `pattern` (see word_regex) that are real uses in the syntax
+    tree: not in strings or comments, not a #define's own name (the names a file #defines are
+    dropped everywhere in it), not an #if/#ifdef feature test, not a struct field name.
+    `accept(word)` filters the words before the tree is consulted."""
     data = ctx.data
     root = ctx.tree.root_node
     defined: set[str] = set()
     found: list[Use] = []
-    for m in table.prefix_re.finditer(data):
+    for m in pattern.finditer(data):
         if m.group(1) is None:
             continue
         word = m.group(1).decode("ascii", errors="replace")
-        if word not in table.rows:
+        if accept is not None and not accept(word):
             continue
         start, end = m.span(1)
         node = root.descendant_for_byte_range(start, end)
@@ -186,6 +194,24 @@ def api_uses(ctx) -> list[Use]:
     if defined:
         found = [u for u in found if u.name not in defined]
     return found
+
+
+def api_uses(ctx) -> list[Use]:
+    """ctx.fact(api_uses): every use of a name in the table, in file order."""
+    table = load_table()
+    return identifier_uses(ctx, table.prefix_re, table.rows.__contains__)
+
+
+def is_call(use: Use) -> bool:
+    """`use` is the callee of a call expression (also `ns::name(...)`)."""
+    node = use.node
+    if use.in_macro:
+        rest = node.text[use.start - node.start_byte + len(use.name):].lstrip()
+        return rest.startswith(b"(")
+    parent = node.parent
+    if parent is not None and parent.type == "qualified_identifier":
+        node, parent = parent, parent.parent
+    return parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == node
 
 
 def rows_for(use: Use) -> tuple[Row, ...]:

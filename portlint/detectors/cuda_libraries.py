@@ -1,0 +1,352 @@
+"""CUDA-only libraries and CUDA features HIP lacks (PTL603-PTL612, PTL614, PTL615).
+
+Library names come from two places: the HIPIFY map (cuDNN, cuBLASLt, cuSPARSELt, cuTENSOR,
+CUDA graphs: rows whose owner is one of these rules, see portlint.cuda.hipify.owner_of) and
+name prefixes for libraries HIPIFY has no table for (NVTX, NVML, CUPTI, NVSHMEM, CUTLASS,
+libcu++). Everything is matched as identifiers in the syntax tree or as #include paths."""
+
+from __future__ import annotations
+
+import re
+
+from portlint.cuda.hipify import api_uses, identifier_uses, is_call, load_table, pick_row, word_regex
+from portlint.cuda.parse import node_text, nodes_of_types
+from portlint.cuda.spaces import space_map
+from portlint.model import Edit, Fix, Span
+from portlint.registry import detector
+
+
+def _span(ctx, start: int, end: int) -> Span:
+    l1, c1 = ctx.offset_to_pos(start)
+    l2, c2 = ctx.offset_to_pos(end)
+    return Span(l1, c1, l2, c2)
+
+
+def _includes(ctx):
+    """(path node, header) for every #include in the file."""
+    out = []
+    for inc in nodes_of_types(ctx.tree.root_node, ("preproc_include",)):
+        path = inc.child_by_field_name("path")
+        if path is not None and path.type in ("system_lib_string", "string_literal"):
+            out.append((path, node_text(path)[1:-1].strip()))
+    return out
+
+
+def _leftmost_namespaces(ctx, names: set[str]):
+    """namespace_identifier nodes named in `names` that start a qualified name (`x::...`)."""
+    out = []
+    for ns in nodes_of_types(ctx.tree.root_node, ("namespace_identifier",)):
+        text = node_text(ns)
+        if text not in names:
+            continue
+        parent = ns.parent
+        grand = parent.parent if parent is not None else None
+        if grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent:
+            continue  # `a::cuda::x`: not a leftmost qualifier
+        out.append(ns)
+    return out
+
+
+def _qualified_tail(ns) -> list[str]:
+    """The names after `ns::` in a qualified chain: `cuda::std::atomic` -> ["std", "atomic"]."""
+    out = []
+    node = ns.parent
+    while node is not None and node.type == "qualified_identifier":
+        name = node.child_by_field_name("name")
+        if name is None:
+            break
+        if name.type == "qualified_identifier":
+            scope = name.child_by_field_name("scope")
+            if scope is not None:
+                out.append(node_text(scope).split("<")[0])
+            node = name
+            continue
+        out.append(node_text(name).split("<")[0])
+        break
+    return out
+
+
+# ---- PTL603 cuDNN -------------------------------------------------------------------------
+
+@detector("PTL603", tokens=("cudnn", "CUDNN"))
+def cudnn_to_miopen(ctx) -> None:
+    for path, header in _includes(ctx):
+        if header == "cudnn.h" or header.startswith(("cudnn_", "cudnn/")):
+            ctx.report(path, name=header, twin="MIOpen: include <miopen/miopen.h>")
+    for use in ctx.fact(api_uses):
+        row = pick_row(use, "PTL603")
+        if row is None:
+            continue
+        if row.miopen:
+            twin = f"MIOpen twin: `{row.miopen}`"
+        else:
+            twin = "no MIOpen twin in the table"
+        ctx.report(_span(ctx, use.start, use.end), name=use.name, twin=twin)
+    for ns in _leftmost_namespaces(ctx, {"cudnn_frontend"}):
+        ctx.report(ns, name="cudnn_frontend::", twin="graph API: use MIOpen's fusion API, Composable Kernel or framework ops")
+
+
+# ---- PTL604 cuBLASLt and cuBLAS math modes -------------------------------------------------
+
+@detector("PTL604", tokens=("cublasLt", "CUBLASLT", "MATH", "TENSOR_OP", "MathMode"))
+def cublaslt_cublas_semantics(ctx) -> None:
+    version = load_table().version
+    for use in ctx.fact(api_uses):
+        row = pick_row(use, "PTL604")
+        if row is None:
+            continue
+        span = _span(ctx, use.start, use.end)
+        if row.hip:
+            ctx.report(
+                span,
+                message=f"`{use.name}` selects TF32/tensor-op math: `{row.hip}` exists in hipBLAS (HIP {row.hip_added or '?'}+) but AMD GPUs do not compute it the same way",
+                targets={"rocm": "warning"},
+                fix=Fix(f"rename `{use.name}` to `{row.hip}`", (Edit(span, row.hip),), "safe"),
+                suggestion="Check the precision the GEMMs need: on AMD the math mode is ignored or maps to different instructions (llama.cpp turns cublasSetMathMode into a no-op on HIP).",
+            )
+        else:
+            ctx.report(
+                span,
+                message=f"`{use.name}` ({row.library}) has no hipBLASLt/hipBLAS equivalent in {version}",
+                targets={"rocm": "error"},
+                suggestion=(f"rocBLAS has `{row.roc}`. " if row.roc else "")
+                + "Use the hipBLASLt names the table maps (hipblasLtMatmul, HIPBLASLT_MATMUL_DESC_*), plain hipBLAS/rocBLAS GEMMs, or keep this path CUDA-only.",
+            )
+
+
+# ---- PTL605 cuSPARSELt / cuTENSOR ----------------------------------------------------------
+
+_PTL605_HEADERS = {"cusparseLt.h": "hipsparselt/hipsparselt.h", "cutensor.h": "hiptensor/hiptensor.hpp"}
+
+
+@detector("PTL605", tokens=("cusparseLt", "CUSPARSELT", "cutensor", "CUTENSOR"))
+def cusparselt_cutensor(ctx) -> None:
+    version = load_table().version
+    for path, header in _includes(ctx):
+        hip = _PTL605_HEADERS.get(header)
+        if hip:
+            text = node_text(path)
+            ctx.report(
+                path,
+                message=f"`{header}`: the HIP twin <{hip}> ships only with recent ROCm (hipSPARSELt/hipTENSOR)",
+                targets={"rocm": "warning"},
+                fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), text[0] + hip + text[-1]),), "unsafe"),
+            )
+    for use in ctx.fact(api_uses):
+        row = pick_row(use, "PTL605")
+        if row is None:
+            continue
+        span = _span(ctx, use.start, use.end)
+        lib = "hipSPARSELt" if row.library == "cuSPARSELt" else "hipTENSOR"
+        if row.hip:
+            since = f"HIP {row.hip_added}+" if row.hip_added else "recent ROCm"
+            ctx.report(
+                span,
+                message=f"`{use.name}` ({row.library}) is `{row.hip}` in {lib}, which needs {since}; check the ROCm you deploy",
+                targets={"rocm": "warning"},
+                fix=Fix(f"rename `{use.name}` to `{row.hip}`", (Edit(span, row.hip),), "unsafe"),
+            )
+        else:
+            ctx.report(
+                span,
+                message=f"`{use.name}` ({row.library}) has no {lib} equivalent in {version}",
+                targets={"rocm": "error"},
+                suggestion="Restructure around the operations hipTENSOR provides (single-GPU contraction, reduction, permutation) or keep this path CUDA-only.",
+            )
+
+
+# ---- PTL606 CUTLASS / CuTe -----------------------------------------------------------------
+
+@detector("PTL606", tokens=("cutlass", "cute"))
+def cutlass_cute(ctx) -> None:
+    reported = False
+    for path, header in _includes(ctx):
+        if header.startswith(("cutlass/", "cute/")):
+            ctx.report(path, what=f"#include <{header}>")
+            reported = True
+    if reported:
+        return
+    uses = _leftmost_namespaces(ctx, {"cutlass", "cute"})
+    if uses:  # a file that only uses the namespaces (the include is elsewhere): once
+        ctx.report(uses[0], what=f"`{node_text(uses[0])}::` (first use in this file)")
+
+
+# ---- PTL607 Thrust CUDA backend, libcu++ ---------------------------------------------------
+
+_LIBCUDACXX_MEMBERS = {
+    "std", "atomic", "atomic_ref", "atomic_flag", "barrier", "pipeline", "memcpy_async",
+    "aligned_size_t", "annotated_ptr", "access_property", "thread_scope", "thread_scope_system",
+    "thread_scope_device", "thread_scope_block", "thread_scope_thread", "memory_order",
+    "memory_order_relaxed", "memory_order_acquire", "memory_order_release", "memory_order_acq_rel",
+    "memory_order_seq_cst", "proclaim_return_type", "ceil_div", "stream_ref", "mr", "device",
+    "latch", "binary_semaphore", "counting_semaphore", "discard_memory", "apply_access_property",
+}
+_LIBCUDACXX_HEADERS = ("cuda/std/", "cuda/atomic", "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref",
+                       "cuda/latch", "cuda/semaphore", "cuda/functional", "cuda/cmath", "cuda/memory", "cuda/iterator")
+_THRUST_CUDA = {"cuda", "cuda_cub"}
+
+
+@detector("PTL607", tokens=("cuda::", "cuda/", "cuda_cub", "system::cuda"))
+def thrust_cub_libcudacxx(ctx) -> None:
+    for path, header in _includes(ctx):
+        if header.startswith(_LIBCUDACXX_HEADERS):
+            ctx.report(path, message=f"<{header}> is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},
+                       suggestion="Use std:: (<atomic>, <cmath>, ...), HIP's __hip_atomic_* builtins or rocPRIM/hipCUB.")
+    for ns in _leftmost_namespaces(ctx, {"cuda", "thrust"}):
+        tail = _qualified_tail(ns)
+        if node_text(ns) == "thrust":
+            # thrust::cuda::par, thrust::cuda_cub::..., thrust::system::cuda::...
+            if tail and (tail[0] in _THRUST_CUDA or (len(tail) > 1 and tail[0] == "system" and tail[1] == "cuda")):
+                where = ns.parent
+                ctx.report(where, message=f"`thrust::{'::'.join(tail[:2] if tail[0] == 'system' else tail[:1])}` names Thrust's CUDA backend: rocThrust's is `thrust::hip`",
+                           targets={"rocm": "note"},
+                           suggestion="Write `thrust::hip::par` (rocThrust) or plain `thrust::device` so both backends build.")
+            continue
+        if tail and tail[0] in _LIBCUDACXX_MEMBERS:
+            ctx.report(ns.parent, message=f"`cuda::{tail[0]}` is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},
+                       suggestion="Use std:: (std::atomic, std::atomic_ref), HIP's __hip_atomic_* builtins with a memory scope, or rocPRIM/hipCUB.")
+
+
+# ---- PTL608 NVTX ---------------------------------------------------------------------------
+
+_NVTX_TO_ROCTX = {
+    "nvtxRangePushA": "roctxRangePushA", "nvtxRangePush": "roctxRangePushA", "nvtxRangePop": "roctxRangePop",
+    "nvtxMarkA": "roctxMarkA", "nvtxMark": "roctxMarkA", "nvtxRangeStartA": "roctxRangeStartA",
+    "nvtxRangeStart": "roctxRangeStartA", "nvtxRangeEnd": "roctxRangeStop",
+}
+_NVTX_HEADERS = {"nvToolsExt.h", "nvtx3/nvToolsExt.h", "nvtx3/nvtx3.hpp", "nvToolsExtCuda.h", "nvtx3/nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvtx3/nvToolsExtCudaRt.h"}
+_NVTX_RE = word_regex(("nvtx",))
+
+
+@detector("PTL608", tokens=("nvtx", "nvToolsExt"))
+def nvtx_markers(ctx) -> None:
+    for path, header in _includes(ctx):
+        if header in _NVTX_HEADERS:
+            text = node_text(path)
+            ctx.report(path, name=header, twin="roctracer/roctx.h",
+                       fix=Fix("include <roctracer/roctx.h>", (Edit(ctx.node_span(path), text[0] + "roctracer/roctx.h" + text[-1]),), "unsafe"))
+    for use in identifier_uses(ctx, _NVTX_RE, lambda w: w[4:5].isupper()):
+        if not is_call(use):
+            continue
+        roctx = _NVTX_TO_ROCTX.get(use.name)
+        span = _span(ctx, use.start, use.end)
+        if roctx:
+            ctx.report(span, name=use.name, twin=roctx, fix=Fix(f"rename `{use.name}` to `{roctx}`", (Edit(span, roctx),), "unsafe"))
+        else:
+            ctx.report(span, name=use.name, twin="roctxRangePushA/roctxRangePop (no domain or attribute API)")
+    for ns in _leftmost_namespaces(ctx, {"nvtx3"}):
+        ctx.report(ns.parent, name=node_text(ns.parent).split("<")[0].split("(")[0], twin="roctxRangePushA/roctxRangePop in an RAII helper")
+
+
+# ---- PTL609 NVML / CUPTI -------------------------------------------------------------------
+
+_NVML_RE = word_regex(("nvml", "cupti"))
+_NVML_HEADERS = {"nvml.h": "rocm_smi/rocm_smi.h (or amd_smi/amdsmi.h)", "cupti.h": "rocprofiler-sdk"}
+
+
+@detector("PTL609", tokens=("nvml", "cupti"))
+def nvidia_management_and_profiling_tools(ctx) -> None:
+    for path, header in _includes(ctx):
+        if header in _NVML_HEADERS or header.startswith("cupti_"):
+            ctx.report(path, name=header, twin=_NVML_HEADERS.get(header, "rocprofiler-sdk"))
+    for use in identifier_uses(ctx, _NVML_RE, lambda w: len(w) > 5 and (w[4] if w.startswith("nvml") else w[5:6]).isupper()):
+        if is_call(use):
+            twin = "rocm_smi (rsmi_*) or amd-smi (amdsmi_*)" if use.name.startswith("nvml") else "rocprofiler-sdk / roctracer"
+            ctx.report(_span(ctx, use.start, use.end), name=use.name, twin=twin)
+
+
+# ---- PTL610 CUDA graph features HIP lacks --------------------------------------------------
+
+@detector("PTL610", tokens=("Graph", "GRAPH", "CaptureInfo_v3", "CaptureToGraph"))
+def cuda_graphs(ctx) -> None:
+    version = load_table().version
+    for use in ctx.fact(api_uses):
+        row = pick_row(use, "PTL610")
+        if row is not None:
+            ctx.report(_span(ctx, use.start, use.end), name=use.name, version=version)
+
+
+# ---- PTL611 dynamic parallelism ------------------------------------------------------------
+
+_DEVICE_LAUNCH_APIS = {"cudaLaunchDevice", "cudaGetParameterBuffer", "cudaGetParameterBufferV2", "cudaDeviceSynchronize", "cudaLaunchKernel"}
+
+
+@detector("PTL611", nodes=("call_expression",), tokens=("<<<", "cudaLaunchDevice", "cudaGetParameterBuffer", "cudaDeviceSynchronize"))
+def dynamic_parallelism(node, ctx) -> None:
+    launch = None
+    for child in node.children:
+        if child.type == "kernel_call_syntax":
+            launch = child
+            break
+    fn = node.child_by_field_name("function")
+    if launch is None and (fn is None or node_text(fn).lstrip(":") not in _DEVICE_LAUNCH_APIS):
+        return
+    if not ctx.fact(space_map).is_device(node):
+        return
+    what = f"kernel launch `{node_text(fn)}<<<...>>>`" if launch is not None else f"`{node_text(fn)}`"
+    ctx.report(node, what=what)
+
+
+# ---- PTL612 __launch_bounds__ second argument ---------------------------------------------
+
+@detector("PTL612", nodes=("launch_bounds",), tokens=("__launch_bounds__",))
+def launch_bounds_second_argument(node, ctx) -> None:
+    args = [c for c in node.named_children if c.type != "comment"]
+    if len(args) < 2:
+        return
+    max_threads, min_blocks = node_text(args[0]), node_text(args[1])
+    extra = " and a third (max cluster size), which HIP has no use for" if len(args) > 2 else ""
+    ctx.report(
+        node,
+        max_threads=max_threads,
+        min_blocks=min_blocks,
+        extra=extra,
+        suggestion=(
+            f"HIP reads the second argument as minimum waves per execution unit. For the same occupancy write "
+            f"`__launch_bounds__({max_threads}, ({min_blocks}) * ({max_threads}) / (warpSize * 2))` under "
+            "`#ifdef __HIP_PLATFORM_AMD__` (CU mode, CDNA), or drop the second argument."
+        ),
+    )
+
+
+# ---- PTL614 surfaces, __threadfence_system -------------------------------------------------
+
+_SURFACE_CALL = re.compile(r"^surf(1D|2D|3D|Cubemap)(Layered)?(read|write)$")
+_SURFACE_RE = word_regex(("surf", "__threadfence_system"))
+
+
+@detector("PTL614", tokens=("surf", "__threadfence_system"))
+def texture_surface_and_system_fences(ctx) -> None:
+    for use in identifier_uses(ctx, _SURFACE_RE, lambda w: w == "__threadfence_system" or bool(_SURFACE_CALL.match(w))):
+        if not is_call(use):
+            continue
+        span = _span(ctx, use.start, use.end)
+        if use.name == "__threadfence_system":
+            ctx.report(span, targets={"rocm": "note"},
+                       message="`__threadfence_system()` orders writes for the host only on fine-grained (coherent) memory on AMD",
+                       suggestion="Allocate host-visible flags with hipHostMalloc(..., hipHostMallocCoherent) or hipExtMallocWithFlags(..., hipDeviceMallocFinegrained).")
+        else:
+            ctx.report(span, targets={"rocm": "warning"},
+                       message=f"surface function `{use.name}`: HIP's kernel language lists surface functions as unsupported, and Instinct GPUs have no image hardware",
+                       suggestion="Use a plain buffer with computed addresses (and __ldg-style loads) instead of the surface object.")
+
+
+# ---- PTL615 NVSHMEM ------------------------------------------------------------------------
+
+_NVSHMEM_RE = word_regex(("nvshmem",))
+
+
+def _rocshmem_name(name: str) -> str:
+    base = name.replace("nvshmemx_", "rocshmem_").replace("nvshmem_", "rocshmem_")
+    return re.sub(r"_block$", "_wg", re.sub(r"_warp$", "_wave", base))
+
+
+@detector("PTL615", tokens=("nvshmem",))
+def nvshmem(ctx) -> None:
+    for path, header in _includes(ctx):
+        if header in ("nvshmem.h", "nvshmemx.h") or header.startswith(("nvshmem/", "nvshmem_")):
+            ctx.report(path, name=header, twin="rocSHMEM: include <rocshmem/rocshmem.hpp>")
+    for use in identifier_uses(ctx, _NVSHMEM_RE, lambda w: w.startswith(("nvshmem_", "nvshmemx_"))):
+        if is_call(use):
+            ctx.report(_span(ctx, use.start, use.end), name=use.name,
+                       twin=f"rocSHMEM's `{_rocshmem_name(use.name)}` (check the per-call semantics)")
