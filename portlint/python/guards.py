@@ -1,0 +1,393 @@
+"""Python runtime guards: on which platforms can a given node run?
+
+Python code dispatches on the device at run time, the way C++ does with `#ifdef`:
+
+    if torch.cuda.is_available():          # body: only on NVIDIA or ROCm (HIP poses as CUDA)
+        torch.cuda.synchronize()
+    if device.type != "hpu":               # early exit: the rest of the block is Gaudi-only
+        return
+    dev = xm.xla_device() if is_torch_xla_available() else "cuda"   # ternaries, and/or too
+
+This module recognises such conditions and answers, for any `ast` node, the set of
+platforms on which it can be reached. Platforms are the portlint targets (`rocm`, `tpu`,
+`trainium`, `gaudi`) plus `nvidia`, `cpu` and `other` (mps, xpu, ...).
+
+API (small on purpose; other families may import it):
+
+- `guard_map(ctx)`: use as `ctx.fact(guard_map)`; returns a `Guards`.
+- `Guards.platforms(node)`: frozenset of platforms the node can run on (`ALL` if unguarded).
+- `Guards.reason(node, platforms)`: text of the innermost guard that rules out one of
+  `platforms` for the node (for messages), or None.
+- `condition(expr)`: the `Condition` an expression tests (platforms where it can be true
+  and where it can be false), or None when it is not a device test.
+
+Only the module's own control flow is read (no calls across functions): a function called
+from a guarded branch is not itself guarded."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER = "nvidia", "rocm", "tpu", "trainium", "gaudi", "cpu", "other"
+ALL: frozenset[str] = frozenset({NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER})
+CUDA_LIKE: frozenset[str] = frozenset({NVIDIA, ROCM})  # torch's "cuda" device on both
+XLA: frozenset[str] = frozenset({TPU, TRAINIUM})
+
+# Words (in identifiers and in device / backend strings) and the platforms they name.
+_WORDS: dict[str, frozenset[str]] = {
+    "cuda": CUDA_LIKE, "gpu": CUDA_LIKE, "gpus": CUDA_LIKE, "nccl": CUDA_LIKE, "cudnn": CUDA_LIKE,
+    "rocm": frozenset({ROCM}), "hip": frozenset({ROCM}), "amd": frozenset({ROCM}),
+    "nvidia": frozenset({NVIDIA}),
+    "tpu": frozenset({TPU}), "tpus": frozenset({TPU}), "xla": XLA,
+    "neuron": frozenset({TRAINIUM}), "neuroncore": frozenset({TRAINIUM}), "trainium": frozenset({TRAINIUM}),
+    "hpu": frozenset({GAUDI}), "hpus": frozenset({GAUDI}), "habana": frozenset({GAUDI}),
+    "gaudi": frozenset({GAUDI}), "hccl": frozenset({GAUDI}),
+    "cpu": frozenset({CPU}), "gloo": frozenset({CPU}),
+    "mps": frozenset({OTHER}), "xpu": frozenset({OTHER}), "npu": frozenset({OTHER}), "mlu": frozenset({OTHER}),
+}
+_NEGATIONS = {"no", "not", "disable", "disabled", "without", "skip"}
+_PREDICATE_WORDS = {"use", "is", "has", "have", "on", "with", "enable", "enabled", "available", "run", "using", "multi", "n", "num"}
+_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What a test expression says about the platform."""
+
+    when_true: frozenset[str]   # platforms on which the test can be true
+    when_false: frozenset[str]  # platforms on which the test can be false
+    text: str = ""
+
+    def negate(self) -> "Condition":
+        return Condition(self.when_false, self.when_true, f"not ({self.text})")
+
+
+def words(identifier: str) -> list[str]:
+    """`is_torch_xla_available` -> [is, torch, xla, available]; `MULTI_GPU` -> [multi, gpu]."""
+    return [w.lower() for part in identifier.split("_") for w in _SPLIT.findall(part)]
+
+
+def literal_platforms(text: str) -> frozenset[str] | None:
+    """Platforms a device or backend string names: "cuda:0" -> nvidia+rocm, "TPU" -> tpu."""
+    base = text.strip().lower().split(":", 1)[0]
+    return _WORDS.get(base)
+
+
+def dotted(node: ast.AST) -> str:
+    """`torch.cuda.is_available` for Attribute/Name chains ("" for anything else)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _identifier_platforms(name: str, *, predicate: bool) -> tuple[frozenset[str], bool] | None:
+    """Platforms an identifier refers to, and whether it is negated (`no_cuda`).
+
+    With `predicate`, the identifier must read like a yes/no flag (`use_cuda`, `args.tpu`,
+    `is_hpu`, `n_gpu`), not just mention a platform (`cuda_kernel`)."""
+    ws = words(name)
+    found = [_WORDS[w] for w in ws if w in _WORDS]
+    if not found:
+        return None
+    plats = frozenset().union(*found)
+    negated = any(w in _NEGATIONS for w in ws)
+    if predicate:
+        others = [w for w in ws if w not in _WORDS and w not in _NEGATIONS]
+        if others and not any(w in _PREDICATE_WORDS for w in others) and not name.isupper():
+            return None
+    return plats, negated
+
+
+def _from_words(plats: frozenset[str], negated: bool, text: str) -> Condition:
+    cond = Condition(plats, ALL - plats, text)
+    return cond.negate() if negated else Condition(cond.when_true, cond.when_false, text)
+
+
+_AVAILABLE_CALLS = {
+    "is_torch_xla_available": XLA, "is_torch_tpu_available": XLA, "is_tpu_available": XLA,
+    "is_xla_available": XLA, "is_torch_neuroncore_available": frozenset({TRAINIUM}),
+    "is_torch_hpu_available": frozenset({GAUDI}), "is_habana_available": frozenset({GAUDI}),
+    "is_hpu_available": frozenset({GAUDI}), "is_torch_cuda_available": CUDA_LIKE,
+    "is_cuda_available": CUDA_LIKE, "is_hip": frozenset({ROCM}), "is_rocm": frozenset({ROCM}),
+    "is_cuda": frozenset({NVIDIA}), "is_cuda_alike": CUDA_LIKE, "is_tpu": frozenset({TPU}),
+    "is_hpu": frozenset({GAUDI}), "is_neuron": frozenset({TRAINIUM}), "is_cpu": frozenset({CPU}),
+    "is_xpu": frozenset({OTHER}), "is_mps": frozenset({OTHER}), "is_torch_mps_available": frozenset({OTHER}),
+    "is_torch_npu_available": frozenset({OTHER}), "is_torch_xpu_available": frozenset({OTHER}),
+}
+# calls whose result is a hardware or backend name to compare with a string
+_NAME_CALLS = {"xla_device_hw", "device_type", "default_backend", "get_backend", "get_device_type", "_get_device_type"}
+
+
+def _call_condition(call: ast.Call, text: str) -> Condition | None:
+    name = dotted(call.func)
+    last = name.rsplit(".", 1)[-1] if name else ""
+    if last == "is_available" and "." in name:
+        owner = name.rsplit(".", 2)[-2]
+        plats = _WORDS.get(owner.lower())
+        if plats is not None:
+            return Condition(plats, ALL - plats, text)
+        return None
+    if last in _AVAILABLE_CALLS:
+        plats = _AVAILABLE_CALLS[last]
+        return Condition(plats, ALL - plats, text)
+    if last == "device_count" and name.endswith("cuda.device_count"):
+        return Condition(CUDA_LIKE, ALL - CUDA_LIKE, text)
+    return None
+
+
+def _value_platforms(node: ast.AST) -> frozenset[str] | None:
+    """Platforms named by a compared value: a string, or an enum-like constant (`DistributedType.XLA`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return literal_platforms(node.value)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
+        parts = [_value_platforms(e) for e in node.elts]
+        if any(p is None for p in parts):
+            return None
+        return frozenset().union(*parts)
+    name = _last_name(node)
+    if name and name.isupper():
+        hit = _identifier_platforms(name, predicate=False)
+        if hit and not hit[1]:
+            return hit[0]
+    return None
+
+
+def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
+    if len(cmp.ops) != 1:
+        return None
+    op, left, right = cmp.ops[0], cmp.left, cmp.comparators[0]
+    # counts: torch.cuda.device_count() > 0, args.n_gpu > 1
+    if isinstance(right, ast.Constant) and isinstance(right.value, int) and not isinstance(right.value, bool):
+        subject = left.func if isinstance(left, ast.Call) else left
+        hit = _identifier_platforms(_last_name(subject) or dotted(subject), predicate=False)
+        if isinstance(left, ast.Call) and dotted(left.func).endswith("cuda.device_count"):
+            hit = (CUDA_LIKE, False)
+        if isinstance(left, ast.Call) and dotted(left.func) == "len":
+            return None
+        if not hit or hit[1]:
+            return None
+        plats, n = hit[0], right.value
+        if (isinstance(op, ast.Gt) and n == 0) or (isinstance(op, ast.GtE) and n == 1) or (isinstance(op, ast.NotEq) and n == 0):
+            return Condition(plats, ALL - plats, text)
+        if (isinstance(op, ast.Gt) and n >= 1) or (isinstance(op, ast.GtE) and n >= 2):
+            return Condition(plats, ALL, text)
+        if (isinstance(op, ast.Eq) and n == 0) or (isinstance(op, ast.Lt) and n == 1):
+            return Condition(ALL - plats, plats, text)
+        return None
+    # `torch.version.hip is None` / `is not None`
+    if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+        inner = condition(left)
+        if inner is None:
+            return None
+        return Condition(inner.when_false, inner.when_true, text) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, text)
+    if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+        if isinstance(op, (ast.In, ast.NotIn)):
+            # "cuda" in str(device)  /  device.type in ("cuda", "hpu")
+            if isinstance(left, ast.Constant) and isinstance(left.value, str):
+                plats = literal_platforms(left.value)
+            else:
+                plats = _value_platforms(right) if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else None
+        else:
+            plats = _value_platforms(right)
+            if plats is None:
+                plats = _value_platforms(left)
+        if plats is None:
+            return None
+        cond = Condition(plats, ALL - plats, text)
+        return cond.negate() if isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)) else cond
+    return None
+
+
+def condition(expr: ast.AST) -> Condition | None:
+    """The device test `expr` makes, or None when it does not test the platform."""
+    text = _text(expr)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = condition(expr.operand)
+        return inner.negate() if inner else None
+    if isinstance(expr, ast.BoolOp):
+        parts = [condition(v) for v in expr.values]
+        if all(p is None for p in parts):
+            return None
+        unknown = Condition(ALL, ALL)
+        parts = [p or unknown for p in parts]
+        if isinstance(expr.op, ast.And):
+            t = frozenset.intersection(*(p.when_true for p in parts))
+            f = frozenset().union(*(p.when_false for p in parts))
+        else:
+            t = frozenset().union(*(p.when_true for p in parts))
+            f = frozenset.intersection(*(p.when_false for p in parts))
+        return Condition(t, f, text)
+    if isinstance(expr, ast.Call):
+        name = dotted(expr.func)
+        # str(device).startswith("cuda") / device.type.startswith(("cuda", "hpu"))
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "startswith" and expr.args:
+            plats = _value_platforms(expr.args[0])
+            if plats is not None:
+                return Condition(plats, ALL - plats, text)
+            return None
+        if name in ("bool",) and expr.args:
+            return condition(expr.args[0])
+        return _call_condition(expr, text)
+    if isinstance(expr, ast.Compare):
+        return _compare_condition(expr, text)
+    if isinstance(expr, (ast.Attribute, ast.Name)):
+        name = dotted(expr)
+        if name.endswith("version.hip"):
+            return Condition(frozenset({ROCM}), ALL - {ROCM}, text)
+        if name.endswith("version.cuda"):
+            return Condition(frozenset({NVIDIA}), ALL - {NVIDIA}, text)
+        if isinstance(expr, ast.Attribute) and expr.attr in ("is_cuda", "is_hpu", "is_xla", "is_cpu", "is_mps", "is_xpu"):
+            plats = _WORDS[expr.attr[3:]]
+            return Condition(plats, ALL - plats, text)
+        hit = _identifier_platforms(_last_name(expr), predicate=True)
+        if hit:
+            return _from_words(hit[0], hit[1], text)
+    return None
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # unparse of a partial tree
+        return type(node).__name__
+
+
+# ---- regions ----------------------------------------------------------------------------
+
+Pos = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Region:
+    start: Pos  # (line, byte column), inclusive
+    end: Pos    # exclusive
+    platforms: frozenset[str]
+    reason: str  # e.g. "inside `if torch.cuda.is_available():` (line 12)"
+
+
+def _start(node: ast.AST) -> Pos:
+    return (node.lineno, node.col_offset)
+
+
+def _end(node: ast.AST) -> Pos:
+    return (node.end_lineno or node.lineno, node.end_col_offset if node.end_col_offset is not None else node.col_offset + 1)
+
+
+_EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "unittest.SkipTest"}
+
+
+def terminates(block: list[ast.stmt]) -> bool:
+    """The block never falls through (return, raise, continue, break, sys.exit())."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and dotted(last.value.func) in _EXIT_CALLS:
+        return True
+    if isinstance(last, ast.If):
+        return terminates(last.body) and bool(last.orelse) and terminates(last.orelse)
+    return False
+
+
+class Guards:
+    """Platform reachability of every node in one module (see the module docstring)."""
+
+    def __init__(self, module: ast.Module):
+        self.regions: list[Region] = []
+        for node in ast.walk(module):
+            if isinstance(node, (ast.If, ast.IfExp)):
+                self._branches(node)
+            elif isinstance(node, ast.BoolOp):
+                self._short_circuit(node)
+            for fld in ("body", "orelse", "finalbody"):
+                block = getattr(node, fld, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    self._early_exits(block)
+        self.regions.sort(key=lambda r: (r.start, r.end))
+
+    def _add(self, first: ast.AST, last: ast.AST, plats: frozenset[str], reason: str) -> None:
+        if plats != ALL:
+            self.regions.append(Region(_start(first), _end(last), plats, reason))
+
+    def _branches(self, node: ast.If | ast.IfExp) -> None:
+        cond = condition(node.test)
+        if cond is None:
+            return
+        line = node.lineno
+        if isinstance(node, ast.IfExp):
+            self._add(node.body, node.body, cond.when_true, f"in the branch of `{cond.text}` (line {line})")
+            self._add(node.orelse, node.orelse, cond.when_false, f"in the else branch of `{cond.text}` (line {line})")
+            return
+        self._add(node.body[0], node.body[-1], cond.when_true, f"inside `if {cond.text}:` (line {line})")
+        if node.orelse:
+            self._add(node.orelse[0], node.orelse[-1], cond.when_false, f"in the else branch of `if {cond.text}:` (line {line})")
+
+    def _short_circuit(self, node: ast.BoolOp) -> None:
+        for i in range(1, len(node.values)):
+            cond = condition(ast.BoolOp(op=node.op, values=node.values[:i])) if i > 1 else condition(node.values[0])
+            if cond is None:
+                continue
+            plats = cond.when_true if isinstance(node.op, ast.And) else cond.when_false
+            self._add(node.values[i], node.values[i], plats, f"after `{cond.text}` (line {node.lineno})")
+
+    def _early_exits(self, block: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(block[:-1]):
+            if isinstance(stmt, ast.Assert):
+                cond = condition(stmt.test)
+                if cond is not None:
+                    self._add(block[i + 1], block[-1], cond.when_true, f"after `assert {cond.text}` (line {stmt.lineno})")
+                continue
+            if not isinstance(stmt, ast.If):
+                continue
+            cond = condition(stmt.test)
+            if cond is None:
+                continue
+            if terminates(stmt.body) and not (stmt.orelse and terminates(stmt.orelse)):
+                self._add(block[i + 1], block[-1], cond.when_false, f"after the early exit of `if {cond.text}:` (line {stmt.lineno})")
+            elif stmt.orelse and terminates(stmt.orelse) and not terminates(stmt.body):
+                self._add(block[i + 1], block[-1], cond.when_true, f"after the early exit in the else of `if {cond.text}:` (line {stmt.lineno})")
+
+    def _containing(self, node: ast.AST):
+        pos = _start(node)
+        end = _end(node) if getattr(node, "end_lineno", None) is not None else pos
+        for r in self.regions:
+            if r.start > pos:
+                break
+            if pos < r.end and end <= r.end:
+                yield r
+
+    def platforms(self, node: ast.AST) -> frozenset[str]:
+        """Platforms on which `node` can run (ALL when no guard constrains it)."""
+        out = ALL
+        for r in self._containing(node):
+            out = out & r.platforms
+        return out
+
+    def reason(self, node: ast.AST, platforms: frozenset[str] | set[str]) -> str | None:
+        """The innermost guard that rules out one of `platforms` at `node`."""
+        best = None
+        for r in self._containing(node):
+            if set(platforms) - r.platforms:
+                best = r
+        return best.reason if best else None
+
+
+def guard_map(ctx) -> Guards:
+    """`ctx.fact(guard_map)`: the Guards of a Python file."""
+    return Guards(ctx.module)
