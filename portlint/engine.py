@@ -181,12 +181,16 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, res
                     for det in dets:
                         call(det, node, ctx)
     elif ctx.language == "cuda":
-        from portlint.cuda.parse import nodes_of_types
+        from portlint.cuda.parse import cuda_language, nodes_of_types
 
         for det in file_level:
             call(det, ctx)
-        if dispatch:
-            for node in nodes_of_types(ctx.tree.root_node, tuple(dispatch)):
+        # a `language = "any"` detector lists `ast` class names beside tree-sitter types:
+        # only the types the CUDA grammar knows go into the query
+        known = cuda_language()
+        node_types = tuple(t for t in dispatch if known.id_for_node_kind(t, True))
+        if node_types:
+            for node in nodes_of_types(ctx.tree.root_node, node_types):
                 for det in dispatch[node.type]:
                     call(det, node, ctx)
     else:
