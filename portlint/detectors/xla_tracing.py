@@ -1,0 +1,699 @@
+"""XLA-family tracing hazards (PTL8xx): code that JAX, torch_xla/Neuron, Gaudi lazy mode or
+torch.compile trace into a graph, and the Python that breaks or slows that graph.
+
+All rules share one analysis per file (`hazards`, computed once with `ctx.fact`): the traced
+regions of `portlint.python.traced`, then one walk over each region. Files that import
+neither JAX nor target xla/hpu cost a tag check and nothing else."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from portlint.python import rewrites
+from portlint.python.traced import STATIC_CALLS, Region, TracedMap, dotted, traced_map
+from portlint.registry import detector
+
+TOKENS = ("jax", "flax", "optax", "equinox", "haiku", "xla", "hpu", "habana", "neuron", "htcore")
+RELEVANT_TAGS = {"jax", "torch_xla", "gaudi"}
+
+JAX_ERROR = {"tpu": "error"}
+JAX_NOTE = {"tpu": "note"}
+JAX_WARNING = {"tpu": "warning"}
+
+
+@dataclass
+class Hazard:
+    where: object
+    fields: dict
+    targets: dict
+    suggestion: str | None = None
+    fix: object = None
+    confidence: str | None = None
+
+
+@dataclass
+class Hazards:
+    by_rule: dict[str, list[Hazard]] = field(default_factory=dict)
+
+    def add(self, rule: str, where, targets, suggestion=None, fix=None, confidence=None, **fields) -> None:
+        self.by_rule.setdefault(rule, []).append(Hazard(where, fields, dict(targets), suggestion, fix, confidence))
+
+
+def torch_targets(tags) -> dict[str, str]:
+    out = {}
+    if "torch_xla" in tags:
+        out.update(tpu="warning", trainium="warning")
+    if "gaudi" in tags:
+        out["gaudi"] = "warning"
+    return out
+
+
+# ---- the analysis ---------------------------------------------------------------------------
+
+_SYNC_METHODS_JAX = {"item", "tolist"}
+_SYNC_METHODS_TORCH = {"item", "tolist", "numpy", "cpu"}
+_SYNC_BUILTINS = {"int", "float", "bool", "complex"}
+_NUMPY_STATIC = {"shape", "ndim", "size", "dtype", "finfo", "iinfo", "issubdtype", "result_type", "prod", "isscalar", "float32", "float64", "int32", "int64", "bool_", "uint8", "float16", "int8", "promote_types"}
+_JNP_DYNAMIC = {"nonzero", "argwhere", "flatnonzero", "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "compress", "extract"}
+_TORCH_DYNAMIC = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"}
+_BOOL_FUNCS = {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor", "isclose", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isneginf", "isposinf", "signbit"}
+_MASK_NAME = re.compile(r"(^|_)(mask|keep|valid|sel|selected|is_\w+)($|_)", re.I)
+_LOG_METHODS = {"info", "debug", "warning", "warn", "error", "log", "critical", "exception"}
+_INTERVAL_NAME = re.compile(r"log|print|verbose|debug|report", re.I)
+
+
+class _Walker:
+    def __init__(self, ctx, tm: TracedMap, out: Hazards):
+        self.ctx = ctx
+        self.tm = tm
+        self.out = out
+        self.canon = tm.imports.canonical
+        self.ttargets = torch_targets(ctx.tags)
+        self.jnames = rewrites.Names(tm.imports, "jax")
+        self.tnames = rewrites.Names(tm.imports, "torch")
+        self.bool_names: dict[ast.AST, set[str]] = {}
+
+    # helpers
+    def targets(self, region: Region, jax_level=JAX_ERROR):
+        return dict(jax_level) if region.kind == "jax" else dict(self.ttargets)
+
+    def traced(self, e, region) -> bool:
+        return self.tm.is_traced(e, region)
+
+    def under_interval(self, node, region: Region) -> bool:
+        """Inside `if step % N == 0:` (or a logging flag) within a torch step: runs every N steps."""
+        p = self.tm.parents.get(node)
+        while p is not None and p is not region.node:
+            if isinstance(p, ast.If):
+                test = p.test
+                if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)):
+                    return True
+                if any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in ast.walk(test)):
+                    return True
+            p = self.tm.parents.get(p)
+        return False
+
+    def quiet_torch(self, node, region) -> bool:
+        return region.kind == "torch" and self.under_interval(node, region)
+
+    def boolish(self, e, region) -> bool:
+        """An expression that holds a boolean mask of traced values."""
+        if isinstance(e, ast.Compare):
+            return not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops) and self.traced(e, region)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Invert, ast.Not)):
+            return self.boolish(e.operand, region)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.boolish(e.left, region) or self.boolish(e.right, region)
+        if isinstance(e, ast.Call):
+            name = self.canon(e.func) or ""
+            last = name.rsplit(".", 1)[-1]
+            if last in _BOOL_FUNCS and self.traced(e, region):
+                return True
+            if last in ("astype", "to", "bool") and isinstance(e.func, ast.Attribute):
+                if last == "bool" or any((self.canon(a) or "").endswith(("bool", "bool_")) for a in e.args):
+                    return self.traced(e.func.value, region)
+        if isinstance(e, ast.Name):
+            return e.id in self.bool_names.get(region.node, set()) or (_MASK_NAME.search(e.id) is not None and e.id in region.traced)
+        return False
+
+    def collect_bool_names(self, region) -> None:
+        names: set[str] = set()
+        self.bool_names[region.node] = names
+        for _ in range(2):
+            for n in self.tm._walk_no_defs(region.body_nodes):
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    if self.boolish(n.value, region):
+                        names.add(n.targets[0].id)
+
+    # the walk
+    def run(self) -> None:
+        for region in self.tm.regions.values():
+            self.collect_bool_names(region)
+            for node in self.tm._walk_no_defs(region.body_nodes):
+                if self.tm.region_of(node) is not region:
+                    continue
+                self.visit(node, region)
+
+    def visit(self, node, region) -> None:
+        if isinstance(node, (ast.If, ast.While)):
+            self.control(node, region)
+        elif isinstance(node, ast.IfExp):
+            if self.traced(node.test, region):
+                self.report_801(node.test, region, "a if cond else b", rewrites.ifexp_fix(self.ctx, node, self.names(region)))
+        elif isinstance(node, ast.Assert):
+            if self.traced(node.test, region):
+                self.report_801(node.test, region, "assert", None)
+        elif isinstance(node, ast.BoolOp):
+            parent = self.tm.parents.get(node)
+            in_test = isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) or isinstance(parent, ast.comprehension)
+            if not in_test and self.traced(node, region):
+                self.report_801(node, region, "and" if isinstance(node.op, ast.And) else "or", None)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            parent = self.tm.parents.get(node)
+            if not isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) and self.traced(node.operand, region):
+                self.report_801(node, region, "not", None)
+        elif isinstance(node, ast.For):
+            self.loop_bound(node, region)
+        elif isinstance(node, ast.Call):
+            self.call(node, region)
+        elif isinstance(node, ast.Subscript):
+            self.subscript(node, region)
+
+    def names(self, region):
+        return self.jnames if region.kind == "jax" else self.tnames
+
+    def report_801(self, where, region, construct, fix, suggestion=None) -> None:
+        if self.quiet_torch(where, region):
+            return
+        if region.kind == "jax":
+            effect = "raises TracerBoolConversionError / ConcretizationTypeError under jax.jit"
+            default = "Select on device: jnp.where(cond, a, b), or jax.lax.cond / jax.lax.while_loop; mark true Python flags static (static_argnames)."
+        else:
+            effect = "forces a device-to-host sync and compiles one graph per branch taken"
+            default = "Keep the choice on the device: torch.where(cond, a, b) or masking arithmetic."
+        self.out.add("PTL801", where, self.targets(region), suggestion or default, fix, construct=construct, region=region.why, effect=effect)
+
+    def control(self, node, region) -> None:
+        if not self.traced(node.test, region):
+            return
+        names = self.names(region)
+        if isinstance(node, ast.If):
+            construct = "elif" if self._is_elif(node) else "if"
+            next_stmt = self._next_statement(node)
+            bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
+            fix = rewrites.if_fix(self.ctx, node, names, next_stmt, bound)
+            if construct == "elif":
+                fix = None
+            self.report_801(node.test, region, construct, fix)
+        else:
+            bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
+            fix = rewrites.while_fix(self.ctx, node, names, bound) if region.kind == "jax" else None
+            self.report_801(node.test, region, "while", fix,
+                            None if region.kind == "torch" else "Carry the loop state through jax.lax.while_loop(cond_fn, body_fn, init).")
+
+    def _is_elif(self, node) -> bool:
+        parent = self.tm.parents.get(node)
+        return isinstance(parent, ast.If) and parent.orelse == [node] and self.ctx.line_text(node.lineno).lstrip().startswith("elif")
+
+    def _next_statement(self, node):
+        parent = self.tm.parents.get(node)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list) and node in block:
+                i = block.index(node)
+                return block[i + 1] if i + 1 < len(block) else None
+        return None
+
+    def loop_bound(self, node: ast.For, region) -> None:
+        it = node.iter
+        bad = None
+        if isinstance(it, ast.Call) and dotted(it.func) == "range":
+            for arg in it.args:
+                if self.traced(arg, region) or self._host_value(arg, region):
+                    bad = arg
+                    break
+        elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "tolist" and self.traced(it.func.value, region):
+            bad = it
+        if bad is None or self.quiet_torch(node, region):
+            return
+        bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
+        fix = rewrites.fori_fix(self.ctx, node, self.names(region), bound) if region.kind == "jax" and dotted(it.func) == "range" else None
+        if region.kind == "jax":
+            effect = "the trip count is not known when jax.jit traces (ConcretizationTypeError)"
+            sugg = "Use jax.lax.fori_loop(lo, hi, body, init) (hi may be traced), jax.lax.scan, or a static bound with masking."
+        else:
+            effect = "each trip count is a different graph (recompile) and reading it syncs with the host"
+            sugg = "Use a fixed trip count with masking, or keep the count as a Python int that does not come from a tensor."
+        self.out.add("PTL802", node.iter, self.targets(region), sugg, fix, bound=self.ctx.span_text(self.ctx.node_span(bad))[:60], region=region.why, effect=effect)
+
+    def _host_value(self, e, region) -> bool:
+        """int(traced) / traced.item() inside an expression (a loop bound read from a tensor)."""
+        for n in ast.walk(e):
+            if isinstance(n, ast.Call):
+                if dotted(n.func) in _SYNC_BUILTINS and n.args and self.traced(n.args[0], region):
+                    return True
+                if isinstance(n.func, ast.Attribute) and n.func.attr in ("item", "tolist") and self.traced(n.func.value, region):
+                    return True
+        return False
+
+    def _in_range_bound(self, node) -> bool:
+        p = self.tm.parents.get(node)
+        while p is not None and not isinstance(p, ast.stmt):
+            if isinstance(p, ast.Call) and dotted(p.func) == "range":
+                loop = self.tm.parents.get(p)
+                return isinstance(loop, ast.For) and loop.iter is p
+            p = self.tm.parents.get(p)
+        return False
+
+    def call(self, node: ast.Call, region) -> None:
+        name = self.canon(node.func) or ""
+        func = node.func
+        jax = region.kind == "jax"
+        # host syncs
+        sync = None
+        if isinstance(func, ast.Name) and func.id in _SYNC_BUILTINS and len(node.args) == 1 and not node.keywords and self.traced(node.args[0], region):
+            sync = f"{func.id}()"
+        elif isinstance(func, ast.Attribute) and func.attr in (_SYNC_METHODS_JAX if jax else _SYNC_METHODS_TORCH) and self.traced(func.value, region):
+            if func.attr in ("item", "tolist", "numpy", "cpu") and not node.args:
+                sync = f".{func.attr}()"
+        elif isinstance(func, ast.Attribute) and func.attr == "to" and not jax and self.traced(func.value, region):
+            if node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "cpu":
+                sync = '.to("cpu")'
+        elif name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _NUMPY_STATIC and any(self.traced(a, region) for a in node.args):
+            sync = f"{dotted(func)}()"
+        if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
+            if jax:
+                effect = "needs a concrete value while jax.jit traces (ConcretizationTypeError / TracerArrayConversionError)"
+                sugg = "Keep the value as an array inside the jitted function and read it outside (after the step returns); use jax.debug.print to look at it."
+            else:
+                effect = "stops the lazy graph, executes it and copies the result to the host every step"
+                sugg = ("Keep the value on the device and read it every N steps after the step boundary "
+                        "(accumulate `running += loss.detach()`; `if step % N == 0: print(running.item())`), "
+                        "or defer it with xm.add_step_closure(lambda: ...).")
+            self.out.add("PTL803", node, self.targets(region), sugg, call=sync, region=region.why, effect=effect)
+            return
+        # data-dependent output shapes
+        last = name.rsplit(".", 1)[-1]
+        kws = {k.arg for k in node.keywords}
+        dynamic = None
+        if jax:
+            if name.startswith("jax.numpy.") and last in _JNP_DYNAMIC and "size" not in kws and any(self.traced(a, region) for a in node.args[:1]):
+                dynamic = f"{dotted(func)}()"
+            elif name == "jax.numpy.where" and len(node.args) == 1 and "size" not in kws and self.traced(node.args[0], region):
+                dynamic = f"{dotted(func)}(cond)"
+            elif isinstance(func, ast.Attribute) and func.attr == "nonzero" and "size" not in kws and self.traced(func.value, region) and not name.startswith("jax."):
+                dynamic = ".nonzero()"
+        else:
+            if name.startswith("torch.") and last in _TORCH_DYNAMIC and any(self.traced(a, region) for a in node.args[:1]):
+                dynamic = f"{dotted(func)}()"
+            elif name == "torch.where" and len(node.args) == 1 and self.traced(node.args[0], region):
+                dynamic = f"{dotted(func)}(cond)"
+            elif isinstance(func, ast.Attribute) and not name.startswith("torch.") and func.attr in _TORCH_DYNAMIC and self.traced(func.value, region):
+                dynamic = f".{func.attr}()"
+        if dynamic is not None and not self.quiet_torch(node, region):
+            self.report_804(node, region, dynamic)
+            return
+        # print / logging of traced values
+        is_print = isinstance(func, ast.Name) and func.id == "print"
+        is_log = isinstance(func, ast.Attribute) and func.attr in _LOG_METHODS and (dotted(func.value) or "").split(".")[-1].lower() in ("logging", "logger", "log", "_logger", "LOGGER".lower())
+        if (is_print or is_log) and (any(self._shows_traced(a, region) for a in node.args) or any(self._shows_traced(k.value, region) for k in node.keywords if k.arg not in ("file", "flush", "sep", "end"))):
+            if self.quiet_torch(node, region):
+                return
+            if jax:
+                effect = "prints the tracer once at trace time, not the values of each call"
+                sugg = 'Use jax.debug.print("{x}", x=x), which prints the runtime values.'
+            else:
+                effect = "formatting a device tensor executes the pending graph and copies it to the host"
+                sugg = "Print after the step boundary every N steps, or defer it with xm.add_step_closure(print, args=(...))."
+            self.out.add("PTL808", node, self.targets(region, JAX_NOTE), sugg, call=dotted(func) or "print", region=region.why, effect=effect)
+
+    def _shows_traced(self, e, region) -> bool:
+        if isinstance(e, ast.JoinedStr):
+            return any(isinstance(v, ast.FormattedValue) and self.traced(v.value, region) for v in e.values)
+        return self.traced(e, region)
+
+    def subscript(self, node: ast.Subscript, region) -> None:
+        sl = node.slice
+        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if not any(self.boolish(p, region) for p in parts):
+            return
+        if not self.traced(node.value, region) and not (isinstance(node.value, ast.Attribute) and node.value.attr == "at"):
+            return
+        if self.quiet_torch(node, region):
+            return
+        self.report_804(node, region, "boolean-mask indexing")
+
+    def report_804(self, node, region, what) -> None:
+        if region.kind == "jax":
+            effect = "the result's shape depends on the data, which jax.jit cannot compile (NonConcreteBooleanIndexError / ConcretizationTypeError)"
+            sugg = ("Keep the shape static: jnp.where(mask, x, 0) instead of x[mask]; "
+                    "jnp.nonzero(x, size=K, fill_value=0) / jnp.unique(x, size=K, fill_value=...) with a static K.")
+        else:
+            effect = "the output shape depends on the data: a recompile per distinct shape or a CPU fallback (aten::nonzero)"
+            sugg = ("Keep the shape static: torch.where(mask, x, 0) or x.masked_fill(~mask, 0) and reduce; "
+                    "torch.topk with a static k instead of selecting with nonzero.")
+        self.out.add("PTL804", node, self.targets(region), sugg, op=what, region=region.why, effect=effect)
+
+
+# ---- file-level rules (no traced region needed) --------------------------------------------
+
+def _kw(call: ast.Call, name: str):
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _const(e):
+    return e.value if isinstance(e, ast.Constant) else None
+
+
+def _loops_containing(tm: TracedMap, node):
+    p = tm.parents.get(node)
+    out = []
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+        if isinstance(p, (ast.For, ast.While)):
+            out.append(p)
+        p = tm.parents.get(p)
+    return out
+
+
+def _gaudi_lazy(ctx, tm: TracedMap) -> bool:
+    text = ctx.text
+    if re.search(r"PT_HPU_LAZY_MODE[\"']?\s*\]?\s*[=,:]\s*[\"']?0", text):
+        return False
+    return tm.imports.uses("habana_frameworks.torch.core") or "PT_HPU_LAZY_MODE" in text
+
+
+def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
+    canon = tm.imports.canonical
+    tags = ctx.tags
+    torch_t = torch_targets(tags)
+    has_torch_target = bool(torch_t)
+    jax_file = "jax" in tags
+    # PTL806: step loops without a step boundary
+    if has_torch_target:
+        targets806 = {}
+        if "torch_xla" in tags:
+            targets806.update(tpu="warning", trainium="warning")
+        if "gaudi" in tags and _gaudi_lazy(ctx, tm):
+            targets806["gaudi"] = "warning"
+        wrapped_loader = re.search(r"MpDeviceLoader|ParallelLoader|accelerator\.prepare|\.prepare\(", ctx.text) is not None
+        boundary_fns = {fn for fn in ast.walk(tm.module) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and any(isinstance(c, ast.Call) and tm._is_boundary_call(c) for c in ast.walk(fn))}
+        boundary_names = {fn.name for fn in boundary_fns}
+        if targets806 and not wrapped_loader:
+            for loop in ast.walk(tm.module):
+                if not isinstance(loop, (ast.For, ast.While)):
+                    continue
+                calls = [c for c in tm._walk_no_defs(loop.body) if isinstance(c, ast.Call)]
+                backward = any(isinstance(c.func, ast.Attribute) and c.func.attr == "backward" and not c.args for c in calls)
+                opt_step = any(isinstance(c.func, ast.Attribute) and c.func.attr == "step" and not c.args and re.search(r"optim|opt\b|opt$", dotted(c.func.value) or "", re.I) for c in calls)
+                if not (backward and opt_step):
+                    continue
+                if any(tm._is_boundary_call(c) or (dotted(c.func) or "").split(".")[-1] in boundary_names for c in calls):
+                    continue
+                if _loops_containing(tm, loop) and any(
+                    tm._is_boundary_call(c) for outer in _loops_containing(tm, loop) for c in tm._walk_no_defs(outer.body) if isinstance(c, ast.Call)
+                ):
+                    continue
+                lazy = "torch_xla.sync() / xm.mark_step()" if "torch_xla" in tags else "htcore.mark_step()"
+                out.add("PTL806", _loop_head(ctx, loop), targets806,
+                        f"End each iteration with {lazy} after optimizer.step() (Gaudi lazy mode: also after loss.backward()), "
+                        "use xm.optimizer_step(optimizer), or iterate a pl.MpDeviceLoader.",
+                        boundary=lazy)
+    # PTL805: shapes that vary per batch
+    if has_torch_target:
+        for call in ast.walk(tm.module):
+            if not isinstance(call, ast.Call):
+                continue
+            name = canon(call.func) or ""
+            last = name.rsplit(".", 1)[-1]
+            target_name = _assigned_name(tm, call)
+            if last == "DataLoader":
+                dl = _kw(call, "drop_last")
+                bs = _kw(call, "batch_size") or (call.args[1] if len(call.args) > 1 else None)
+                if dl is not None or bs is None or _const(bs) == 1 or _const(bs) is None and isinstance(bs, ast.Constant):
+                    continue
+                if re.search(r"eval|val|test|dev", target_name or "", re.I):
+                    continue
+                out.add("PTL805", call, torch_t, "Pass drop_last=True so every step sees the same batch shape (or pad the last batch).",
+                        what="DataLoader without drop_last=True", effect="the last, smaller batch compiles a second graph")
+            elif last in ("DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForLanguageModeling") and _kw(call, "pad_to_multiple_of") is None:
+                if last == "DataCollatorForLanguageModeling" or _const(_kw(call, "padding")) == "max_length":
+                    continue
+                out.add("PTL805", call, torch_t, "Pad to fixed buckets: pad_to_multiple_of=64 (or padding='max_length', max_length=L).",
+                        what=f"{last} without pad_to_multiple_of", effect="each batch is padded to its own longest sequence: one graph per length")
+            else:
+                pad = _kw(call, "padding")
+                if pad is not None and (_const(pad) is True or _const(pad) == "longest") and _kw(call, "pad_to_multiple_of") is None and isinstance(call.func, (ast.Name, ast.Attribute)):
+                    fname = (dotted(call.func) or "").split(".")[-1].lower()
+                    if "token" in fname or fname in ("pad", "__call__", "batch_encode_plus", "encode_plus", "processor"):
+                        out.add("PTL805", call, torch_t, "Use padding='max_length' with a fixed max_length, or pad_to_multiple_of=B buckets.",
+                                what=f"padding={ast.unparse(pad)}", effect="pads each batch to its own longest sequence: one graph per length")
+    # PTL809: float64 on the accelerator
+    for node in ast.walk(tm.module):
+        if jax_file and isinstance(node, ast.Call):
+            name = canon(node.func) or ""
+            if name.endswith("config.update") and node.args and _const(node.args[0]) == "jax_enable_x64" and len(node.args) > 1 and _const(node.args[1]) in (True, 1, "1", "True", "true"):
+                out.add("PTL809", node, JAX_WARNING, "Keep float32/bfloat16 on TPU; enable x64 only in CPU-side numerics code.", what="jax_enable_x64")
+                continue
+        if isinstance(node, ast.Assign) and jax_file:
+            for t in node.targets:
+                if isinstance(t, ast.Subscript) and dotted(t.value) == "os.environ" and _const(t.slice) == "JAX_ENABLE_X64" and _const(node.value) in ("1", "True", "true"):
+                    out.add("PTL809", node, JAX_WARNING, "Keep float32/bfloat16 on TPU; enable x64 only in CPU-side numerics code.", what="JAX_ENABLE_X64")
+        wide = _wide_dtype_use(node, canon, jax_file, has_torch_target)
+        if wide is not None:
+            kind, text = wide
+            targets = JAX_WARNING if kind == "jax" else torch_t
+            if targets:
+                out.add("PTL809", node, targets, "Use float32 (or bfloat16) for device tensors; keep float64 for host-side numpy.", what=text)
+    # PTL810: CUDA-only torch.compile modes
+    if has_torch_target:
+        for node in ast.walk(tm.module):
+            if isinstance(node, ast.Call) and canon(node.func) == "torch.compile":
+                mode, backend = _const(_kw(node, "mode")), _const(_kw(node, "backend"))
+                if mode in ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
+                    out.add("PTL810", _kw(node, "mode"), torch_t, _compile_sugg(tags), what=f'mode="{mode}"')
+                if backend in ("inductor", "cudagraphs"):
+                    out.add("PTL810", _kw(node, "backend"), torch_t, _compile_sugg(tags), what=f'backend="{backend}"')
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if (dotted(t) or "").startswith(("torch._inductor.config.", "inductor_config.")):
+                        out.add("PTL810", t, torch_t, _compile_sugg(tags), what=dotted(t))
+    # PTL807: jit re-created per iteration; loop counters in static arguments
+    if jax_file:
+        jitted = _jitted_statics(tm)
+        for node in ast.walk(tm.module):
+            if not isinstance(node, ast.Call):
+                continue
+            loops = _loops_containing(tm, node)
+            if not loops:
+                continue
+            name = canon(node.func) or ""
+            if name in ("jax.jit", "jax.pmap", "flax.nnx.jit", "equinox.filter_jit") and node.args:
+                arg = node.args[0]
+                fresh = isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Call) and canon(arg.func) in ("functools.partial", "partial"))
+                if isinstance(arg, ast.Name):
+                    fn = tm.resolve(arg, node)
+                    fresh = fn is not None and any(fn in [s for s in ast.walk(lp)] for lp in loops)
+                if fresh:
+                    out.add("PTL807", node, JAX_WARNING, "Create the jitted function once, outside the loop, and pass changing values as array arguments.",
+                            what=f"{dotted(node.func)}() of a new function object inside a loop", effect="a new function object each iteration: traced and compiled again every time")
+                continue
+            callee = dotted(node.func)
+            if callee in jitted:
+                counters = _loop_counters(tm, loops)
+                for pos_or_name, arg in _args_at(node, jitted[callee]):
+                    if any(isinstance(n, ast.Name) and n.id in counters for n in ast.walk(arg)):
+                        out.add("PTL807", arg, JAX_WARNING, "Pass the changing value as a traced argument (drop it from static_argnums/static_argnames).",
+                                what=f"loop counter `{ast.unparse(arg)}` passed as static argument {pos_or_name!s} of {callee}", effect="a static argument is part of the compile key: one compile per step")
+
+
+def _compile_sugg(tags) -> str:
+    out = []
+    if "torch_xla" in tags:
+        out.append('torch.compile(model, backend="openxla") on TPU (torch_xla dynamo); on Trainium the Neuron backend')
+    if "gaudi" in tags:
+        out.append('torch.compile(model, backend="hpu_backend") on Gaudi')
+    return "Use " + "; ".join(out) + "; drop CUDA-graph and Triton autotune modes and torch._inductor tuning."
+
+
+def _loop_head(ctx, loop):
+    from portlint.model import Span
+    span = ctx.node_span(loop)
+    end = loop.iter if isinstance(loop, ast.For) else loop.test
+    e = ctx.node_span(end)
+    return Span(span.start_line, span.start_col, e.end_line, e.end_col)
+
+
+def _assigned_name(tm, call) -> str | None:
+    parent = tm.parents.get(call)
+    if isinstance(parent, ast.Assign):
+        return " ".join(dotted(t) or "" for t in parent.targets)
+    if isinstance(parent, ast.keyword):
+        return parent.arg
+    return None
+
+
+_WIDE_JAX = {"jax.numpy.float64", "jax.numpy.complex128", "jax.numpy.double"}
+_WIDE_TORCH = {"torch.float64", "torch.double", "torch.complex128", "torch.cdouble"}
+
+
+def _wide_dtype_use(node, canon, jax_file, torch_file):
+    """A float64 dtype used to create or convert an array (not compared or stored in a table)."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    cands = list(node.args) + [k.value for k in node.keywords if k.arg in ("dtype", None)]
+    if isinstance(func, ast.Attribute) and func.attr in ("astype", "to", "type", "set_default_dtype", "new_tensor", "view") or (canon(func) or "").startswith(("jax.numpy.", "torch.")):
+        for c in cands:
+            name = canon(c)
+            if jax_file and name in _WIDE_JAX:
+                return "jax", dotted(c)
+            if torch_file and name in _WIDE_TORCH:
+                return "torch", dotted(c)
+            if jax_file and isinstance(c, ast.Constant) and c.value in ("float64", "complex128") and (canon(func) or "").startswith("jax.") | (isinstance(func, ast.Attribute) and func.attr == "astype"):
+                return "jax", repr(c.value)
+    for k in node.keywords:
+        if k.arg == "dtype":
+            name = canon(k.value)
+            if jax_file and name in _WIDE_JAX:
+                return "jax", dotted(k.value)
+            if torch_file and name in _WIDE_TORCH:
+                return "torch", dotted(k.value)
+    if torch_file and isinstance(func, ast.Attribute) and func.attr == "double" and not node.args and not node.keywords:
+        return "torch", ".double()"
+    return None
+
+
+def _jitted_statics(tm: TracedMap) -> dict[str, tuple[set[int], set[str]]]:
+    """Names bound to jitted functions with static arguments: name -> (positions, names)."""
+    from portlint.python.traced import _const_ints, _const_strs, _positional
+
+    out: dict[str, tuple[set[int], set[str]]] = {}
+    for node in ast.walk(tm.module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                if isinstance(dec, ast.Call):
+                    inner, _, _ = tm._unwrap_partial(dec)
+                    if tm.imports.canonical(inner if inner is not dec else dec.func) in ("jax.jit", "jax.pmap"):
+                        pos, names = _statics(dec.keywords, node)
+                        if pos or names:
+                            out[node.name] = (pos, names)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and tm.imports.canonical(node.value.func) in ("jax.jit", "jax.pmap"):
+            call = node.value
+            fn = tm.resolve(call.args[0], node) if call.args else None
+            pos, names = _statics(call.keywords, fn)
+            if (pos or names) and len(node.targets) == 1 and dotted(node.targets[0]):
+                out[dotted(node.targets[0])] = (pos, names)
+    return out
+
+
+def _statics(keywords, fn) -> tuple[set[int], set[str]]:
+    from portlint.python.traced import _const_ints, _const_strs, _positional
+
+    pos: set[int] = set()
+    names: set[str] = set()
+    params = [p.arg for p in _positional(fn)] if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    for kw in keywords:
+        if kw.arg in ("static_argnums", "static_broadcasted_argnums"):
+            for i in _const_ints(kw.value):
+                pos.add(i)
+                if 0 <= i < len(params):
+                    names.add(params[i])
+        elif kw.arg == "static_argnames":
+            for n in _const_strs(kw.value):
+                names.add(n)
+                if n in params:
+                    pos.add(params.index(n))
+    return pos, names
+
+
+def _args_at(call: ast.Call, statics):
+    pos, names = statics
+    for i, a in enumerate(call.args):
+        if i in pos:
+            yield i, a
+    for k in call.keywords:
+        if k.arg in names:
+            yield k.arg, k.value
+
+
+def _loop_counters(tm: TracedMap, loops) -> set[str]:
+    out: set[str] = set()
+    for loop in loops:
+        if isinstance(loop, ast.For):
+            it, target = loop.iter, loop.target
+            if isinstance(it, ast.Call) and dotted(it.func) == "range" and isinstance(target, ast.Name):
+                out.add(target.id)
+            elif isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+                out.add(target.elts[0].id)
+        for n in tm._walk_no_defs(loop.body):
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and isinstance(n.op, ast.Add):
+                out.add(n.target.id)
+    return out
+
+
+def hazards(ctx) -> Hazards:
+    out = Hazards()
+    if not (RELEVANT_TAGS & ctx.tags):
+        return out
+    tm = ctx.fact(traced_map)
+    _Walker(ctx, tm, out).run()
+    file_rules(ctx, tm, out)
+    return out
+
+
+def _emit(ctx, rule_id: str) -> None:
+    if not (RELEVANT_TAGS & ctx.tags):
+        return
+    seen = set()
+    for h in ctx.fact(hazards).by_rule.get(rule_id, ()):
+        key = (ctx.node_span(h.where), tuple(sorted(h.fields.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        ctx.report(h.where, targets=h.targets, suggestion=h.suggestion, fix=h.fix, confidence=h.confidence, **h.fields)
+
+
+@detector("PTL801", tokens=TOKENS)
+def control_flow_on_traced_value(ctx) -> None:
+    """`if`/`while`/`assert`/ternary/`and`/`or`/`not` on a traced value."""
+    _emit(ctx, "PTL801")
+
+
+@detector("PTL802", tokens=TOKENS)
+def loop_bound_from_traced_value(ctx) -> None:
+    """`for ... in range(traced)` or over `traced.tolist()`."""
+    _emit(ctx, "PTL802")
+
+
+@detector("PTL803", tokens=TOKENS)
+def host_sync_in_step(ctx) -> None:
+    """`.item()`, `.tolist()`, `.cpu()`, `.numpy()`, `float(t)`, `np.asarray(t)` in traced code."""
+    _emit(ctx, "PTL803")
+
+
+@detector("PTL804", tokens=TOKENS)
+def data_dependent_output_shape(ctx) -> None:
+    """Boolean-mask indexing, nonzero/unique/one-argument where without a static size."""
+    _emit(ctx, "PTL804")
+
+
+@detector("PTL805", tokens=TOKENS)
+def unbucketed_variable_input_shapes(ctx) -> None:
+    """Batches whose shape changes per step on xla/hpu (no drop_last, pad-to-longest)."""
+    _emit(ctx, "PTL805")
+
+
+@detector("PTL806", tokens=TOKENS)
+def missing_step_boundary(ctx) -> None:
+    """A torch_xla / Gaudi-lazy training loop that never cuts the graph."""
+    _emit(ctx, "PTL806")
+
+
+@detector("PTL807", tokens=TOKENS)
+def step_varying_python_scalar(ctx) -> None:
+    """jit re-created in a loop; loop counters fed to static arguments."""
+    _emit(ctx, "PTL807")
+
+
+@detector("PTL808", tokens=TOKENS)
+def print_of_traced_value(ctx) -> None:
+    """print/logging of traced values inside traced code."""
+    _emit(ctx, "PTL808")
+
+
+@detector("PTL809", tokens=TOKENS)
+def float64_on_accelerator(ctx) -> None:
+    """jax_enable_x64, float64/complex128 arrays in JAX or xla/hpu torch code."""
+    _emit(ctx, "PTL809")
+
+
+@detector("PTL810", tokens=TOKENS)
+def cuda_specific_compile_modes(ctx) -> None:
+    """torch.compile CUDA-graph / autotune modes, inductor backend or tuning on xla/hpu."""
+    _emit(ctx, "PTL810")

@@ -1,0 +1,714 @@
+"""Where Python code is traced by a compiler, and which values in it are traced.
+
+The XLA-family rules (PTL8xx) mean something only inside code that JAX, torch_xla, Neuron,
+Gaudi's lazy mode or torch.compile turn into a graph: there, a Python `if` on an array or a
+`.item()` is a hazard; outside it, the same code is fine. This module finds those regions
+statically, within one file:
+
+- JAX: functions decorated with or passed to `jax.jit`, `pmap`, `vmap`, `grad`,
+  `value_and_grad`, `checkpoint`, `shard_map`, `pjit`, `nnx.jit`, `eqx.filter_jit`,
+  `pl.pallas_call` (also through `functools.partial(...)`), bodies given to
+  `lax.scan/cond/switch/while_loop/fori_loop/map`, methods of Flax/Equinox/Haiku modules,
+  and the module functions those call (their parameters traced where a call site passes a
+  traced value).
+- torch (only in files that target `xla`/`hpu`): training/generation loop bodies (a loop
+  that calls `.backward()`, an optimizer `step()` or a step boundary), step functions,
+  `forward` of `nn.Module` subclasses, `torch.compile`d functions, and the module functions
+  the step calls.
+
+Inside a region a value is *traced* when it derives from a traced parameter, from an array
+op (`jnp.*`, `lax.*`, `jax.random.*`, `torch.*`) or from a call that takes a traced value;
+`.shape`, `.ndim`, `.dtype`, `len()`, `isinstance`, `x is None`, `self.<attr>` (module
+config), static arguments (`static_argnums/static_argnames`, `partial`-bound values),
+parameters annotated `bool/int/str` in modules, and names bound outside the region are
+static."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# ---- names ---------------------------------------------------------------------------------
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class Imports:
+    """Local name -> canonical dotted module path, from the file's imports."""
+
+    _CANON = {"flax.nnx.nn": "flax.nnx", "jax.experimental.pjit.pjit": "jax.jit", "jax.experimental.shard_map.shard_map": "jax.shard_map"}
+
+    def __init__(self, module: ast.Module):
+        self.alias: dict[str, str] = {}
+        for node in ast.walk(module):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.alias[a.asname] = a.name
+                    else:
+                        top = a.name.split(".")[0]
+                        self.alias.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    self.alias[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    def canonical(self, node: ast.AST) -> str | None:
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        base = self.alias.get(head)
+        full = (base + ("." + rest if rest else "")) if base else name
+        for old, new in self._CANON.items():
+            if full == old or full.startswith(old + "."):
+                full = new + full[len(old):]
+        return full
+
+    def local_name(self, canonical: str) -> str | None:
+        """A local spelling of a canonical module path (`jax.numpy` -> `jnp`), if imported."""
+        for local, full in sorted(self.alias.items()):
+            if full == canonical:
+                return local
+        head, _, rest = canonical.partition(".")
+        if self.alias.get(head) == head:
+            return canonical
+        return None
+
+    def uses(self, prefix: str) -> bool:
+        return any(v == prefix or v.startswith(prefix + ".") for v in self.alias.values())
+
+
+def _in(name: str | None, names) -> bool:
+    return name is not None and name in names
+
+
+# JAX transformations whose function argument is traced (name -> index of the function arg).
+JAX_TRANSFORMS = {
+    "jax.jit": 0, "jax.pmap": 0, "jax.vmap": 0, "jax.grad": 0, "jax.value_and_grad": 0,
+    "jax.checkpoint": 0, "jax.remat": 0, "jax.hessian": 0, "jax.jacfwd": 0, "jax.jacrev": 0,
+    "jax.named_call": 0, "jax.shard_map": 0, "jax.experimental.pallas.pallas_call": 0,
+    "jax.experimental.pallas.tpu.emit_pipeline": 0,
+    "flax.nnx.jit": 0, "flax.nnx.grad": 0, "flax.nnx.value_and_grad": 0, "flax.nnx.vmap": 0,
+    "flax.nnx.scan": 0, "flax.nnx.remat": 0, "flax.linen.jit": 0, "flax.linen.remat": 0,
+    "flax.linen.vmap": 0, "flax.linen.scan": 0,
+    "equinox.filter_jit": 0, "equinox.filter_grad": 0, "equinox.filter_value_and_grad": 0,
+    "equinox.filter_vmap": 0, "equinox.filter_pmap": 0,
+}
+JIT_LIKE = {"jax.jit", "jax.pmap", "flax.nnx.jit", "equinox.filter_jit"}
+# lax control-flow primitives: positions of their traced function arguments
+LAX_BODIES = {
+    "jax.lax.scan": (0,), "jax.lax.fori_loop": (2,), "jax.lax.while_loop": (0, 1),
+    "jax.lax.cond": (1, 2), "jax.lax.map": (0,), "jax.lax.associative_scan": (0,),
+    "jax.lax.custom_root": (0, 2, 3),
+}
+# host callbacks: the function argument runs on the host, not traced
+HOST_CALLBACKS = {"jax.pure_callback", "jax.debug.callback", "jax.experimental.io_callback", "jax.experimental.host_callback.call", "jax.experimental.host_callback.id_tap"}
+TORCH_COMPILE = {"torch.compile"}
+STEP_CLOSURE = {"torch_xla.core.xla_model.add_step_closure", "torch_xla.xla_model.add_step_closure"}
+FLAX_BASES = {"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module", "flax.nnx.Object", "equinox.Module", "haiku.Module"}
+TORCH_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+
+STATIC_ATTRS = {
+    "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
+    "weak_type", "is_cuda", "requires_grad", "layout", "is_leaf", "grad_fn", "training",
+    "is_xla", "names",
+}
+STATIC_METHODS = {
+    "dim", "ndimension", "numel", "nelement", "size", "is_floating_point", "is_complex",
+    "get_device", "element_size", "is_contiguous", "items", "keys", "values", "startswith",
+    "endswith", "format", "join", "split", "lower", "upper", "replace",
+}
+# calls whose result is static metadata (never a traced value)
+STATIC_CALLS = {
+    "len", "isinstance", "issubclass", "type", "hasattr", "getattr", "callable", "id", "str",
+    "repr", "range", "enumerate", "zip", "print", "sorted", "reversed", "iter", "next", "super",
+    "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.result_type",
+    "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.issubdtype",
+    "jax.numpy.promote_types", "jax.numpy.isscalar", "numpy.shape", "numpy.ndim", "numpy.size",
+    "numpy.dtype", "numpy.finfo", "numpy.iinfo", "numpy.issubdtype", "numpy.prod",
+    "jax.tree_util.tree_structure", "jax.tree.structure", "jax.process_index", "jax.device_count",
+    "jax.local_device_count", "jax.process_count", "jax.devices", "jax.local_devices",
+    "math.prod", "math.ceil", "math.floor", "math.sqrt", "math.log", "math.log2", "math.exp",
+    "torch.is_tensor", "torch.is_floating_point", "torch.device", "torch.Size", "torch.finfo",
+    "torch.iinfo", "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autocast",
+    "dataclasses.fields",
+    "int", "float", "bool", "complex",  # host syncs: reported by PTL803, static afterwards
+}
+ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.", "torch.", "optax.", "jax.experimental.pallas.")
+
+
+# ---- regions -------------------------------------------------------------------------------
+
+@dataclass
+class Region:
+    node: ast.AST  # FunctionDef/AsyncFunctionDef/Lambda, or a For/While loop (torch steps)
+    kind: str  # "jax" | "torch"
+    why: str
+    traced: set[str] = field(default_factory=set)  # traced local names (params + derived)
+    static: set[str] = field(default_factory=set)  # names known static
+    parent: "Region | None" = None
+
+    @property
+    def body_nodes(self) -> list[ast.AST]:
+        node = self.node
+        if isinstance(node, ast.Lambda):
+            return [node.body]
+        return list(node.body)
+
+
+def params_of(fn) -> list[ast.arg]:
+    a = fn.args
+    return [*a.posonlyargs, *a.args, *( [a.vararg] if a.vararg else []), *a.kwonlyargs, *([a.kwarg] if a.kwarg else [])]
+
+
+def _positional(fn) -> list[ast.arg]:
+    return [*fn.args.posonlyargs, *fn.args.args]
+
+
+def _defaults(fn) -> dict[str, ast.AST]:
+    a = fn.args
+    pos = _positional(fn)
+    out = {p.arg: d for p, d in zip(pos[len(pos) - len(a.defaults):], a.defaults)}
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        if d is not None:
+            out[p.arg] = d
+    return out
+
+
+_STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
+
+
+def _annotation_static(ann: ast.AST | None) -> bool:
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.Subscript):  # Optional[bool], Tuple[int, ...]
+        base = dotted(ann.value) or ""
+        if base.split(".")[-1] in ("Optional",):
+            return _annotation_static(ann.slice)
+        return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
+        return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
+    name = dotted(ann) or ""
+    return name.split(".")[-1] in _STATIC_ANNOT
+
+
+def _literal_default(d: ast.AST) -> bool:
+    """A bool or str default: a Python flag, not an array (None defaults are often arrays)."""
+    return isinstance(d, ast.Constant) and isinstance(d.value, (bool, str))
+
+
+def _const_ints(node: ast.AST) -> list[int]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+    return []
+
+
+def _const_strs(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def static_params_from_kwargs(fn, keywords: list[ast.keyword]) -> set[str]:
+    """Parameter names made static by `static_argnums` / `static_argnames` keywords."""
+    pos = [p.arg for p in _positional(fn)] if fn is not None and not isinstance(fn, ast.Lambda) else []
+    out: set[str] = set()
+    for kw in keywords:
+        if kw.arg in ("static_argnums", "static_broadcasted_argnums"):
+            for i in _const_ints(kw.value):
+                if -len(pos) <= i < len(pos):
+                    out.add(pos[i])
+        elif kw.arg == "static_argnames":
+            out.update(_const_strs(kw.value))
+    return out
+
+
+class TracedMap:
+    """Regions of one file and the traced names in each."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.module: ast.Module = ctx.module
+        self.imports = Imports(self.module)
+        self.tags = ctx.tags
+        self.jax = "jax" in self.tags
+        self.torch_target = bool({"torch_xla", "gaudi"} & self.tags)
+        self.regions: dict[ast.AST, Region] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.scopes: dict[ast.AST, dict[str, ast.AST]] = {}  # function/module -> local defs by name
+        self.host_fns: set[ast.AST] = set()
+        self.classes: dict[str, ast.ClassDef] = {}
+        self._index()
+        if self.jax:
+            self._find_jax()
+        if self.torch_target:
+            self._find_torch()
+        self._propagate_calls()
+        self._nest()
+
+    # -- indexing --
+    def _index(self) -> None:
+        for parent in ast.walk(self.module):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+        for node in ast.walk(self.module):
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defs: dict[str, ast.AST] = {}
+                for stmt in self._own_statements(node):
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        defs[stmt.name] = stmt
+                    elif isinstance(stmt, ast.ClassDef) and isinstance(node, ast.Module):
+                        self.classes[stmt.name] = stmt
+                self.scopes[node] = defs
+
+    @staticmethod
+    def _own_statements(node):
+        """Statements of a scope, descending into compound statements but not nested defs."""
+        stack = list(getattr(node, "body", []))
+        while stack:
+            stmt = stack.pop()
+            yield stmt
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            for name in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(stmt, name, []) or [])
+            if isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    stack.extend(case.body)
+
+    def enclosing_scope(self, node: ast.AST):
+        p = self.parents.get(node)
+        while p is not None and not isinstance(p, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            p = self.parents.get(p)
+        return p
+
+    def enclosing_function(self, node: ast.AST):
+        p = self.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            p = self.parents.get(p)
+        return p
+
+    def resolve(self, ref: ast.AST, at: ast.AST):
+        """The function (def or lambda) a reference names, looking outwards from `at`."""
+        if isinstance(ref, ast.Lambda):
+            return ref
+        if isinstance(ref, ast.Attribute) and isinstance(ref.value, ast.Name) and ref.value.id in ("self", "cls"):
+            cls = self._enclosing_class(at)
+            if cls is not None:
+                return self._method(cls, ref.attr)
+            return None
+        if not isinstance(ref, ast.Name):
+            return None
+        scope = self.enclosing_scope(at)
+        while scope is not None:
+            if not isinstance(scope, (ast.ClassDef, ast.Lambda)):
+                fn = self.scopes.get(scope, {}).get(ref.id)
+                if fn is not None:
+                    return fn
+            scope = self.enclosing_scope(scope)
+        return None
+
+    def _enclosing_class(self, node):
+        p = self.parents.get(node)
+        while p is not None and not isinstance(p, ast.ClassDef):
+            p = self.parents.get(p)
+        return p
+
+    def _method(self, cls: ast.ClassDef, name: str, depth: int = 0):
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                return stmt
+        if depth < 5:
+            for base in cls.bases:
+                b = dotted(base)
+                if b in self.classes:
+                    found = self._method(self.classes[b], name, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def _class_is(self, cls: ast.ClassDef, bases: set[str], depth: int = 0) -> bool:
+        for base in cls.bases:
+            canon = self.imports.canonical(base)
+            if canon in bases:
+                return True
+            local = dotted(base)
+            if local in self.classes and depth < 5 and self._class_is(self.classes[local], bases, depth + 1):
+                return True
+        return False
+
+    def _unwrap_partial(self, node: ast.AST):
+        """`partial(f, a, k=v)` -> (f, number of bound positionals, bound keyword names)."""
+        if isinstance(node, ast.Call) and self.imports.canonical(node.func) in ("functools.partial", "partial"):
+            if node.args:
+                return node.args[0], len(node.args) - 1, {k.arg for k in node.keywords if k.arg}
+        return node, 0, set()
+
+    # -- adding regions --
+    def add(self, fn, kind: str, why: str, static: set[str] | None = None, traced_params: set[str] | None = None,
+            bound: tuple[int, set[str]] = (0, set()), module_method: bool = False) -> Region | None:
+        if fn is None or fn in self.host_fns:
+            return None
+        region = self.regions.get(fn)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            params = params_of(fn)
+            names = [p.arg for p in params]
+            if traced_params is None:
+                defaults = _defaults(fn) if not isinstance(fn, ast.Lambda) else {}
+                n_bound, kw_bound = bound
+                pos = [p.arg for p in _positional(fn)]
+                static = set(static or ())
+                static |= set(pos[:n_bound]) | kw_bound
+                static |= {p for p, d in defaults.items() if _literal_default(d)}
+                if module_method:
+                    static |= {p.arg for p in params if _annotation_static(p.annotation)}
+                    static |= {p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is not None}
+                traced_params = {n for n in names if n not in static and n not in ("self", "cls")}
+            else:
+                static = set(names) - traced_params
+        else:
+            traced_params, static = set(), set()
+        if region is None:
+            region = Region(fn, kind, why, set(traced_params), set(static or ()))
+            self.regions[fn] = region
+        else:
+            region.traced |= traced_params
+        return region
+
+    # -- JAX --
+    def _find_jax(self) -> None:
+        canon = self.imports.canonical
+        for node in ast.walk(self.module):
+            if isinstance(node, ast.Call):
+                name = canon(node.func)
+                if name in HOST_CALLBACKS and node.args:
+                    fn = self.resolve(node.args[0], node)
+                    if fn is not None:
+                        self.host_fns.add(fn)
+        for node in ast.walk(self.module):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for dec in node.decorator_list:
+                    target, keywords = dec, []
+                    if isinstance(dec, ast.Call):
+                        inner, _, _ = self._unwrap_partial(dec)
+                        if inner is not dec:  # @partial(jax.jit, static_argnames=...)
+                            target, keywords = inner, dec.keywords
+                        else:  # @jax.jit(...)-style factories (nnx.jit(static_argnums=...))
+                            target, keywords = dec.func, dec.keywords
+                    name = canon(target)
+                    if name in JAX_TRANSFORMS:
+                        self.add(node, "jax", f"decorated with {dotted(target)}", static_params_from_kwargs(node, keywords))
+            elif isinstance(node, ast.ClassDef) and self._class_is(node, FLAX_BASES):
+                for stmt in node.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in ("setup", "__post_init__", "__init__", "__repr__", "__hash__"):
+                        if any(canon(d) in ("property", "functools.cached_property", "staticmethod", "classmethod") for d in stmt.decorator_list):
+                            continue
+                        self.add(stmt, "jax", f"method of the module class {node.name}", module_method=True)
+            elif isinstance(node, ast.Call):
+                name = canon(node.func)
+                if name in JAX_TRANSFORMS and node.args:
+                    ref, n_bound, kw_bound = self._unwrap_partial(node.args[0])
+                    fn = self.resolve(ref, node)
+                    if fn is not None:
+                        static = static_params_from_kwargs(fn, node.keywords)
+                        self.add(fn, "jax", f"passed to {dotted(node.func)}", static, bound=(n_bound, kw_bound))
+                elif name in LAX_BODIES:
+                    for i in LAX_BODIES[name]:
+                        if i < len(node.args):
+                            ref, n_bound, kw_bound = self._unwrap_partial(node.args[i])
+                            self.add(self.resolve(ref, node), "jax", f"body of {dotted(node.func)}", bound=(n_bound, kw_bound))
+                    if name == "jax.lax.switch" and len(node.args) > 1 and isinstance(node.args[1], (ast.List, ast.Tuple)):
+                        for elt in node.args[1].elts:
+                            self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
+                elif name == "jax.lax.switch" and len(node.args) > 1 and isinstance(node.args[1], (ast.List, ast.Tuple)):
+                    for elt in node.args[1].elts:
+                        self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
+
+    # -- torch on xla/hpu --
+    _STEP_NAMES = ("train_step", "training_step", "train_one_step", "step_fn", "train_fn", "forward_backward", "compute_loss", "loss_fn", "generate_step", "decode_step")
+    _NOT_STEP = ("eval", "valid", "test", "predict", "evaluate")
+
+    def _is_boundary_call(self, call: ast.Call) -> bool:
+        name = self.imports.canonical(call.func) or ""
+        return name.endswith(("mark_step", "optimizer_step")) or name in ("torch_xla.sync", "torch_xla.step")
+
+    def _loop_is_step(self, loop) -> bool:
+        for node in self._walk_no_defs(loop.body):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "backward" and not node.args:
+                    return True
+                if self._is_boundary_call(node):
+                    return True
+        return False
+
+    def _walk_no_defs(self, stmts):
+        stack = list(stmts)
+        while stack:
+            node = stack.pop()
+            yield node
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    stack.append(child)
+
+    def _find_torch(self) -> None:
+        canon = self.imports.canonical
+        for node in ast.walk(self.module):
+            if isinstance(node, ast.Call) and canon(node.func) in STEP_CLOSURE and node.args:
+                fn = self.resolve(node.args[0], node)
+                if fn is not None:
+                    self.host_fns.add(fn)
+        for node in ast.walk(self.module):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lname = node.name.lower()
+                if any(canon(d) in TORCH_COMPILE or (isinstance(d, ast.Call) and canon(d.func) in TORCH_COMPILE) for d in node.decorator_list):
+                    self.add(node, "torch", "compiled with torch.compile")
+                elif any(s in lname for s in self._NOT_STEP):
+                    continue
+                elif lname in self._STEP_NAMES or lname.endswith("_step"):
+                    self.add(node, "torch", f"step function {node.name}")
+            elif isinstance(node, ast.ClassDef) and (self._class_is(node, TORCH_BASES) or self._torchish_class(node)):
+                fwd = self._method(node, "forward")
+                if fwd is not None and fwd in node.body:
+                    self.add(fwd, "torch", f"forward of {node.name}", module_method=True)
+            elif isinstance(node, ast.Call) and canon(node.func) in TORCH_COMPILE and node.args:
+                self.add(self.resolve(node.args[0], node), "torch", "passed to torch.compile")
+            elif isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
+                fn = self.enclosing_function(node)
+                if fn is not None and any(s in getattr(fn, "name", "").lower() for s in self._NOT_STEP):
+                    continue
+                region = self.add(node, "torch", "training-step loop")
+                if isinstance(node, ast.For):
+                    region.traced |= self._loop_target_traced(node)
+
+    def _torchish_class(self, cls: ast.ClassDef) -> bool:
+        if self.jax and not self.imports.uses("torch"):
+            return False
+        for base in cls.bases:
+            b = dotted(base) or ""
+            if b.endswith(("nn.Module", "PreTrainedModel")) and not (self.imports.canonical(base) or "").startswith(("flax", "equinox", "haiku")):
+                return True
+        return False
+
+    def _loop_target_traced(self, loop: ast.For) -> set[str]:
+        """Names bound by a step loop's target that hold batch data (not counters)."""
+        it = loop.iter
+        target = loop.target
+        if isinstance(it, ast.Call) and dotted(it.func) in ("range",):
+            return set()
+        if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            target = target.elts[1]
+        return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+    # -- propagation --
+    def _propagate_calls(self) -> None:
+        """Module functions called from a region become regions; fixpoint over call sites."""
+        for _ in range(6):
+            changed = False
+            for region in list(self.regions.values()):
+                self.compute_traced(region)
+                for node in self._walk_no_defs(region.body_nodes):
+                    if not isinstance(node, ast.Call):
+                        continue
+                    fn = self.resolve(node.func, node)
+                    if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns:
+                        continue
+                    if self.imports.canonical(node.func) in JAX_TRANSFORMS:
+                        continue
+                    traced = self._traced_params_at(fn, node, region)
+                    if not traced and fn in self.regions:
+                        continue
+                    if not traced:
+                        continue
+                    old = self.regions.get(fn)
+                    before = set(old.traced) if old else None
+                    self.add(fn, region.kind, f"called from a traced region ({getattr(region.node, 'name', 'step')})", traced_params=traced)
+                    if before is None or not traced <= before:
+                        changed = True
+            if not changed:
+                break
+        for region in self.regions.values():
+            self.compute_traced(region)
+
+    def _traced_params_at(self, fn, call: ast.Call, region: Region) -> set[str]:
+        pos = [p.arg for p in _positional(fn)]
+        if pos and pos[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+            pos = pos[1:]
+        out: set[str] = set()
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                if self.is_traced(arg.value, region):
+                    out |= set(pos[i:])
+                break
+            if i < len(pos) and self.is_traced(arg, region):
+                out.add(pos[i])
+        names = {p.arg for p in params_of(fn)}
+        for kw in call.keywords:
+            if kw.arg in names and self.is_traced(kw.value, region):
+                out.add(kw.arg)
+            elif kw.arg is None and self.is_traced(kw.value, region) and fn.args.kwarg:
+                out.add(fn.args.kwarg.arg)
+        return out
+
+    def _nest(self) -> None:
+        """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
+        for fn_node in list(ast.walk(self.module)):
+            if not isinstance(fn_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or fn_node in self.host_fns:
+                continue
+            parent = self.region_of(fn_node, include_self=False)
+            if parent is None:
+                continue
+            own = self.regions.get(fn_node)
+            if own is None:
+                own = self.add(fn_node, parent.kind, parent.why)
+                if own is None:
+                    continue
+            own.parent = parent
+        # closures: names traced in the parent and not rebound in the child stay traced
+        for region in sorted(self.regions.values(), key=lambda r: getattr(r.node, "lineno", 0)):
+            self.compute_traced(region)
+
+    def region_of(self, node: ast.AST, include_self: bool = True) -> Region | None:
+        """The innermost region containing `node` (a function region or a step loop)."""
+        p = node if include_self else self.parents.get(node)
+        while p is not None:
+            if p in self.host_fns:
+                return None
+            r = self.regions.get(p)
+            if r is not None:
+                return r
+            p = self.parents.get(p)
+        return None
+
+    # -- traced values --
+    def compute_traced(self, region: Region) -> None:
+        inherited: set[str] = set()
+        p = region.parent
+        if p is not None:
+            inherited = set(p.traced)
+        assigned_static: set[str] = set()
+        traced = set(region.traced) | inherited
+        # a name re-bound in this region from a static value is static here
+        for _ in range(8):
+            before = len(traced)
+            for node in self._walk_no_defs(region.body_nodes):
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                    value = node.value
+                    if value is None:
+                        continue
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    is_t = self._expr_traced(value, traced) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced))
+                    for t in targets:
+                        if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
+                            for te, ve in zip(t.elts, value.elts):
+                                if isinstance(te, ast.Name) and self._expr_traced(ve, traced):
+                                    traced.add(te.id)
+                            continue
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                                if is_t:
+                                    traced.add(n.id)
+                                else:
+                                    assigned_static.add(n.id)
+                elif isinstance(node, (ast.For, ast.comprehension)) and node is not region.node:
+                    it = node.iter
+                    if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and it.args and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
+                        if self._expr_traced(it.args[0], traced):
+                            traced |= {n.id for n in ast.walk(node.target.elts[1]) if isinstance(n, ast.Name)}
+                    elif isinstance(it, ast.Call) and dotted(it.func) == "range":
+                        pass
+                    elif self._expr_traced(it, traced):
+                        traced |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                    if self._expr_traced(node.context_expr, traced):
+                        traced |= {n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name)}
+            if len(traced) == before:
+                break
+        region.traced = traced - (region.static - set(region.traced))
+
+    def is_traced(self, expr: ast.AST, region: Region | None) -> bool:
+        if region is None:
+            return False
+        return self._expr_traced(expr, region.traced)
+
+    def _expr_traced(self, e: ast.AST, traced: set[str]) -> bool:
+        t = lambda x: self._expr_traced(x, traced)  # noqa: E731
+        if isinstance(e, ast.Name):
+            return e.id in traced
+        if isinstance(e, ast.Constant):
+            return False
+        if isinstance(e, ast.Attribute):
+            if e.attr in STATIC_ATTRS:
+                return False
+            if isinstance(e.value, ast.Name) and e.value.id in ("self", "cls", "config", "cfg", "args", "hparams", "opt"):
+                return False
+            return t(e.value)
+        if isinstance(e, ast.Subscript):
+            if isinstance(e.value, ast.Attribute) and e.value.attr in STATIC_ATTRS:
+                return False
+            return t(e.value) or t(e.slice)
+        if isinstance(e, ast.Call):
+            name = self.imports.canonical(e.func)
+            if name in STATIC_CALLS:
+                return False
+            if isinstance(e.func, ast.Attribute):
+                if e.func.attr in STATIC_METHODS or e.func.attr in ("item", "tolist", "numpy", "block_until_ready"):
+                    return False
+                if name and name.startswith(ARRAY_NAMESPACES):
+                    return True
+                if t(e.func.value):
+                    return True
+            if name and name.startswith(("numpy.", "math.", "os.", "time.", "random.", "logging.")):
+                return False
+            return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords)
+        if isinstance(e, ast.Compare):
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+                return False
+            if all(isinstance(op, (ast.In, ast.NotIn)) for op in e.ops) and not t(e.left):
+                return False
+            return t(e.left) or any(t(c) for c in e.comparators)
+        if isinstance(e, ast.BinOp):
+            return t(e.left) or t(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return t(e.operand)
+        if isinstance(e, ast.BoolOp):
+            return any(t(v) for v in e.values)
+        if isinstance(e, ast.IfExp):
+            return t(e.body) or t(e.orelse)
+        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
+            return any(t(x) for x in e.elts)
+        if isinstance(e, ast.Dict):
+            return any(t(v) for v in e.values if v is not None)
+        if isinstance(e, ast.Starred):
+            return t(e.value)
+        if isinstance(e, ast.NamedExpr):
+            return t(e.value)
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            inner = set(traced)
+            for g in e.generators:
+                if t(g.iter):
+                    inner |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            return self._expr_traced(e.elt, inner)
+        return False
+
+
+def traced_map(ctx) -> TracedMap:
+    """The file's traced regions (share with `ctx.fact(traced_map)`)."""
+    return TracedMap(ctx)
