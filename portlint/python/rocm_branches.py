@@ -1,0 +1,207 @@
+"""Which Python code an AMD (ROCm/HIP) run can reach.
+
+Python ports guard NVIDIA-only code at run time instead of with `#ifdef`:
+`if torch.version.hip: ... else: ...`, `if not is_hip(): ...`,
+`triton.runtime.driver.active.get_current_target().backend == "hip"`,
+`32 if not is_hip() else 16`, `torch.version.hip is None and cap >= (9, 0)`, or an early
+`if is_hip(): return` at the top of a function. Code that such a guard keeps away from AMD
+is already the port, so rocm findings there are noise (catalog §0.1 item 6).
+
+`polarity(test)` classifies one condition:
+  "not_amd" -- when the condition is true, the process is not running on AMD;
+  "amd"     -- when the condition is false, the process is not running on AMD
+               (the condition covers every AMD run, e.g. `is_hip()`, `x in ("xpu", "hip")`);
+  None      -- it says nothing about the vendor.
+
+`RocmReach` (built once per file with `ctx.fact(rocm_reach)`) answers `dead_for_amd(node)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# identifiers that are true exactly on AMD builds/devices
+_AMD_NAME = re.compile(r"^_*(?:is_|use_|on_|has_|running_on_|in_)?(?:hip|rocm|amd|amdgpu|cdna\d*|mi\d{3}\w*|gfx\w*)(?:_\w*)?$", re.I)
+# calls that are true only on NVIDIA (vLLM `current_platform.is_cuda()`, Triton tutorials' `is_cuda()`)
+_NV_CALL = re.compile(r"^_*(?:is_|use_|on_|running_on_)?(?:cuda|nvidia|nv_gpu|nvgpu)$", re.I)
+_AMD_STRINGS = {"hip", "rocm", "amd", "amdgcn", "amdgpu"}
+_NV_STRINGS = {"cuda", "nvidia", "nvptx"}
+_BACKENDISH = re.compile(r"backend|get_current_target|platform|vendor|device_type|DEVICE_TYPE", re.I)
+
+
+def _dotted(node: ast.AST) -> str:
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
+            break
+        else:
+            break
+    return ".".join(reversed(parts))
+
+
+def _last(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _value_polarity(node: ast.AST) -> str | None:
+    """A bare value used as a condition: `torch.version.hip`, `is_hip()`, `IS_ROCM`."""
+    dotted = _dotted(node)
+    if dotted.endswith("version.hip"):
+        return "amd"
+    if dotted.endswith("version.cuda"):
+        return "not_amd"  # torch.version.cuda is None on ROCm builds
+    last = _last(node)
+    if not last:
+        return None
+    if "alike" in last.lower():  # vLLM is_cuda_alike() is true on ROCm too
+        return None
+    if _AMD_NAME.match(last):
+        return "amd"
+    if isinstance(node, ast.Call) and _NV_CALL.match(last):
+        return "not_amd"
+    return None
+
+
+def _flip(p: str | None) -> str | None:
+    return {"amd": "not_amd", "not_amd": "amd"}.get(p) if p else None
+
+
+def _strings(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value.lower()}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {e.value.lower() for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def polarity(test: ast.AST) -> str | None:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _flip(polarity(test.operand))
+    if isinstance(test, ast.BoolOp):
+        parts = [polarity(v) for v in test.values]
+        if isinstance(test.op, ast.And):
+            # true only when every operand is true; one NVIDIA-only operand is enough
+            return "not_amd" if "not_amd" in parts else ("amd" if parts and all(p == "amd" for p in parts) else None)
+        # Or: false only when every operand is false
+        if "amd" in parts:
+            return "amd"
+        return "not_amd" if parts and all(p == "not_amd" for p in parts) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+            base = _value_polarity(left)
+            return _flip(base) if isinstance(op, ast.Is) else base
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+            # `backend == "hip"`, `"hip" in backend`, `DEVICE_TYPE in ("xpu", "hip")`
+            for value, other in ((right, left), (left, right)):
+                words = _strings(value)
+                if not words:
+                    continue
+                if isinstance(op, (ast.In, ast.NotIn)) and value is left:
+                    # "hip" in <something>: substring/membership test on the something
+                    p = "amd" if words & _AMD_STRINGS else None
+                else:
+                    p = None
+                    if words & _AMD_STRINGS:
+                        p = "amd"
+                    elif words and words <= _NV_STRINGS and _BACKENDISH.search(_dotted(other) or ast.unparse(other)):
+                        # `backend == "cuda"` (not `device.type == "cuda"`, true on ROCm too)
+                        p = "not_amd"
+                if p and isinstance(op, (ast.NotEq, ast.NotIn)):
+                    p = _flip(p)
+                if p:
+                    return p
+        return None
+    return _value_polarity(test)
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+class RocmReach:
+    """Parent links for a module, and the question: can an AMD run reach this node?"""
+
+    def __init__(self, module: ast.Module):
+        self.parent: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(module):
+            for child in ast.iter_child_nodes(node):
+                self.parent[child] = node
+        self._cache: dict[ast.AST, str | None] = {}
+        names = {n.name for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.has_amd_variant_functions = any(re.search(r"hip|rocm|amd", n, re.I) for n in names)
+
+    def ancestors(self, node: ast.AST):
+        cur = self.parent.get(node)
+        while cur is not None:
+            yield cur
+            cur = self.parent.get(cur)
+
+    def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        for a in self.ancestors(node):
+            if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return a
+        return None
+
+    def dead_for_amd(self, node: ast.AST) -> str | None:
+        """The guard (as source text) that keeps `node` from running on AMD, or None."""
+        child = node
+        for anc in self.ancestors(node):
+            reason = self._step(anc, child)
+            if reason:
+                return reason
+            child = anc
+        return None
+
+    def _step(self, anc: ast.AST, child: ast.AST) -> str | None:
+        if isinstance(anc, (ast.If, ast.IfExp, ast.While)) and child is not anc.test:
+            p = polarity(anc.test)
+            in_body = child in anc.body if isinstance(anc.body, list) else child is anc.body
+            if (in_body and p == "not_amd") or (not in_body and p == "amd" and not isinstance(anc, ast.While)):
+                return ast.unparse(anc.test)
+        if isinstance(anc, ast.BoolOp) and child in anc.values:
+            idx = anc.values.index(child)
+            others = anc.values[:idx] + anc.values[idx + 1 :]
+            for other in others:
+                p = polarity(other)
+                if isinstance(anc.op, ast.And) and p == "not_amd":
+                    return ast.unparse(other)
+                if isinstance(anc.op, ast.Or) and p == "amd" and other in anc.values[:idx]:
+                    return ast.unparse(other)
+        if isinstance(anc, ast.comprehension) and child is not anc.iter:
+            for cond in anc.ifs:
+                if polarity(cond) == "not_amd":
+                    return ast.unparse(cond)
+        # an earlier `if is_hip(): return ...` / `assert not is_hip()` in the same block
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(anc, field, None)
+            if isinstance(block, list) and child in block:
+                for stmt in block[: block.index(child)]:
+                    if isinstance(stmt, ast.If) and polarity(stmt.test) == "amd" and _exits(stmt.body):
+                        return ast.unparse(stmt.test)
+                    if isinstance(stmt, ast.If) and polarity(stmt.test) == "not_amd" and _exits(stmt.orelse):
+                        return ast.unparse(stmt.test)
+                    if isinstance(stmt, ast.Assert) and polarity(stmt.test) == "not_amd":
+                        return ast.unparse(stmt.test)
+        # `def get_cuda_autotune_config()` beside a `def get_hip_autotune_config()`
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.has_amd_variant_functions:
+            if re.search(r"cuda|nvidia|hopper|blackwell|sm_?9\d|sm_?10\d", anc.name, re.I) and not re.search(r"hip|rocm|amd", anc.name, re.I):
+                return f"def {anc.name} (NVIDIA variant beside a HIP one)"
+        return None
+
+
+def rocm_reach(ctx) -> RocmReach:
+    return RocmReach(ctx.module)
