@@ -137,6 +137,8 @@ def _in_condition(node) -> bool:
         parent = cur.parent
         if parent is None:
             return False
+        if parent.type == "preproc_defined":
+            return True
         if parent.type in _CONDITION_PARENTS:
             cond = parent.child_by_field_name("condition") or parent.child_by_field_name("name")
             return cond is not None and cond.start_byte <= node.start_byte and node.end_byte <= cond.end_byte
