@@ -25,6 +25,7 @@ import re
 _AMD_NAME = re.compile(r"^_*(?:is_|use_|on_|has_|running_on_|in_)?(?:hip|rocm|amd|amdgpu|cdna\d*|mi\d{3}\w*|gfx\w*)(?:_\w*)?$", re.I)
 # calls that are true only on NVIDIA (vLLM `current_platform.is_cuda()`, Triton tutorials' `is_cuda()`)
 _NV_CALL = re.compile(r"^_*(?:is_|use_|on_|running_on_)?(?:cuda|nvidia|nv_gpu|nvgpu)$", re.I)
+_NV_FLAG = re.compile(r"^_*(?:use|is|has|enable|with)_?(?:ptx|nv_?asm|inline_ptx|nvidia_asm)$", re.I)
 _AMD_STRINGS = {"hip", "rocm", "amd", "amdgcn", "amdgpu"}
 _NV_STRINGS = {"cuda", "nvidia", "nvptx"}
 _BACKENDISH = re.compile(r"backend|get_current_target|platform|vendor|device_type|DEVICE_TYPE", re.I)
@@ -71,6 +72,10 @@ def _value_polarity(node: ast.AST) -> str | None:
     if _AMD_NAME.match(last):
         return "amd"
     if isinstance(node, ast.Call) and _NV_CALL.match(last):
+        return "not_amd"
+    if isinstance(node, ast.Name) and (_NV_CALL.match(last) or _NV_FLAG.match(last)):
+        # a flag such as `IS_CUDA` or a kernel's `USE_PTX: tl.constexpr` (not `tensor.is_cuda`,
+        # an attribute that is true on ROCm too)
         return "not_amd"
     return None
 
