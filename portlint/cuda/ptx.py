@@ -3,11 +3,19 @@ say what HIP offers for each instruction.
 
 The owner column routes an instruction to the rule that explains it best: wgmma to the
 Hopper rule, cp.async to the async-copy rule, and so on. PTL201 reports the rest, so an
-asm statement gets one finding, from the most specific rule."""
+asm statement gets one finding, from the most specific rule: a statement that holds any
+instruction owned by a more specific rule belongs to the first such rule (the `setp`,
+`selp`, `mov` scaffolding around a wgmma or an mbarrier wait does not make it generic).
+
+`asm_sites(ctx)` (use through `ctx.fact`) lists every PTX asm statement of a CUDA file once,
+with its owner, for all the detectors of PTL2xx, PTL3xx and PTL4xx."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+
+from portlint.model import Span
 
 # mnemonic prefix -> (owning rule, what to write on HIP). Longest prefix wins.
 PTX_TABLE: dict[str, tuple[str, str]] = {
@@ -34,11 +42,11 @@ PTX_TABLE: dict[str, tuple[str, str]] = {
     "lop3": ("PTL201", "plain `&`, `|`, `^`, `~` expressions (the compiler picks AMD's bitwise ops)"),
     "dp4a": ("PTL201", "`__builtin_amdgcn_sdot4` / `amd_mixed_dot`, or four multiply-adds"),
     "dp2a": ("PTL201", "`__builtin_amdgcn_sdot2`, or two multiply-adds"),
-    "vote": ("PTL201", "`__ballot` / `__any` / `__all` (64-bit results on wave64)"),
-    "activemask": ("PTL201", "`__activemask()` (64-bit) or `__ballot(1)`"),
+    "vote": ("PTL404", "`__ballot` / `__any` / `__all` (64-bit results on wave64)"),
+    "activemask": ("PTL404", "`__ballot(1)` (a 64-bit mask on wave64)"),
     "shfl": ("PTL201", "`__shfl` / `__shfl_xor` / `__shfl_up` / `__shfl_down` with width `warpSize`"),
-    "match": ("PTL201", "`__match_any` / `__match_all` (64-bit masks)"),
-    "bar.warp.sync": ("PTL201", "`__syncwarp()` on ROCm >= 6.2, or nothing (a wavefront executes in lockstep)"),
+    "match": ("PTL404", "`__match_any` / `__match_all` (64-bit masks)"),
+    "bar.warp.sync": ("PTL404", "`__syncwarp()` on ROCm >= 6.2, or nothing (a wavefront executes in lockstep)"),
     "bar.sync": ("PTL201", "`__syncthreads()`"),
     "barrier.sync": ("PTL201", "`__syncthreads()`"),
     "bar.arrive": ("PTL201", "a `__syncthreads()`-based rewrite (no named-barrier arrive in HIP)"),
@@ -47,6 +55,7 @@ PTX_TABLE: dict[str, tuple[str, str]] = {
     "membar.sys": ("PTL201", "`__threadfence_system()`"),
     "fence.proxy": ("PTL302", "nothing: proxy fences belong to TMA/wgmma, which AMD does not have"),
     "fence.acq_rel.cluster": ("PTL304", "drop the cluster scope; use `__threadfence()`"),
+    "fence.mbarrier_init": ("PTL303", "nothing: there are no transaction barriers on AMD"),
     "fence": ("PTL201", "`__threadfence()` / `__threadfence_block()` / `__atomic_thread_fence`"),
     "ld.global.nc": ("PTL201", "`__ldg(ptr)` or a plain load of a `const __restrict__` pointer"),
     "ld.global.cs": ("PTL201", "`__builtin_nontemporal_load(ptr)`"),
@@ -56,6 +65,7 @@ PTX_TABLE: dict[str, tuple[str, str]] = {
     "ld.volatile": ("PTL201", "a load through a `volatile` pointer or `__atomic_load_n`"),
     "ld.acquire": ("PTL201", "`__hip_atomic_load(ptr, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT)`"),
     "ld.relaxed": ("PTL201", "`__hip_atomic_load(ptr, __ATOMIC_RELAXED, scope)`"),
+    "ld.shared::cluster": ("PTL304", "nothing: there is no distributed shared memory on AMD; exchange through global memory"),
     "ld.shared": ("PTL201", "a plain load from the `__shared__` array"),
     "ld.global": ("PTL201", "a plain load, or `__builtin_nontemporal_load` for streaming"),
     "ld": ("PTL201", "a plain C++ load"),
@@ -96,6 +106,10 @@ PTX_TABLE: dict[str, tuple[str, str]] = {
     "trap": ("PTL201", "`__builtin_trap()` / `abort()`"),
     "exit": ("PTL201", "return from the kernel"),
     "griddepcontrol": ("PTL308", "nothing: programmatic dependent launch has no HIP form; rely on stream order"),
+    "%cluster": ("PTL304", "nothing: there are no thread-block clusters on AMD (use `blockIdx`)"),
+    "%is_explicit_cluster": ("PTL304", "nothing: there are no thread-block clusters on AMD"),
+    "st.async": ("PTL304", "nothing: there is no distributed shared memory on AMD"),
+    "red.async": ("PTL304", "nothing: there is no distributed shared memory on AMD"),
     "getctarank": ("PTL304", "nothing: there are no thread-block clusters on AMD"),
     "mapa": ("PTL304", "nothing: there is no distributed shared memory on AMD"),
     "barrier.cluster": ("PTL304", "`__syncthreads()` within a block; no cluster barrier on AMD"),
@@ -104,32 +118,42 @@ PTX_TABLE: dict[str, tuple[str, str]] = {
     "cp.async.bulk.tensor": ("PTL302", "regular loads to LDS (or CK's block-to-LDS copies); no TMA on AMD"),
     "cp.reduce.async.bulk": ("PTL302", "regular loads/stores with atomics; no TMA on AMD"),
     "cp.async.bulk": ("PTL302", "regular loads to LDS; no bulk async copy on AMD"),
+    "prefetch.tensormap": ("PTL302", "nothing: there are no tensor maps on AMD"),
+    "prefetch.global.tensormap": ("PTL302", "nothing: there are no tensor maps on AMD"),
+    "tensormap": ("PTL302", "nothing: there are no tensor maps on AMD"),
     "mbarrier": ("PTL303", "`__syncthreads()` around a regular LDS copy"),
     "setmaxnreg": ("PTL305", "nothing: AMD allocates VGPRs per kernel (`__launch_bounds__` / `amdgpu_waves_per_eu`)"),
     "tcgen05": ("PTL306", "MFMA (rocWMMA / CK); no tensor memory on AMD"),
-    "elect.sync": ("PTL301", "`__lane_id() == 0` style election, or `__builtin_amdgcn_readfirstlane`"),
+    "elect.sync": ("PTL201", "`__lane_id() == 0` style election, or `__builtin_amdgcn_readfirstlane`"),
     "stmatrix": ("PTL402", "LDS stores (rocWMMA `store_matrix_sync` / CK)"),
     "ldmatrix": ("PTL402", "LDS loads into MFMA operand layout (rocWMMA `load_matrix_sync` / CK)"),
+    "movmatrix": ("PTL402", "a register transpose through LDS or `__shfl` (MFMA layouts differ anyway)"),
     "cp.async": ("PTL401", "direct global-to-LDS loads (`__builtin_amdgcn_global_load_lds` on gfx90a+) or plain loads + `__syncthreads()`"),
     "mma.sync": ("PTL403", "MFMA through rocWMMA (`rocwmma::mma_sync`) or `__builtin_amdgcn_mfma_*`"),
+    "mma": ("PTL403", "MFMA through rocWMMA (`rocwmma::mma_sync`) or `__builtin_amdgcn_mfma_*`"),
     "mma.sp": ("PTL403", "MFMA sparse (`__builtin_amdgcn_smfmac_*` on gfx940+) or dense MFMA"),
     "wmma": ("PTL403", "rocWMMA (`rocwmma::fragment`, `load_matrix_sync`, `mma_sync`)"),
     "redux.sync": ("PTL404", "`__reduce_add_sync` on ROCm >= 7 or a `__shfl_xor` butterfly over `warpSize` lanes"),
 }
 _PREFIXES = sorted(PTX_TABLE, key=len, reverse=True)
+_FP8_CVT = re.compile(r"\.(?:e4m3|e5m2|e2m1|e2m3|e3m2|ue8m0)")
 
 # A template that looks like PTX: an instruction with a type suffix, a PTX register or
 # state space, or a directive.
 _PTX_HINT = re.compile(
-    r"%%?(?:laneid|warpid|clock|globaltimer|smid|lanemask|tid|ntid|ctaid|dynamic_smem)"
-    r"|\.(?:[subf](?:8|16|32|64)|b(?:8|16|32|64)|pred|f16x2|bf16x2|e4m3|e5m2|global|shared|local|const|param|reg|sync|aligned|approx|rn|rz|rm|rp|ftz|sat|nc|cta|gpu|sys|cluster)\b"
-    r"|\b(?:wgmma|mbarrier|ldmatrix|stmatrix|cp\.async|mma\.sync|setmaxnreg|tcgen05|prmt|lop3|shfl|vote|membar|griddepcontrol|bar\.sync|elect\.sync|redux\.sync)\b"
+    r"%%?(?:laneid|warpid|nwarpid|clock|globaltimer|smid|nsmid|lanemask|tid|ntid|ctaid|nctaid|dynamic_smem|cluster)"
+    r"|\.(?:[subf](?:8|16|32|64)|b(?:8|16|32|64|128)|pred|f16x2|bf16x2|e4m3|e5m2|global|shared|local|const|param|reg|sync|aligned|approx|rn|rz|rm|rp|ftz|sat|nc|cta|gpu|sys|cluster)\b"
+    r"|\b(?:wgmma|mbarrier|ldmatrix|stmatrix|cp\.async|mma\.sync|setmaxnreg|tcgen05|prmt|lop3|shfl|vote|membar|griddepcontrol|bar\.sync|elect\.sync|redux\.sync|multimem)\b"
 )
 # x86 / ARM host assembly.
 _HOST_ASM_HINT = re.compile(
     r"\b(?:rdtsc|rdtscp|cpuid|pause|lfence|mfence|sfence|xchg|lock|movq?|xorl?|pushq?|popq?|nop|hlt|int3|"
     r"isb|dmb|dsb|yield|wfe|sev)\b|%%?[re]?(?:ax|bx|cx|dx|si|di|sp|bp)\b|\$\d"
 )
+# AMD GCN/CDNA assembly (a HIP path written in asm): v_/s_/ds_/buffer_/global_ mnemonics.
+_AMDGCN_HINT = re.compile(r"^\s*(?:v_|s_|ds_|buffer_|global_load|global_store|flat_|scratch_)\w*", re.M)
+# Instructions that only move values around an instruction of interest.
+_SCAFFOLDING = re.compile(r"^(?:setp|selp|bra|mov|and|or|not|cvta|@|\w+:)")
 
 
 def ptx_instructions(template: str) -> list[str]:
@@ -141,7 +165,8 @@ def ptx_instructions(template: str) -> list[str]:
         if not stmt or stmt.startswith("//") or stmt.startswith("}"):
             continue
         stmt = re.sub(r"^@!?%?\w+\s+", "", stmt)  # predicate guard
-        if stmt.startswith(".reg") or stmt.startswith(".pragma"):
+        stmt = re.sub(r"^[A-Za-z_$][\w$]*:\s*", "", stmt)  # label
+        if not stmt or stmt.startswith(".reg") or stmt.startswith(".pragma"):
             continue
         out.append(stmt)
     return out
@@ -151,6 +176,8 @@ def classify_instruction(stmt: str) -> tuple[str, str, str]:
     """(owning rule, HIP counterpart, matched prefix) for one PTX instruction."""
     s = stmt.replace("%%", "%")
     mnemonic = s.split()[0] if s.split() else s
+    if mnemonic.startswith("cvt") and _FP8_CVT.search(mnemonic):
+        return "PTL307", "`__hip_cvt_float2_to_fp8x2` / `__hip_cvt_fp8x2_to_halfraw2` with the target's FP8 interpretation (FNUZ on MI300X, OCP on MI355X)", "cvt(fp8)"
     for prefix in _PREFIXES:
         if prefix.startswith("%"):
             if prefix in s:
@@ -166,3 +193,159 @@ def looks_like_ptx(template: str) -> bool:
 
 def looks_like_host_asm(template: str) -> bool:
     return bool(_HOST_ASM_HINT.search(template)) and not looks_like_ptx(template)
+
+
+def looks_like_amdgcn(template: str) -> bool:
+    return bool(_AMDGCN_HINT.search(template.replace("\\n", "\n"))) and not looks_like_ptx(template)
+
+
+# ---- asm statements of a file ---------------------------------------------------------------
+
+_ASM_IN_MACRO = re.compile(r"\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*\(\s*((?:\"(?:[^\"\\]|\\.)*\"\s*)+)")
+_STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
+
+
+@dataclass
+class AsmSite:
+    """One asm statement (or a macro whose body is one) whose template is PTX."""
+
+    where: object  # tree-sitter node to report at
+    template: str
+    instructions: list[str]
+    owner: str  # the rule that reports it
+    in_macro: bool = False
+    owners: list[str] = field(default_factory=list)  # owner of each instruction
+
+    def first_of(self, rule_id: str) -> str:
+        """The first instruction of the statement owned by `rule_id` (for the message)."""
+        for stmt, owner in zip(self.instructions, self.owners):
+            if owner == rule_id:
+                return stmt.split()[0].replace("%%", "%")
+        return self.instructions[0].split()[0].replace("%%", "%") if self.instructions else "asm"
+
+    def counterparts(self) -> list[str]:
+        """`prefix` -> HIP counterpart lines for every distinct instruction, in order."""
+        out, seen = [], set()
+        for stmt in self.instructions:
+            owner, hip, prefix = classify_instruction(stmt)
+            if prefix in seen or _SCAFFOLDING.match(prefix):
+                continue
+            seen.add(prefix)
+            out.append(f"`{prefix}` -> {hip}" if hip else f"`{prefix}`: no HIP intrinsic; write it in C++ and let the compiler pick AMD instructions")
+        return out
+
+
+def _template_of(asm_node) -> str:
+    """The assembly template: the concatenated string literals before the operand lists."""
+    from portlint.cuda.parse import node_text
+
+    parts = []
+    for child in asm_node.children:
+        if child.type in ("string_literal", "concatenated_string"):
+            parts.extend(m.group(1) for m in _STRING.finditer(node_text(child)))
+        elif child.type.startswith("gnu_asm_") and child.type != "gnu_asm_qualifier":
+            break
+    return "".join(parts)
+
+
+def _owner(instructions: list[str]) -> tuple[str, list[str]]:
+    owners = [classify_instruction(i)[0] for i in instructions]
+    specific = [o for o in owners if o != "PTL201"]
+    return (specific[0] if specific else "PTL201"), owners
+
+
+def asm_sites(ctx) -> list[AsmSite]:
+    """ctx.fact(asm_sites): the PTX asm statements of a CUDA file, each with its owner.
+
+    An asm statement counts when its template is PTX; in device code also when it is
+    neither x86/ARM host assembly nor AMD GCN assembly nor an empty compiler barrier
+    (`asm volatile("" ::: "memory")`, which is portable)."""
+    from portlint.cuda.parse import node_text, nodes_of_types
+    from portlint.cuda.spaces import space_map
+
+    if b"asm" not in ctx.data:
+        return []
+    sites: list[AsmSite] = []
+    for node in nodes_of_types(ctx.tree.root_node, ("gnu_asm_expression", "preproc_function_def", "preproc_def")):
+        in_macro = node.type != "gnu_asm_expression"
+        if in_macro:
+            value = node.child_by_field_name("value")
+            m = _ASM_IN_MACRO.search(node_text(value)) if value is not None else None
+            if not m:
+                continue
+            template = "".join(s.group(1) for s in _STRING.finditer(m.group(1)))
+            if not looks_like_ptx(template):
+                continue
+        else:
+            template = _template_of(node)
+            if not looks_like_ptx(template):
+                if not ctx.fact(space_map).is_device(node):
+                    continue  # host assembly (rdtsc, cpuid, ...) is fine
+                if looks_like_host_asm(template) or looks_like_amdgcn(template):
+                    continue
+        instructions = ptx_instructions(template)
+        if not instructions:
+            continue  # an empty template is a compiler barrier
+        owner, owners = _owner(instructions)
+        sites.append(AsmSite(node, template, instructions, owner, in_macro, owners))
+    return sites
+
+
+def hip_advice(site: AsmSite, intro: str) -> str:
+    """Suggestion text for an asm site: the intro, then the counterpart of each instruction."""
+    lines = site.counterparts()
+    text = intro + ("\n" + "\n".join(lines) if lines else "")
+    return text + "\nKeep the PTX only under `#ifndef __HIP_PLATFORM_AMD__` with the HIP form in the `#else` branch."
+
+
+def _enabled(ctx) -> frozenset[str]:
+    from portlint.engine import enabled_rules
+
+    return frozenset(enabled_rules(ctx.settings))
+
+
+def reported_by_api_rule(ctx, name: str) -> bool:
+    """True when PTL602 (CUDA names with no HIP twin in the HIPIFY table) reports this very
+    name: one name, one finding. The more specific rule reports it when PTL602 is off."""
+    if "PTL602" not in ctx.fact(_enabled):
+        return False
+    try:
+        from portlint.cuda.hipify import load_table
+    except ImportError:  # the cuda_api family is not installed
+        return False
+    return any(row.owner == "PTL602" for row in load_table().lookup(name))
+
+
+def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:
+    """Report the asm statements `rule_id` owns and the names it matches, one finding per
+    line. `intro` opens the suggestion of an asm finding; a name finding's suggestion is
+    its NameRule advice. `targets(line)` may narrow the targets per finding."""
+    from portlint.cuda.symbols import code_text, name_hits
+
+    seen: set[int] = set()
+    ct = ctx.fact(code_text)
+    inside_asm = []
+    for site in ctx.fact(asm_sites):
+        sp = ctx.node_span(site.where)
+        inside_asm.append((ct.offset(sp.start_line, sp.start_col), ct.offset(sp.end_line, sp.end_col)))
+    for site in ctx.fact(asm_sites):
+        if site.owner != rule_id:
+            continue
+        span = ctx.node_span(site.where)
+        seen.add(span.start_line)
+        ctx.report(
+            span,
+            what=site.first_of(rule_id),
+            suggestion=hip_advice(site, intro),
+            targets=targets(span.start_line) if targets else None,
+        )
+    for span, name, rule in name_hits(ctx, name_rules, inside_asm):
+        if span.start_line in seen or reported_by_api_rule(ctx, name):
+            continue
+        seen.add(span.start_line)
+        ctx.report(
+            span,
+            what=name,
+            suggestion=rule.advise(name),
+            targets=targets(span.start_line) if targets else None,
+        )

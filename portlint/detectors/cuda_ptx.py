@@ -1,87 +1,280 @@
-"""Inline PTX and NVIDIA ISA in CUDA sources (PTL2xx)."""
+"""Inline PTX and NVIDIA ISA in CUDA sources (PTL2xx).
+
+PTL201 inline PTX, PTL202 PTX modules and JIT (.ptx files, NVRTC PTX/CUBIN output, module
+loading), PTL203 NVVM builtins and libdevice symbols, PTL204 device intrinsics HIP does
+not declare, PTL205 `__CUDA_ARCH__` comparisons that send AMD down another branch.
+(PTL206, build flags, is not implemented: portlint does not scan build files.)"""
 
 from __future__ import annotations
 
 import re
 
-from portlint.cuda.parse import node_text
-from portlint.cuda.ptx import classify_instruction, looks_like_host_asm, looks_like_ptx, ptx_instructions
-from portlint.cuda.spaces import space_map
+from portlint.cuda.ptx import report_rule, reported_by_api_rule
+from portlint.cuda.symbols import NameRule, code_text, name_hits, words
 from portlint.registry import detector
 
-_ASM_IN_MACRO = re.compile(r"\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*\(\s*((?:\"(?:[^\"\\]|\\.)*\"\s*)+)")
-_STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
+# ---- PTL201 ----------------------------------------------------------------------------------
 
 
-def _template_of(asm_node) -> str:
-    """The assembly template: the concatenated string literals before the operand lists."""
-    parts = []
-    for child in asm_node.children:
-        if child.type in ("string_literal", "concatenated_string"):
-            parts.extend(m.group(1) for m in _STRING.finditer(node_text(child)))
-        elif child.type.startswith("gnu_asm_") and child.type != "gnu_asm_qualifier":
-            break
-    return "".join(parts)
+@detector("PTL201", tokens=("asm",))
+def inline_ptx_asm(ctx) -> None:
+    """`asm("...")` with PTX in device code, also behind a macro; statements owned by a more
+    specific rule (wgmma, cp.async, ...) are left to it."""
+    report_rule(ctx, "PTL201", intro="HIP has no inline PTX. Replace the asm with:")
 
 
-def _suggestion(instructions: list[str]) -> tuple[str, list[str]]:
-    """HIP counterparts for the instructions PTL201 owns, and the owners of the others."""
-    lines: list[str] = []
-    owners: list[str] = []
-    seen: set[str] = set()
-    for stmt in instructions:
-        owner, hip, prefix = classify_instruction(stmt)
-        owners.append(owner)
-        if owner != "PTL201" or prefix in seen:
-            continue
-        seen.add(prefix)
-        if hip:
-            lines.append(f"`{prefix}` -> {hip}")
-        else:
-            lines.append(f"`{prefix}`: no HIP intrinsic; write it in C++ and let the compiler pick AMD instructions")
-    return "\n".join(lines), owners
+# ---- PTL202 ----------------------------------------------------------------------------------
+
+_PRODUCER_NAMES = (
+    "nvrtcGetPTX", "nvrtcGetPTXSize", "nvrtcGetCUBIN", "nvrtcGetCUBINSize", "nvrtcGetLTOIR", "nvrtcGetLTOIRSize",
+    "nvrtcGetNVVM", "nvrtcGetNVVMSize", "CU_JIT_INPUT_PTX", "CU_JIT_INPUT_CUBIN", "CU_JIT_INPUT_NVVM", "cuLibraryLoadData",
+)
+_LOADER_NAMES = ("cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary")
+_LOAD_ADVICE = (
+    "Load an AMD code object instead: compile with hiprtc (`hiprtcCompileProgram` with `--offload-arch=gfx942`, "
+    "`hiprtcGetCode`) or ship a `.hsaco` / `.hip_fatbin` and load it with `hipModuleLoadData`; PTX, CUBIN and "
+    "LTO-IR images cannot be loaded on AMD, and hand-written PTX must be rewritten in HIP C++."
+)
+_JIT_ADVICE = {
+    "nvrtcGetPTX": "HIPRTC produces an AMD code object, not PTX: `hiprtcGetCode` / `hiprtcGetCodeSize`, then `hipModuleLoadData`.",
+    "nvrtcGetPTXSize": "`hiprtcGetCodeSize` (the output is an AMD code object, not PTX).",
+    "nvrtcGetCUBIN": "`hiprtcGetCode` (or `hiprtcGetBitcode` for LLVM bitcode).",
+    "nvrtcGetCUBINSize": "`hiprtcGetCodeSize`.",
+    "CU_JIT_INPUT_PTX": "hiprtc links LLVM bitcode (`HIPRTC_JIT_INPUT_LLVM_BITCODE`), not PTX: compile the source with hiprtc instead.",
+}
+_PRODUCERS = NameRule(re.compile(words(*_PRODUCER_NAMES)), lambda name: _JIT_ADVICE.get(name, _LOAD_ADVICE))
+_LOADERS = NameRule(re.compile(words(*_LOADER_NAMES)), _LOAD_ADVICE)
+_PTX_MODULE = re.compile(r"\.version\s+\d+\.\d+|\.target\s+sm_\d+|\.(?:visible\s+)?\.?entry\s+\w+\s*\(")
+_NVRTC_ARCH = re.compile(r"^\s*(?:--gpu-architecture|-arch|--gpu-name)[=\s]*(?:compute|sm)_\d+\w*\s*$")
+_JIT_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
+_MODULE_FILE = re.compile(r"\bcuModuleLoad\s*\(\s*[^,;]*,\s*$")
 
 
-def _report_asm(ctx, where, template: str) -> None:
-    instructions = ptx_instructions(template)
-    suggestion, owners = _suggestion(instructions)
-    if owners and all(o != "PTL201" for o in owners):
-        return  # a more specific rule (wgmma, cp.async, ...) reports this statement
-    first = instructions[0].split()[0] if instructions and instructions[0].split() else "asm"
+def _ptx_file(ctx) -> None:
+    where = next((n for n, ln in enumerate(ctx.lines, 1) if ln.lstrip().startswith((".target", ".version"))), 1)
+    text = ctx.line_text(where)
+    from portlint.model import Span
+
     ctx.report(
-        where,
-        mnemonic=first.replace("%%", "%"),
-        suggestion=(
-            "HIP has no inline PTX. Replace the asm with:\n" + suggestion
-            if suggestion
-            else "HIP has no inline PTX: write the operation in C++ or with a HIP intrinsic."
-        )
-        + "\nKeep the PTX only under `#ifndef __HIP_PLATFORM_AMD__` with the HIP form in the `#else` branch.",
+        Span(where, 1, where, max(2, len(text) + 1)),
+        what="PTX module file",
+        suggestion="AMD GPUs cannot load PTX. Rewrite the kernel in HIP C++ (or AMDGPU assembly) and ship a code "
+        "object (`.hsaco`) built with `--offload-arch=gfx942`, loaded with `hipModuleLoad`.",
     )
 
 
-@detector("PTL201", nodes=("gnu_asm_expression", "preproc_function_def", "preproc_def"), tokens=("asm",))
-def inline_ptx_asm(node, ctx) -> None:
-    """`asm("...")` with PTX in device code, also behind a macro."""
-    if node.type == "gnu_asm_expression":
-        template = _template_of(node)
-        device = ctx.fact(space_map).is_device(node)
-        if not device:
-            # host code: only PTX text itself is a finding (x86 `rdtsc` and friends are fine)
-            if not looks_like_ptx(template):
-                return
-        elif looks_like_host_asm(template):
-            return
-        _report_asm(ctx, node, template)
+@detector(
+    "PTL202",
+    tokens=("nvrtc", "cuModuleLoad", "cuLink", "CU_JIT_INPUT", ".version", ".target", "cuLibraryLoadData", "asm", "compute_", "sm_"),
+)
+def ptx_source_or_jit(ctx) -> None:
+    """PTX modules, NVRTC PTX/CUBIN output, PTX-loading driver calls, JIT sources with inline PTX."""
+    if ctx.language == "ptx":
+        _ptx_file(ctx)
         return
-    # a macro whose body is an asm statement: report the definition once
-    value = node.child_by_field_name("value")
-    if value is None:
+    if ctx.language != "cuda":
         return
-    body = node_text(value)
-    m = _ASM_IN_MACRO.search(body)
-    if not m:
-        return
-    template = "".join(s.group(1) for s in _STRING.finditer(m.group(1)))
-    if looks_like_ptx(template):
-        _report_asm(ctx, node, template)
+    ct = ctx.fact(code_text)
+    seen: set[int] = set()
+    # string literals: an embedded PTX module, NVRTC arch options, JIT source with inline PTX
+    last_module_line = -10
+    jit = bool(re.search(r"\bnvrtc\w*\s*\(|\bjitify\b|\bcuModuleLoad|\bcuLinkAdd", ct.code))
+    for start, end, body in ct.strings:
+        line = ct.line_of(start)
+        if _PTX_MODULE.search(body):
+            near = line - last_module_line <= 3
+            last_module_line = line
+            if near:
+                continue  # the next lines of the same embedded module
+            what, advice = "embedded PTX module", "AMD GPUs cannot load PTX: ship the kernel as HIP C++ compiled by hiprtc or as a `.hsaco` code object."
+        elif _NVRTC_ARCH.match(body):
+            what, advice = body.strip(), "hiprtc takes AMD targets: `--offload-arch=gfx942` (gfx90a, gfx950, ...); choose the option by platform."
+        elif jit and _JIT_ASM.search(body) and re.search(r"%%?laneid|\.(?:u32|b32|f32|s32|u64|b64|global|shared|sync)\b|\b(?:mma|ldmatrix|cp\.async|wgmma|mbarrier)\b", body):
+            what, advice = "inline PTX in a runtime-compiled source", "The JIT source holds PTX, which hiprtc cannot compile for AMD: write the HIP form of that code in the source string (see PTL201's counterparts)."
+        else:
+            continue
+        if line in seen:
+            continue
+        seen.add(line)
+        ctx.report(ct.span(start, end), what=what[:60], suggestion=advice)
+    # loaders count only in a file that makes or embeds PTX/CUBIN (otherwise hipify's
+    # rename to hipModuleLoadData is all there is to do)
+    makes_ptx = bool(seen) or bool(_PRODUCERS.pattern.search(ct.code))
+    for span, name, rule in name_hits(ctx, (_PRODUCERS, _LOADERS) if makes_ptx else (_PRODUCERS,)):
+        if span.start_line in seen or reported_by_api_rule(ctx, name):
+            continue
+        seen.add(span.start_line)
+        ctx.report(span, what=name, suggestion=rule.advise(name))
+
+
+# ---- PTL203 ----------------------------------------------------------------------------------
+
+_NVVM = NameRule(
+    re.compile(r"\b__nvvm_(?!mbarrier_)\w+"),
+    "clang's NVPTX builtins do not exist for AMDGPU: use the HIP device function that does the job "
+    "(`__ldg` / a plain load for `__nvvm_ldg_*`, `__shfl*` for `__nvvm_shfl_*`, `__syncthreads()` for `__nvvm_bar*`), "
+    "or the `__builtin_amdgcn_*` builtin of the same operation.",
+)
+_LIBDEVICE = NameRule(
+    re.compile(r"\b(__nv_(?!bfloat|half|fp8|fp6|fp4|cvt_|saturation|storage|e4m3|e5m2|e2m1|nv_)[a-z][a-z0-9_]*)\s*\("),
+    lambda name: f"`{name}` is a libdevice symbol (NVIDIA's bitcode math library); AMD's device libraries (OCML) use other names. "
+    f"Call the standard function (`{re.sub(r'^__nv_(fast_)?', '', name)}`, `__expf`, `rsqrtf`, ...), which HIP maps to OCML.",
+    group=1,
+)
+
+
+@detector("PTL203", tokens=("__nvvm_", "__nv_", "llvm.nvvm", "libdevice"))
+def nvvm_builtins_and_libdevice(ctx) -> None:
+    """`__nvvm_*` builtins, `__nv_*` libdevice calls, `llvm.nvvm.*` IR and libdevice files."""
+    ct = ctx.fact(code_text)
+    seen: set[int] = set()
+    for start, end, body in ct.strings:
+        m = re.search(r"llvm\.nvvm\.[\w.]+|libdevice(?:\.\d+)?\.bc", body)
+        if m:
+            line = ct.line_of(start)
+            if line not in seen:
+                seen.add(line)
+                ctx.report(
+                    ct.span(start, end),
+                    what=m.group(0),
+                    suggestion="NVVM IR and libdevice are NVIDIA-only: AMD's LLVM uses `llvm.amdgcn.*` intrinsics and the ROCm device libraries (ocml/ockl).",
+                )
+    for span, name, rule in name_hits(ctx, (_NVVM, _LIBDEVICE)):
+        if span.start_line not in seen:
+            seen.add(span.start_line)
+            ctx.report(span, what=name, suggestion=rule.advise(name))
+
+
+# ---- PTL204 ----------------------------------------------------------------------------------
+
+_INTRINSICS: list[NameRule] = [
+    NameRule(re.compile(words("__dp4a")), "`__builtin_amdgcn_sdot4(a, b, c, false)` (signed; `__builtin_amdgcn_udot4` unsigned) on CDNA and RDNA2+, or four multiply-adds of the unpacked bytes."),
+    NameRule(re.compile(words("__dp2a_lo", "__dp2a_hi")), "`__builtin_amdgcn_sdot2` on targets with dot instructions, or two multiply-adds."),
+    NameRule(
+        re.compile(r"\b__v(?:abs|absdiffs|absdiffu|absss|add|addss|addus|avgs|avgu|cmpeq|cmpges|cmpgeu|cmpgts|cmpgtu|cmples|cmpleu|cmplts|cmpltu|cmpne|hadd|haddu|maxs|maxu|mins|minu|neg|negss|sads|sadu|seteq|setges|setgeu|setgts|setgtu|setles|setleu|setlts|setltu|setne|sub|subss|subus)[24]\b"),
+        "HIP has no SIMD-in-a-word video intrinsics: write a small helper over the bytes/halves "
+        "(clang vector extensions, `__builtin_elementwise_add_sat`, or shifts and masks).",
+    ),
+    NameRule(re.compile(words("__trap")), "`__builtin_trap()` (or `abort()`, which on AMD ends the whole application, not just the dispatch)."),
+    NameRule(re.compile(words("__brkpt", "__prof_trigger", "__pm0", "__pm1", "__pm2", "__pm3")), "No HIP counterpart: remove it (use rocprof / roc-obj tooling instead of in-kernel triggers)."),
+    NameRule(re.compile(words("__stcs", "__stcg", "__stwt", "__stwb")), "A plain store, or `__builtin_nontemporal_store(v, ptr)` for streaming stores."),
+    NameRule(re.compile(words("__ldlu", "__ldcv")), "A plain load (through a `volatile` pointer for `__ldcv`), or `__builtin_nontemporal_load(ptr)`."),
+    NameRule(
+        re.compile(r"\b__(?:fadd|fsub|fmul|fdiv|fsqrt|frcp|fmaf|dadd|dsub|dmul|ddiv|dsqrt|drcp|fma)_r[duz]\b"),
+        "HIP has only the round-to-nearest forms (`__fadd_rn`, `__fmul_rn`, `__fmaf_rn`, ...): use them, or redesign the code that needs directed rounding (interval bounds).",
+    ),
+    NameRule(
+        re.compile(r"\b__cvta_(?:generic_to_shared|generic_to_global|generic_to_local|generic_to_constant|shared_to_generic|global_to_generic|local_to_generic|constant_to_generic)\b"),
+        "There is no PTX state-space conversion on AMD: keep a `__shared__` pointer as a pointer "
+        "(or cast to `__attribute__((address_space(3)))` for an LDS address); the PTX that consumed the address must be rewritten anyway.",
+    ),
+    NameRule(re.compile(words("__isShared", "__isGlobal", "__isConstant", "__isLocal", "__isGridConstant")), "`__builtin_amdgcn_is_shared(ptr)` / `__builtin_amdgcn_is_private(ptr)` (clang AMDGPU builtins), or pass the address space explicitly."),
+    NameRule(re.compile(words("__nanosleep")), "`__builtin_amdgcn_s_sleep(n)` (n is in units of 64 clocks and must be a constant)."),
+    NameRule(re.compile(words("__fns")), "A loop over `__ffsll` / `__popcll` on the mask (64-bit on wave64)."),
+    NameRule(re.compile(r"\b__h(?:eq|ne|ge|gt|le|lt|equ|neu|geu|gtu|leu|ltu)2_mask\b"), "Compare with `__heq2`/`__hgt2`/... (a `__half2` of 0/1) and build the mask with shifts."),
+    NameRule(re.compile(words("__hfma_relu", "__hfma2_relu")), "`__hmax(__hfma(a, b, c), 0)` (or the half2 forms)."),
+]
+
+
+@detector("PTL204", tokens=("__",))
+def nvidia_only_device_intrinsic(ctx) -> None:
+    """CUDA device intrinsics that HIP does not declare (dp4a, SIMD video, cache-policy
+    stores, directed rounding, address-space conversions, __trap, __nanosleep, ...)."""
+    report_rule(ctx, "PTL204", _INTRINSICS)
+
+
+# ---- PTL205 ----------------------------------------------------------------------------------
+
+_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_ARCH_TEST = re.compile(
+    r"__CUDA_ARCH__\s*(?:[<>]=?|[!=]=)\s*\d|\d\s*(?:[<>]=?|[!=]=)\s*__CUDA_ARCH__"
+    r"|__CUDA_ARCH_FEAT_SM\d+\w*|__CUDA_ARCH_SPECIFIC__|__CUDA_ARCH_FAMILY_SPECIFIC__|__CUDA_ARCH_LIST__"
+)
+_VENDOR = re.compile(r"HIP|ROCM|ROCm|__gfx|__GFX|AMD|MUSA|__HIPCC__|__clang_major__.*AMDGCN|__AMDGCN")
+_NV_TARGET = NameRule(
+    re.compile(words("NV_IF_TARGET", "NV_IF_ELSE_TARGET", "NV_DISPATCH_TARGET")),
+    "`<nv/target>` does not exist in HIP: use `#if defined(__HIP_PLATFORM_AMD__)` for the AMD path and "
+    "`#if __CUDA_ARCH__ >= N` only for the NVIDIA one (or HIP's `__gfx942__` / `__HIP_ARCH_HAS_*__` macros).",
+)
+
+
+def _nvidia_value(expr: str) -> str:
+    """The condition as an sm_90a device pass sees it (CUDA macros substituted)."""
+    expr = re.sub(r"defined\s*\(\s*(__CUDA_ARCH__|__CUDACC__|__NVCC__|__CUDA_ARCH_FEAT_SM90_ALL)\s*\)", "1", expr)
+    expr = re.sub(r"defined\s+(__CUDA_ARCH__|__CUDACC__|__NVCC__|__CUDA_ARCH_FEAT_SM90_ALL)\b", "1", expr)
+    expr = re.sub(r"defined\s*\(?\s*__CUDA_ARCH_(?:FEAT_SM\d+\w*|SPECIFIC__|FAMILY_SPECIFIC__)\s*\)?", "0", expr)
+    expr = re.sub(r"\b__CUDA_ARCH_FEAT_SM90_ALL\b", "1", expr)
+    expr = re.sub(r"\b__CUDA_ARCH_FEAT_SM\d+\w*|\b__CUDA_ARCH_SPECIFIC__|\b__CUDA_ARCH_FAMILY_SPECIFIC__", "0", expr)
+    return re.sub(r"\b__CUDA_ARCH__\b", "900", expr)
+
+
+def _choose(conds: list[tuple[str, str, int]], evaluate) -> int | None:
+    """Index of the branch a compiler takes; len(conds) when none; None when unknown."""
+    for i, (kind, expr, line) in enumerate(conds):
+        if kind == "else":
+            return i
+        if kind in ("ifdef", "ifndef"):
+            value = evaluate(f"defined({expr.split()[0] if expr.split() else ''})", line)
+            value = None if value is None else (value if kind == "ifdef" else not value)
+        else:
+            value = evaluate(expr, line)
+        if value is None:
+            return None
+        if value:
+            return i
+    return len(conds)
+
+
+def _groups(ctx):
+    """#if groups as lists of (kind, condition, line)."""
+    from portlint.cuda.guards import logical_lines
+
+    stack: list[list[tuple[str, str, int]]] = []
+    for first, _last, text in logical_lines(ctx.text):
+        m = _DIRECTIVE.match(text)
+        if not m:
+            continue
+        kind, rest = m.group(1), re.sub(r"/\*.*?\*/|//.*$", "", m.group(2)).strip()
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append([(kind, rest, first)])
+        elif kind in ("elif", "else") and stack:
+            stack[-1].append((kind, rest, first))
+        elif kind == "endif" and stack:
+            yield stack.pop()
+
+
+@detector("PTL205", tokens=("__CUDA_ARCH", "NV_IF_", "NV_DISPATCH_TARGET"))
+def cuda_arch_feature_gate(ctx) -> None:
+    """`#if __CUDA_ARCH__ >= N` groups that pick a different branch for AMD than for sm_90."""
+    from portlint.cuda.guards import GuardMap, guard_map
+    from portlint.model import Span
+
+    guards = ctx.fact(guard_map)
+    neutral = GuardMap("")
+    for conds in _groups(ctx):
+        text = " ".join(c[1] for c in conds)
+        if not _ARCH_TEST.search(text) or _VENDOR.search(text):
+            continue
+        if guards.dead_for_amd(conds[0][2]) is not None:
+            continue  # an enclosing group already keeps this out of an AMD build
+        amd = _choose(conds, guards.evaluate)
+        nvidia = _choose(conds, lambda e, ln: neutral.evaluate(_nvidia_value(e), ln))
+        if amd is None or nvidia is None or amd == nvidia:
+            continue
+        if amd < len(conds):
+            kind, _, line = conds[amd]
+            taken = f"the `#{kind}` branch at line {line}"
+        else:
+            taken = "none of its branches"
+        first_line = conds[0][2]
+        directive = ctx.line_text(first_line).strip()
+        ctx.report(
+            Span(first_line, 1, first_line, len(ctx.line_text(first_line)) + 1),
+            what=directive[:80],
+            taken=taken,
+            suggestion="Make the AMD path explicit: add `#elif defined(__HIP_PLATFORM_AMD__)` (or test `__gfx942__`, "
+            "`__HIP_ARCH_HAS_WARP_SHUFFLE__`, ...) with the code AMD should run, or combine the test with "
+            "`!defined(__HIP_PLATFORM_AMD__)` so the fallback is a deliberate choice.",
+        )
+    for span, name, rule in name_hits(ctx, (_NV_TARGET,)):
+        ctx.report(span, what=name, taken="a compile error (`<nv/target>` is missing)", suggestion=rule.advise(name), targets={"rocm": "error"})

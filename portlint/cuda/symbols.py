@@ -1,0 +1,115 @@
+"""Names in CUDA/C++ code, outside comments and string literals.
+
+Many NVIDIA-only features are spelled as identifiers (`CUtensorMap`, `__cluster_dims__`,
+`wmma::fragment`, `__dp4a`). tree-sitter does not parse macro bodies, so these rules match
+names on the text with comments and string/char literals blanked out (offsets kept), which
+also sees names used inside `#define` bodies. A name the file defines itself (a function
+or a macro of that name, typically a HIP shim such as `#define __trap() abort()`) is the
+file's own and is not a finding."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from portlint.model import Span
+
+_NOISE = re.compile(
+    r"//[^\n]*"
+    r"|/\*.*?\*/"
+    r"|R\"(?P<delim>[^(\s\"\\]{0,16})\(.*?\)(?P=delim)\""
+    r"|\"(?:\\.|[^\"\\\n])*\""
+    r"|'(?:\\.|[^'\\\n])*'",
+    re.S,
+)
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+_FUNC_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
+_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "defined"}
+
+
+@dataclass
+class CodeText:
+    code: str  # the file text with comments and literals replaced by spaces
+    line_starts: list[int]
+    own_names: set[str]  # functions and macros the file defines
+    strings: list[tuple[int, int, str]]  # (start, end, body) of each string literal
+
+    def offset(self, line: int, col: int) -> int:
+        """1-based line and code-point column -> offset in `code`."""
+        return self.line_starts[line - 1] + col - 1 if 0 < line <= len(self.line_starts) else len(self.code)
+
+    def span(self, start: int, end: int) -> Span:
+        line = bisect_right(self.line_starts, start)
+        end_line = bisect_right(self.line_starts, end)
+        return Span(line, start - self.line_starts[line - 1] + 1, end_line, end - self.line_starts[end_line - 1] + 1)
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.line_starts, offset)
+
+
+def _blank(match: re.Match) -> str:
+    return "".join("\n" if ch == "\n" else " " for ch in match.group(0))
+
+
+def code_text(ctx) -> CodeText:
+    """ctx.fact(code_text): the file with comments and literals blanked, and its own names."""
+    text = ctx.text
+    strings = []
+    for m in _NOISE.finditer(text):
+        tok = m.group(0)
+        if tok.startswith('"'):
+            strings.append((m.start(), m.end(), tok[1:-1]))
+        elif tok.startswith('R"'):
+            body = tok[2:-1]
+            delim = m.group("delim") or ""
+            strings.append((m.start(), m.end(), body[len(delim) + 1 : len(body) - len(delim) - 1]))
+    code = _NOISE.sub(_blank, text)
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    own = set(_DEFINE.findall(code))
+    own.update(n for n in _FUNC_DEF.findall(code) if n not in _KEYWORDS)
+    return CodeText(code, starts, own, strings)
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """A pattern of names and what to say about a match."""
+
+    pattern: re.Pattern
+    advice: str | Callable[[str], str]
+    # the match text that names the construct (group 0 by default)
+    group: int | str = 0
+
+    def advise(self, name: str) -> str:
+        return self.advice(name) if callable(self.advice) else self.advice
+
+
+def name_hits(ctx, rules: Iterable[NameRule], skip: list[tuple[int, int]] = ()) -> list[tuple[Span, str, NameRule]]:
+    """Matches of the patterns in code (not comments/strings), first match per line only,
+    skipping names the file defines itself and matches inside the `skip` offset ranges."""
+    ct = ctx.fact(code_text)
+    found: dict[int, tuple[int, Span, str, NameRule]] = {}
+    for rule in rules:
+        for m in rule.pattern.finditer(ct.code):
+            name = m.group(rule.group)
+            bare = re.split(r"\W+", name.strip())[-1] if not name.isidentifier() else name
+            if name in ct.own_names or bare in ct.own_names:
+                continue
+            start, end = m.span(rule.group)
+            if any(a <= start < b for a, b in skip):
+                continue
+            line = ct.line_of(start)
+            if line in found and found[line][0] <= start:
+                continue
+            found[line] = (start, ct.span(start, end), name, rule)
+    return [(span, name, rule) for _, (_, span, name, rule) in sorted(found.items())]
+
+
+def words(*names: str) -> str:
+    """A regex alternation of exact identifiers."""
+    return r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b"
