@@ -55,7 +55,14 @@ def torch_targets(tags) -> dict[str, str]:
 _SYNC_METHODS_JAX = {"item", "tolist"}
 _SYNC_METHODS_TORCH = {"item", "tolist", "numpy", "cpu"}
 _SYNC_BUILTINS = {"int", "float", "bool", "complex"}
-_NUMPY_STATIC = {"shape", "ndim", "size", "dtype", "finfo", "iinfo", "issubdtype", "result_type", "prod", "isscalar", "float32", "float64", "int32", "int64", "bool_", "uint8", "float16", "int8", "promote_types"}
+_NUMPY_STATIC = {"shape", "ndim", "size", "dtype", "finfo", "iinfo", "issubdtype", "result_type", "isscalar", "promote_types"}
+# numpy's `fromnumeric` wrappers call the array's own method (x.mean() ...), which works on a
+# tracer: np.mean(tracer) runs under jax.jit (measured with jax 0.10.2); the rest convert.
+_NUMPY_DELEGATES = {
+    "mean", "sum", "argmax", "argmin", "any", "all", "max", "min", "amax", "amin", "prod", "std",
+    "var", "round", "around", "reshape", "transpose", "squeeze", "cumsum", "cumprod", "swapaxes",
+    "repeat", "take", "trace", "choose", "searchsorted", "diagonal", "ptp",
+}
 _JNP_DYNAMIC = {"nonzero", "argwhere", "flatnonzero", "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "compress", "extract"}
 _TORCH_DYNAMIC = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"}
 _BOOL_FUNCS = {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor", "isclose", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isneginf", "isposinf", "signbit"}
@@ -261,7 +268,7 @@ class _Walker:
         elif isinstance(func, ast.Attribute) and func.attr == "to" and not jax and self.traced(func.value, region):
             if node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "cpu":
                 sync = '.to("cpu")'
-        elif name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _NUMPY_STATIC and any(self.traced(a, region) for a in node.args):
+        elif name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _NUMPY_STATIC | _NUMPY_DELEGATES and any(self.traced(a, region) for a in node.args):
             sync = f"{dotted(func)}()"
         if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
             if jax:

@@ -92,16 +92,22 @@ def _in(name: str | None, names) -> bool:
 
 
 # JAX transformations whose function argument is traced (name -> index of the function arg).
+# Differentiation alone (jax.grad, value_and_grad, jacfwd ...) evaluates eagerly and allows
+# Python control flow on values; its function is traced only when the derivative is taken
+# inside a traced region (DIFF_TRANSFORMS, handled by the call propagation).
 JAX_TRANSFORMS = {
-    "jax.jit": 0, "jax.pmap": 0, "jax.vmap": 0, "jax.grad": 0, "jax.value_and_grad": 0,
-    "jax.checkpoint": 0, "jax.remat": 0, "jax.hessian": 0, "jax.jacfwd": 0, "jax.jacrev": 0,
-    "jax.named_call": 0, "jax.shard_map": 0, "jax.experimental.pallas.pallas_call": 0,
+    "jax.jit": 0, "jax.pmap": 0, "jax.vmap": 0,
+    "jax.checkpoint": 0, "jax.remat": 0, "jax.shard_map": 0, "jax.experimental.pallas.pallas_call": 0,
     "jax.experimental.pallas.tpu.emit_pipeline": 0,
-    "flax.nnx.jit": 0, "flax.nnx.grad": 0, "flax.nnx.value_and_grad": 0, "flax.nnx.vmap": 0,
+    "flax.nnx.jit": 0, "flax.nnx.vmap": 0,
     "flax.nnx.scan": 0, "flax.nnx.remat": 0, "flax.linen.jit": 0, "flax.linen.remat": 0,
     "flax.linen.vmap": 0, "flax.linen.scan": 0,
-    "equinox.filter_jit": 0, "equinox.filter_grad": 0, "equinox.filter_value_and_grad": 0,
-    "equinox.filter_vmap": 0, "equinox.filter_pmap": 0,
+    "equinox.filter_jit": 0, "equinox.filter_vmap": 0, "equinox.filter_pmap": 0,
+}
+DIFF_TRANSFORMS = {
+    "jax.grad", "jax.value_and_grad", "jax.hessian", "jax.jacfwd", "jax.jacrev", "jax.vjp", "jax.jvp",
+    "jax.linearize", "jax.named_call", "jax.custom_jvp", "jax.custom_vjp", "flax.nnx.grad",
+    "flax.nnx.value_and_grad", "equinox.filter_grad", "equinox.filter_value_and_grad",
 }
 JIT_LIKE = {"jax.jit", "jax.pmap", "flax.nnx.jit", "equinox.filter_jit"}
 # lax control-flow primitives: positions of their traced function arguments
@@ -356,10 +362,15 @@ class TracedMap:
         return False
 
     def _unwrap_partial(self, node: ast.AST):
-        """`partial(f, a, k=v)` -> (f, number of bound positionals, bound keyword names)."""
+        """`partial(f, a, k=v)` -> (f, number of bound positionals, bound keyword names).
+
+        Nested transformations are looked through: `jax.jit(jax.grad(f))` traces `f`."""
         if isinstance(node, ast.Call) and self.imports.canonical(node.func) in ("functools.partial", "partial"):
             if node.args:
-                return node.args[0], len(node.args) - 1, {k.arg for k in node.keywords if k.arg}
+                inner, n, kws = self._unwrap_partial(node.args[0])
+                return inner, n + len(node.args) - 1, kws | {k.arg for k in node.keywords if k.arg}
+        if isinstance(node, ast.Call) and node.args and self.imports.canonical(node.func) in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS)):
+            return self._unwrap_partial(node.args[0])
         return node, 0, set()
 
     # -- adding regions --
@@ -526,6 +537,16 @@ class TracedMap:
                 self.compute_traced(region)
                 for node in self._walk_no_defs(region.body_nodes):
                     if not isinstance(node, ast.Call):
+                        continue
+                    tname = self.imports.canonical(node.func)
+                    if region.kind == "jax" and tname in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS) | set(LAX_BODIES)) and node.args:
+                        for i in LAX_BODIES.get(tname, (0,)):
+                            if i < len(node.args):
+                                ref, n_bound, kw_bound = self._unwrap_partial(node.args[i])
+                                fn = self.resolve(ref, node)
+                                if fn is not None and fn not in self.regions and fn not in self.host_fns:
+                                    self.add(fn, "jax", f"transformed by {dotted(node.func)} inside a traced region", bound=(n_bound, kw_bound))
+                                    changed = True
                         continue
                     fn = self.resolve(node.func, node)
                     if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns:
