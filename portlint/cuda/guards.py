@@ -23,6 +23,8 @@ AMD_DEFINED: dict[str, int | None] = {
     "__HIP_PLATFORM_AMD__": 1, "__HIP_PLATFORM_HCC__": 1, "__HIPCC__": 1, "__HIP__": 1,
     "USE_ROCM": 1, "GGML_USE_HIP": 1, "USE_AMD_ROCM": 1, "__HIP_PLATFORM_AMD": 1,
     "HIP_VERSION": None, "TORCH_HIP_VERSION": None, "ROCM_VERSION": None, "__AMDGCN_WAVEFRONT_SIZE": None,
+    # device pass of HIP-Clang: the pass device-code findings are about
+    "__HIP_DEVICE_COMPILE__": 1,
 }
 # Not defined by an AMD build (CUDA compiler and toolkit macros, other vendors).
 AMD_UNDEFINED = {
@@ -34,7 +36,7 @@ AMD_UNDEFINED = {
 }
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|include)\b(.*)$")
-_TOKEN = re.compile(r"\s*(?:(\d+)[uUlL]*|(defined)\b|([A-Za-z_]\w*)|(&&|\|\||==|!=|<=|>=|<<|>>|[!<>()+\-*/%]))")
+_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(defined)\b|([A-Za-z_]\w*)|(&&|\|\||==|!=|<=|>=|<<|>>|[!<>()+\-*/%]))")
 _INCLUDE_LOCAL = re.compile(r'^\s*"([^"]+)"')
 
 
@@ -45,8 +47,12 @@ class Guard:
     condition: str  # the directive text, e.g. "#ifndef USE_ROCM"
     line: int  # the directive's line
     has_alternative: bool  # the #if group has a live or unknown branch beside this one
+    # the condition names no macro (`#if 0`): no build of any vendor compiles the branch
+    never: bool = False
 
     def reason(self) -> str:
+        if self.never:
+            return f"never compiled: inside `{self.condition}` (line {self.line})"
         alt = "with a HIP branch beside it" if self.has_alternative else "with no alternative branch"
         return f"not compiled for AMD: inside `{self.condition}` (line {self.line}), {alt}"
 
@@ -107,7 +113,7 @@ class _Eval:
             raise ValueError("unexpected end")
         num, defined, ident, op = tok
         if num is not None:
-            return int(num)
+            return int(num, 16) if num[:2] in ("0x", "0X") else int(num)
         if defined:
             paren = self.op() == "("
             if paren:
@@ -152,6 +158,11 @@ class _Eval:
         raise ValueError(f"unexpected {op}")
 
 
+def _names_no_macro(expr: str) -> bool:
+    """`#if 0`, `#if 1 && 0`: a condition made of numbers only, the same in every build."""
+    return not re.search(r"[A-Za-z_]", re.sub(r"/\*.*?\*/|//.*$|\b0[xX][0-9a-fA-F]+|\b\d+[uUlL]*", " ", expr))
+
+
 def _binop(op, a, b):
     if op == "&&":
         if a == 0 or b == 0:
@@ -174,9 +185,28 @@ def _binop(op, a, b):
         return None
 
 
+def _blank_comments(text: str) -> str:
+    """Comments replaced by spaces (newlines kept), so a `#if` inside a block comment is not
+    a directive and line numbers do not move. String literals are matched (so a `/*` inside
+    one opens nothing) and kept."""
+
+    def blank(m: re.Match) -> str:
+        s = m.group(0)
+        if s[0] in "\"'":
+            return s
+        return re.sub(r"[^\n]", " ", s)
+
+    return _COMMENT_OR_STRING.sub(blank, text)
+
+
+_COMMENT_OR_STRING = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.S)
+
+
 def logical_lines(text: str):
-    """(first line number, joined text) for each logical line (backslash continuations)."""
-    lines = text.splitlines()
+    """(first line number, joined text) for each logical line (backslash continuations).
+
+    Lines are split on LF only, as FileContext and tree-sitter count them."""
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     i = 0
     while i < len(lines):
         start = i
@@ -202,16 +232,22 @@ class GuardMap:
 
     # -- macro knowledge at a point of the file --
     def _macro_state(self, name: str, line: int):
+        """What an AMD build knows about `name` at `line`: an int value, True (defined, value
+        unknown), False (not defined) or "unknown". Definitions and #undefs of the file are
+        replayed in order; dead ones do not count."""
         defs = [d for d in self._defs.get(name, []) if d[0] < line]
-        if defs:
-            live = [d for d in defs if d[1] is True]
-            if live:
-                value = live[-1][2]
-                return value if value is not None else True
-            if all(d[1] is False for d in defs):
-                pass  # only dead definitions: fall through to outside knowledge
+        result: object = None
+        for _, state, value, kind in defs:
+            if state is False:
+                continue
+            if state is None:
+                result = "unknown"
+            elif kind == "define":
+                result = value if value is not None else True
             else:
-                return "unknown"
+                result = False
+        if result is not None:
+            return result
         if name in self._header_defines:
             v = self._header_defines[name]
             return "unknown" if v is None else v
@@ -223,6 +259,23 @@ class GuardMap:
         if defs:  # defined only in dead branches, and nothing else defines it
             return False
         return "unknown"
+
+    def macro_state(self, name: str, line: int):
+        """Public form of the macro knowledge at a line (int, True, False or "unknown")."""
+        return self._macro_state(name, line)
+
+    def defines_for_amd(self, name: str, line: int | None = None) -> bool:
+        """True when an AMD build sees `name` #defined (here, before `line`, or in a header
+        next to the file): used to recognise vendor shims such as
+        `#define __shfl_xor_sync(mask, v, o, w) __shfl_xor(v, o, w)` in a HIP branch."""
+        st = self._macro_state(name, (line if line is not None else self.n_lines + 1))
+        if st == "unknown" or st is False:
+            return False
+        return name in self._defs or name in self._header_defines
+
+    def header_values(self) -> dict[str, int]:
+        """Integer macros the included headers define for an AMD build."""
+        return {k: v for k, v in self._header_defines.items() if isinstance(v, int) and not isinstance(v, bool)}
 
     def evaluate(self, expr: str, line: int) -> bool | None:
         try:
@@ -237,6 +290,7 @@ class GuardMap:
         branches: list[tuple[int, int, bool | None, str, int, int]] = []  # (start, end, value, cond, dir_line, frame_id)
         frame_branch_values: dict[int, list[bool | None]] = {}
         frame_counter = 0
+        constant_frames: dict[int, bool] = {}
 
         def current_state() -> bool | None:
             state: bool | None = True
@@ -248,21 +302,23 @@ class GuardMap:
                     state = None
             return state
 
-        def open_branch(fr, value, cond, line):
+        def open_branch(fr, value, cond, line, last):
             fr["value"] = value
             fr["cond"] = cond
-            fr["start"] = line
+            fr["start"] = last
             fr["dir_line"] = line
             frame_branch_values[fr["id"]].append(value)
 
         def close_branch(fr, end_line):
             branches.append((fr["start"] + 1, end_line - 1, fr["value"], fr["cond"], fr["dir_line"], fr["id"]))
+            constant_frames[fr["id"]] = fr.get("constant", False)
 
-        for first, last, logical in logical_lines(text):
+        directives = []
+        for first, last, logical in logical_lines(_blank_comments(text)):
             m = _DIRECTIVE.match(logical)
-            if not m:
-                continue
-            kind, rest = m.group(1), m.group(2).strip()
+            if m:
+                directives.append((first, last, m.group(1), m.group(2).strip()))
+        for index, (first, last, kind, rest) in enumerate(directives):
             directive = f"#{kind} {rest}".strip()
             if kind in ("if", "ifdef", "ifndef"):
                 if kind == "if":
@@ -273,11 +329,15 @@ class GuardMap:
                     v = None if st == "unknown" else (st is not False)
                     if kind == "ifndef" and v is not None:
                         v = not v
-                fr = {"id": frame_counter, "taken": False}
+                    if kind == "ifndef" and v is None and name not in self._defs and index + 1 < len(directives):
+                        nxt = directives[index + 1]
+                        if nxt[2] == "define" and nxt[3].split()[:1] == [name]:
+                            v = True  # an include guard: the first inclusion compiles the body
+                fr = {"id": frame_counter, "taken": False, "constant": kind == "if" and _names_no_macro(rest)}
                 frame_counter += 1
                 frame_branch_values[fr["id"]] = []
                 stack.append(fr)
-                open_branch(fr, v, directive, first)
+                open_branch(fr, v, directive, first, last)
                 fr["taken"] = v is True
             elif kind in ("elif", "elifdef", "elifndef", "else") and stack:
                 fr = stack[-1]
@@ -298,7 +358,7 @@ class GuardMap:
                         v = False
                     elif prior_unknown and v is True:
                         v = None
-                open_branch(fr, v, directive, first)
+                open_branch(fr, v, directive, first, last)
                 fr["taken"] = fr["taken"] or v is True
             elif kind == "endif" and stack:
                 fr = stack.pop()
@@ -313,15 +373,14 @@ class GuardMap:
                 state = current_state()
                 value = None
                 body = parts[1].strip() if len(parts) > 1 else ""
-                if kind == "define" and re.fullmatch(r"\(?\s*\d+[uUlL]*\s*\)?", body or "x"):
-                    value = int(re.search(r"\d+", body).group())
-                if kind == "define":
-                    self._defs.setdefault(name.group(), []).append((first, state, value))
-                    if state is not False:
-                        self.live_macros[name.group()] = parts[1] if len(parts) > 1 else ""
-                else:
-                    # an #undef in a live branch makes the macro undefined from here on
-                    self._defs.setdefault(name.group(), []).append((first, False if state is True else None, None))
+                if kind == "define" and "(" not in parts[0]:
+                    num = re.fullmatch(r"\(?\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)?", body)
+                    if num:
+                        value = int(num.group(1), 16) if num.group(1)[:2] in ("0x", "0X") else int(num.group(1))
+                # (line, state, value, kind); an #undef in a live branch undefines from here on
+                self._defs.setdefault(name.group(), []).append((first, state, value, kind))
+                if kind == "define" and state is not False:
+                    self.live_macros[name.group()] = parts[1] if len(parts) > 1 else ""
             elif kind == "include":
                 inc = _INCLUDE_LOCAL.match(rest)
                 if inc:
@@ -338,8 +397,9 @@ class GuardMap:
             if value is not False:
                 continue
             vals = frame_alternatives[fid]
-            has_alt = len(vals) > 1 and any(v is not False for v in vals)
-            guard = Guard(cond, dir_line, has_alt)
+            never = constant_frames.get(fid, False)
+            has_alt = never or (len(vals) > 1 and any(v is not False for v in vals))
+            guard = Guard(cond, dir_line, has_alt, never)
             for ln in range(start, min(end, self.n_lines) + 1):
                 if self._dead[ln] is None:
                     self._dead[ln] = guard
@@ -379,14 +439,10 @@ def header_defines(path: Path, includes: list[str], depth: int = 2) -> dict[str,
             nested = header_defines(target, probe.includes, depth - 1) if depth > 0 else {}
             gm = GuardMap(text, header_defines=nested) if nested else probe
             found: dict[str, int | None | bool] = dict(nested)
-            for name, defs in gm._defs.items():
-                live = [d for d in defs if d[1] is True]
-                if live:
-                    found[name] = live[-1][2] if live[-1][2] is not None else True
-                elif all(d[1] is False for d in defs):
-                    found.setdefault(name, False)
-                else:
-                    found[name] = None
+            end = gm.n_lines + 1
+            for name in gm._defs:
+                st = gm._macro_state(name, end)
+                found[name] = None if st == "unknown" else st
             _HEADER_CACHE[target] = found
         out.update(_HEADER_CACHE[target])
     return out

@@ -1,0 +1,200 @@
+"""Integer constants of a CUDA file, as an AMD build sees them.
+
+`constant_map(ctx)` collects `#define NAME <int>`, `constexpr`/`const` integer variables,
+enumerators and template-parameter defaults of the file (tree-sitter), the `#define`s of
+headers included with quotes from next to it (the guard map's header scan), and, when the
+libclang pass runs, every macro and integer constant it resolved across the include graph
+under AMD defines. Definitions in a branch an AMD build skips are ignored when a live one
+exists, so `#ifdef USE_ROCM / #define WARP_SIZE 64 / #else / #define WARP_SIZE 32` resolves
+to 64."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from portlint.cuda.parse import node_text, nodes_of_types
+
+_INT = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)([uUlL]*)\s*\)?$")
+_INTEGRAL = re.compile(r"\b(int|unsigned|signed|short|long|size_t|u?int(8|16|32|64)_t|uint|char|auto|bool|index_t|int_t)\b")
+
+
+def parse_int(text: str) -> tuple[int, str] | None:
+    """`0xFFFFFFFFu` -> (4294967295, "u"); None if the text is not one integer literal."""
+    m = _INT.match(text.strip())
+    if not m:
+        return None
+    digits, suffix = m.group(1), m.group(2)
+    try:
+        value = int(digits, 0) if not digits.startswith("0") or digits[:2].lower() in ("0x", "0b") or digits == "0" else int(digits, 8)
+    except ValueError:
+        return None
+    return value, suffix.lower()
+
+
+@dataclass
+class Const:
+    name: str
+    value: int | None  # None: defined, value unknown
+    kind: str  # define | constexpr | const | enum | template-default | header | libclang
+    line: int = 0  # 0 for definitions outside the file
+    node: object = None  # the tree-sitter node of the value (local definitions)
+    decl: object = None  # the whole definition node
+    live: bool = True  # compiled by an AMD build
+    origin: str = ""  # header path for outside definitions
+
+
+@dataclass
+class ConstantMap:
+    local: dict[str, list[Const]] = field(default_factory=dict)
+    outside: dict[str, Const] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Const | None:
+        """The definition an AMD build uses: a live local one, else one from the headers."""
+        defs = self.local.get(name)
+        if defs:
+            live = [d for d in defs if d.live]
+            if live:
+                values = {d.value for d in live}
+                return live[-1] if len(values) == 1 else Const(name, None, live[-1].kind, live[-1].line)
+        return self.outside.get(name)
+
+    def value(self, name: str) -> int | None:
+        c = self.lookup(name)
+        return c.value if c is not None else None
+
+
+def eval_int(node, cmap: ConstantMap, depth: int = 0) -> int | None:
+    """Value of a small integer expression of literals and known constants, or None."""
+    if node is None or depth > 8:
+        return None
+    t = node.type
+    if t == "number_literal":
+        p = parse_int(node_text(node))
+        return p[0] if p else None
+    if t == "identifier":
+        return cmap.value(node_text(node))
+    if t == "parenthesized_expression" and node.named_child_count == 1:
+        return eval_int(node.named_children[0], cmap, depth + 1)
+    if t == "binary_expression":
+        a = eval_int(node.child_by_field_name("left"), cmap, depth + 1)
+        b = eval_int(node.child_by_field_name("right"), cmap, depth + 1)
+        op = node.child_by_field_name("operator")
+        if a is None or b is None or op is None:
+            return None
+        return _arith(node_text(op), a, b)
+    return None
+
+
+def eval_text(text: str, cmap: ConstantMap, depth: int = 0) -> int | None:
+    """Value of a macro body such as `32`, `(32)`, `(1 << 5)`, `WARP_SIZE / 2`."""
+    text = re.sub(r"/\*.*?\*/|//.*$", "", text).strip()
+    p = parse_int(text)
+    if p:
+        return p[0]
+    if depth > 4 or not text or len(text) > 80:
+        return None
+    toks = re.findall(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*|<<|>>|[-+*/%&|()]", text)
+    if "".join(toks) != re.sub(r"\s+", "", text):
+        return None
+    out = []
+    for tok in toks:
+        if tok[0].isdigit():
+            p = parse_int(tok)
+            if p is None:
+                return None
+            out.append(str(p[0]))
+        elif tok[0].isalpha() or tok[0] == "_":
+            v = cmap.value(tok)
+            if v is None:
+                return None
+            out.append(str(v))
+        else:
+            out.append("//" if tok == "/" else tok)
+    try:
+        value = eval("".join(out), {"__builtins__": {}}, {})  # digits and operators only
+    except Exception:
+        return None
+    return value if isinstance(value, int) else None
+
+
+def _arith(op: str, a: int, b: int) -> int | None:
+    try:
+        return {
+            "+": a + b, "-": a - b, "*": a * b, "/": a // b if b else None, "%": a % b if b else None,
+            "<<": a << b if 0 <= b < 64 else None, ">>": a >> b if 0 <= b < 64 else None, "&": a & b, "|": a | b,
+        }.get(op)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _is_const_decl(decl) -> str | None:
+    kinds = {node_text(c) for c in decl.children if c.type == "type_qualifier"}
+    if "constexpr" in kinds:
+        return "constexpr"
+    if "const" in kinds:
+        type_node = decl.child_by_field_name("type")
+        if type_node is not None and _INTEGRAL.search(node_text(type_node)):
+            return "const"
+    return None
+
+
+def constant_map(ctx) -> ConstantMap:
+    """ctx.fact(constant_map)."""
+    from portlint.cuda.guards import guard_map
+
+    guards = ctx.fact(guard_map)
+    cmap = ConstantMap()
+
+    def dead(line: int) -> bool:
+        return guards.dead_for_amd(line) is not None
+
+    root = ctx.tree.root_node
+    pending_defines = []
+    for node in nodes_of_types(root, ("preproc_def", "declaration", "enumerator", "optional_parameter_declaration", "field_declaration")):
+        line = node.start_point[0] + 1
+        if node.type == "preproc_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is not None and value is not None:
+                pending_defines.append((node_text(name), value, node, line))
+        elif node.type in ("declaration", "field_declaration"):
+            kind = _is_const_decl(node)
+            if kind is None:
+                continue
+            for d in node.children_by_field_name("declarator"):
+                if d.type == "init_declarator":
+                    target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+                    if target is not None and target.type in ("identifier", "field_identifier") and value is not None:
+                        cmap.local.setdefault(node_text(target), []).append(Const(node_text(target), None, kind, line, value, node, not dead(line)))
+            # field_declaration: `static constexpr int kWarp = 32;` has a default_value field
+            if node.type == "field_declaration":
+                target, value = node.child_by_field_name("declarator"), node.child_by_field_name("default_value")
+                if target is not None and value is not None and target.type == "field_identifier":
+                    cmap.local.setdefault(node_text(target), []).append(Const(node_text(target), None, kind, line, value, node, not dead(line)))
+        elif node.type == "enumerator":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is not None and value is not None:
+                cmap.local.setdefault(node_text(name), []).append(Const(node_text(name), None, "enum", line, value, node, not dead(line)))
+        else:  # template parameter default
+            name, value = node.child_by_field_name("declarator"), node.child_by_field_name("default_value")
+            if name is not None and value is not None and node.parent is not None and node.parent.type == "template_parameter_list":
+                cmap.local.setdefault(node_text(name), []).append(Const(node_text(name), None, "template-default", line, value, node, not dead(line)))
+    # outside definitions first, so local bodies that use header macros resolve
+    real = getattr(ctx, "real_path", None)
+    for name, v in guards.header_values().items():
+        cmap.outside[name] = Const(name, v, "header", 0, live=True, origin="header")
+    from portlint.cuda.libclang_pass import libclang_constants
+
+    for name, (v, origin) in libclang_constants(ctx).items():
+        if name not in cmap.outside or cmap.outside[name].value is None:
+            cmap.outside[name] = Const(name, v, "libclang", 0, live=True, origin=origin)
+    for name, value, node, line in pending_defines:
+        cmap.local.setdefault(name, []).append(Const(name, None, "define", line, value, node, not dead(line)))
+    # values, in two rounds so constants defined from other constants resolve
+    for _ in range(2):
+        for defs in cmap.local.values():
+            for d in defs:
+                if d.value is None:
+                    d.value = eval_text(node_text(d.node), cmap) if d.kind == "define" else eval_int(d.node, cmap)
+    del real
+    return cmap
