@@ -31,6 +31,7 @@ class FileContext:
         self._facts: dict[Callable, Any] = {}
         self._ascii = data.isascii()
         self.rule: "Rule | None" = None  # the rule of the detector now running (set by the engine)
+        self.notices: list[tuple[str, str]] = []  # (message, level) one-line notices about this file
 
     # ---- text and positions -------------------------------------------------------------
     @cached_property
@@ -111,6 +112,11 @@ class FileContext:
         if compute not in self._facts:
             self._facts[compute] = compute(self)
         return self._facts[compute]
+
+    def notice(self, message: str, level: str = "note") -> None:
+        """A one-line notice about this file (e.g. an optional pass that could not run)."""
+        if (message, level) not in self.notices:
+            self.notices.append((message, level))
 
     def count(self, counter: str, n: int = 1) -> None:
         self.counters[counter] = self.counters.get(counter, 0) + n

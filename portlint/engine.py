@@ -121,6 +121,7 @@ def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     if detectors or (language == "python" and tags):
         _run_detectors(ctx, detectors, plan, result)
     _postprocess(ctx, plan, result)
+    result.notices.extend(Notice(ctx.path, message, level) for message, level in ctx.notices)
     if result.findings:
         _locate(ctx, result.findings)
     result.counters = ctx.counters
