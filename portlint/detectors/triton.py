@@ -350,6 +350,10 @@ def triton_tma_descriptor(node: ast.Call, ctx) -> None:
     api = _TMA.get(name)
     if api is None or _guarded(ctx, node):
         return
+    # one finding per function: a kernel that builds five descriptors has one porting task
+    fn = ctx.fact(rocm_reach).enclosing_function(node)
+    if not _once(ctx, ("PTL705", id(fn) if fn is not None else None)):
+        return
     ctx.report(
         node,
         api=api,
@@ -554,7 +558,8 @@ def triton_config_tuned_for_nvidia(node, ctx) -> None:
             f"every config needs more than 64 KiB of shared memory (smallest estimate {min(ldss) // 1024} KiB "
             "for 2-byte operands), the LDS of an MI300X CU"
         )
-    elif all(s is not None and s >= 4 for s in stages):
+    elif all(s is not None and s >= 4 and lds is not None for s, lds in costs):
+        # deep pipelines matter where tiles of a dot are staged through shared memory
         reason = f"every config uses num_stages >= 4 (smallest {min(stages)}); the AMD backend defaults to 2 and its LDS is smaller"
     if reason is None or _guarded(ctx, node):
         return

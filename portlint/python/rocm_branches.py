@@ -25,7 +25,14 @@ import re
 _AMD_NAME = re.compile(r"^_*(?:is_|use_|on_|has_|running_on_|in_)?(?:hip|rocm|amd|amdgpu|cdna\d*|mi\d{3}\w*|gfx\w*)(?:_\w*)?$", re.I)
 # calls that are true only on NVIDIA (vLLM `current_platform.is_cuda()`, Triton tutorials' `is_cuda()`)
 _NV_CALL = re.compile(r"^_*(?:is_|use_|on_|running_on_)?(?:cuda|nvidia|nv_gpu|nvgpu)$", re.I)
-_NV_FLAG = re.compile(r"^_*(?:use|is|has|enable|with)_?(?:ptx|nv_?asm|inline_ptx|nvidia_asm)$", re.I)
+# flags that switch NVIDIA-only features on (a kernel's `USE_TMA_LOAD: tl.constexpr`, `IS_HOPPER`)
+_NV_FLAG = re.compile(
+    r"^_*(?:use|is|has|enable|with|supports?)_?(?:ptx|nv_?asm|inline_ptx|nvidia_asm|tma\w*|wgmma|hopper|blackwell|"
+    r"sm_?(?:9|10|12)\d|warp_?speciali[sz]\w*|tcgen05|cluster\w*)$",
+    re.I,
+)
+# device types that are neither NVIDIA nor AMD: `device.type == "xpu"` is never true on ROCm
+_OTHER_DEVICES = {"xpu", "npu", "hpu", "mps", "cpu", "tpu", "xla", "musa", "mlu", "neuron", "intel", "gaudi"}
 _AMD_STRINGS = {"hip", "rocm", "amd", "amdgcn", "amdgpu"}
 _NV_STRINGS = {"cuda", "nvidia", "nvptx"}
 _BACKENDISH = re.compile(r"backend|get_current_target|platform|vendor|device_type|DEVICE_TYPE", re.I)
@@ -120,8 +127,10 @@ def polarity(test: ast.AST) -> str | None:
                     p = "amd" if words & _AMD_STRINGS else None
                 else:
                     p = None
-                    if words & _AMD_STRINGS:
+                    if words & _AMD_STRINGS or any(w.startswith("gfx") for w in words):
                         p = "amd"
+                    elif words <= _OTHER_DEVICES and isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) and value is not left:
+                        p = "not_amd"
                     elif words and words <= _NV_STRINGS and _BACKENDISH.search(_dotted(other) or ast.unparse(other)):
                         # `backend == "cuda"` (not `device.type == "cuda"`, true on ROCm too)
                         p = "not_amd"
