@@ -40,7 +40,9 @@ def _leftmost_namespaces(ctx, names: set[str]):
         if text not in names:
             continue
         parent = ns.parent
-        grand = parent.parent if parent is not None else None
+        if parent is None or parent.type != "qualified_identifier":
+            continue  # `namespace cuda {`, `using namespace cuda;`: not a qualified use
+        grand = parent.parent
         if grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent:
             continue  # `a::cuda::x`: not a leftmost qualifier
         out.append(ns)
