@@ -74,3 +74,7 @@ def warp_reduce_ptx(ctx) -> None:
         "PTL404",
         intro="Warp-level PTX does not exist on AMD; a wavefront has 64 lanes, so masks are 64-bit. Use:",
     )
+
+
+# every name pattern of the family (PTL205 uses them to tell NVIDIA-only code inside a group)
+NAME_RULES = [*_ASYNC, *_LDMATRIX, *_MMA]

@@ -201,3 +201,7 @@ _MULTICAST = [
 @detector("PTL309", tokens=("multimem", "Multicast", "MULTICAST", "GreenCtx", "DevResource", "DEV_RESOURCE", "SmResource"))
 def multicast_green_context_nvls(ctx) -> None:
     report_rule(ctx, "PTL309", _MULTICAST, intro="multimem (NVLink SHARP multicast) PTX has no AMD counterpart: use RCCL collectives.")
+
+
+# every name pattern of the family (PTL205 uses them to tell NVIDIA-only code inside a group)
+NAME_RULES = [*_WGMMA, *_TMA, *_MBARRIER, *_CLUSTER, *_SETMAXNREG, *_TCGEN05, *_FP8, *_PDL, *_MULTICAST]

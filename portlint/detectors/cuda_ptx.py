@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from portlint.cuda.ptx import report_rule, reported_by_api_rule
+from portlint.cuda.ptx import asm_sites, report_rule, reported_by_api_rule
 from portlint.cuda.symbols import NameRule, code_text, name_hits, words
 from portlint.registry import detector
 
@@ -169,8 +169,6 @@ _INTRINSICS: list[NameRule] = [
         "(or cast to `__attribute__((address_space(3)))` for an LDS address); the PTX that consumed the address must be rewritten anyway.",
     ),
     NameRule(re.compile(words("__isShared", "__isGlobal", "__isConstant", "__isLocal", "__isGridConstant")), "`__builtin_amdgcn_is_shared(ptr)` / `__builtin_amdgcn_is_private(ptr)` (clang AMDGPU builtins), or pass the address space explicitly."),
-    NameRule(re.compile(words("__nanosleep")), "`__builtin_amdgcn_s_sleep(n)` (n is in units of 64 clocks and must be a constant)."),
-    NameRule(re.compile(words("__fns")), "A loop over `__ffsll` / `__popcll` on the mask (64-bit on wave64)."),
     NameRule(re.compile(r"\b__h(?:eq|ne|ge|gt|le|lt|equ|neu|geu|gtu|leu|ltu)2_mask\b"), "Compare with `__heq2`/`__hgt2`/... (a `__half2` of 0/1) and build the mask with shifts."),
     NameRule(re.compile(words("__hfma_relu", "__hfma2_relu")), "`__hmax(__hfma(a, b, c), 0)` (or the half2 forms)."),
 ]
@@ -179,7 +177,8 @@ _INTRINSICS: list[NameRule] = [
 @detector("PTL204", tokens=("__",))
 def nvidia_only_device_intrinsic(ctx) -> None:
     """CUDA device intrinsics that HIP does not declare (dp4a, SIMD video, cache-policy
-    stores, directed rounding, address-space conversions, __trap, __nanosleep, ...)."""
+    stores, directed rounding, address-space conversions, __trap, ...). `__nanosleep` and `__fns`
+    are warp-builtin availability (PTL110)."""
     report_rule(ctx, "PTL204", _INTRINSICS)
 
 
@@ -196,6 +195,20 @@ _NV_TARGET = NameRule(
     "`<nv/target>` does not exist in HIP: use `#if defined(__HIP_PLATFORM_AMD__)` for the AMD path and "
     "`#if __CUDA_ARCH__ >= N` only for the NVIDIA one (or HIP's `__gfx942__` / `__HIP_ARCH_HAS_*__` macros).",
 )
+
+
+def _flagged_lines(ctx) -> set[int]:
+    """Lines holding inline PTX or a name one of the PTL2xx-PTL4xx rules reports."""
+    return ctx.fact(_flagged_lines_fact)
+
+
+def _flagged_lines_fact(ctx) -> set[int]:
+    from portlint.detectors import cuda_async, cuda_hopper
+
+    lines = {ctx.node_span(site.where).start_line for site in ctx.fact(asm_sites)}
+    rules = [*_INTRINSICS, _NVVM, _LIBDEVICE, _PRODUCERS, *cuda_hopper.NAME_RULES, *cuda_async.NAME_RULES]
+    lines.update(span.start_line for span, _name, _rule in name_hits(ctx, rules))
+    return lines
 
 
 def _nvidia_value(expr: str) -> str:
@@ -240,7 +253,7 @@ def _groups(ctx):
         elif kind in ("elif", "else") and stack:
             stack[-1].append((kind, rest, first))
         elif kind == "endif" and stack:
-            yield stack.pop()
+            yield stack.pop(), first
 
 
 @detector("PTL205", tokens=("__CUDA_ARCH", "NV_IF_", "NV_DISPATCH_TARGET"))
@@ -251,7 +264,7 @@ def cuda_arch_feature_gate(ctx) -> None:
 
     guards = ctx.fact(guard_map)
     neutral = GuardMap("")
-    for conds in _groups(ctx):
+    for conds, end in _groups(ctx):
         text = " ".join(c[1] for c in conds)
         if not _ARCH_TEST.search(text) or _VENDOR.search(text):
             continue
@@ -261,6 +274,8 @@ def cuda_arch_feature_gate(ctx) -> None:
         nvidia = _choose(conds, lambda e, ln: neutral.evaluate(_nvidia_value(e), ln))
         if amd is None or nvidia is None or amd == nvidia:
             continue
+        if amd == len(conds) and any(conds[0][2] < line < end for line in _flagged_lines(ctx)):
+            continue  # AMD drops NVIDIA-only code here: that code's own finding says so
         if amd < len(conds):
             kind, _, line = conds[amd]
             taken = f"the `#{kind}` branch at line {line}"
