@@ -12,7 +12,7 @@ import ast
 import re
 
 from portlint.cuda.hipify import identifier_uses, is_call, word_regex
-from portlint.cuda.parse import node_text
+from portlint.cuda.parse import node_text, nodes_of_types
 from portlint.model import Span
 from portlint.registry import detector
 
@@ -73,6 +73,33 @@ def _under_nccl_version_test(node) -> bool:
     return False
 
 
+def _declared_type(obj) -> str | None:
+    """The declared type text of a local variable or parameter named by `obj`, when the
+    enclosing function declares it; None when unknown (a member, an expression)."""
+    if obj is None or obj.type != "identifier":
+        return None
+    name = node_text(obj)
+    fn = obj.parent
+    while fn is not None and fn.type != "function_definition":
+        fn = fn.parent
+    if fn is None:
+        return None
+    for decl in nodes_of_types(fn, ("declaration", "parameter_declaration")):
+        if decl.start_byte > obj.start_byte:
+            break
+        for child in decl.named_children:
+            ident = child
+            while ident is not None and ident.type != "identifier":
+                nxt = ident.child_by_field_name("declarator")
+                if nxt is None and ident.type == "reference_declarator" and ident.named_children:
+                    nxt = ident.named_children[0]
+                ident = nxt
+            if ident is not None and node_text(ident) == name:
+                typ = decl.child_by_field_name("type")
+                return node_text(typ) if typ is not None else ""
+    return None
+
+
 # ---- PTL502 -------------------------------------------------------------------------------
 
 @detector("PTL502", nodes=("field_identifier", "call_expression"), tokens=("nccl",))
@@ -82,7 +109,17 @@ def nccl_feature_absent_in_rccl(node, ctx) -> None:
         if what is None:
             return
         parent = node.parent
-        if parent is None or parent.type not in ("field_expression", "field_designator"):
+        if parent is None or b"ncclConfig" not in ctx.data:
+            return
+        if parent.type == "field_expression":
+            # a write: `cfg.nvlsCTAs = 16` (reads and other structs' fields stay quiet)
+            assign = parent.parent
+            if assign is None or assign.type != "assignment_expression" or assign.child_by_field_name("left") != parent:
+                return
+            declared = _declared_type(parent.child_by_field_name("argument"))
+            if declared is not None and "ncclConfig" not in declared:
+                return
+        elif parent.type != "field_designator":
             return
         ctx.report(node, what=f"ncclConfig_t.{node_text(node)} ({what})",
                    suggestion="Leave it unset on AMD (RCCL has no NVLS, CollNet or CGA clusters); tune RCCL with its own knobs (RCCL_MSCCLPP_ENABLE, NCCL_MIN_NCHANNELS).")
