@@ -97,8 +97,8 @@ def name_hits(ctx, rules: Iterable[NameRule], skip: list[tuple[int, int]] = ()) 
     for rule in rules:
         for m in rule.pattern.finditer(ct.code):
             name = m.group(rule.group)
-            bare = re.split(r"\W+", name.strip())[-1] if not name.isidentifier() else name
-            if name in ct.own_names or bare in ct.own_names:
+            idents = re.findall(r"[A-Za-z_]\w*", name)
+            if name in ct.own_names or (idents and idents[-1] in ct.own_names):
                 continue
             start, end = m.span(rule.group)
             if any(a <= start < b for a, b in skip):
