@@ -12,6 +12,7 @@ import ast
 
 from portlint.model import Edit, Fix, Span
 from portlint.python.devices import (
+    relevant,
     device_replacement,
     is_cuda_device_value,
     reach,
@@ -19,7 +20,7 @@ from portlint.python.devices import (
     target_words,
     torch_targets,
 )
-from portlint.python.guards import CUDA_LIKE, TPU, condition, dotted, guard_map
+from portlint.python.guards import CUDA_LIKE, OTHER, TPU, condition, dotted, guard_map, words
 from portlint.registry import detector
 
 _TORCHISH = frozenset({"torch_xla", "gaudi", "torch"})
@@ -28,9 +29,7 @@ _SCALER = "GradScaler"
 
 
 def _targets(ctx, node) -> frozenset[str]:
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
-        return frozenset()
-    return reach(ctx, node, torch_targets(ctx))
+    return reach(ctx, node, ctx.fact(torch_targets))
 
 
 def _span_between(ctx, start_node_end: tuple[int, int], end: tuple[int, int]) -> Span:
@@ -82,6 +81,8 @@ def _string_fix(ctx, node: ast.AST, targets) -> Fix | None:
 @detector("PTL901", nodes=("Call", "Assign", "AnnAssign"), tokens=("cuda", "gpu"))
 def cuda_device_string(node, ctx) -> None:
     """Hard-coded CUDA devices in a file that targets XLA or Gaudi; JAX GPU pins in JAX code."""
+    if "jax" not in ctx.tags and not relevant(ctx):
+        return
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         value = node.value
         names = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -208,12 +209,21 @@ RAISING = frozenset({
     "memory_summary", "utilization", "set_stream", "ExternalStream", "caching_allocator_alloc",
     "device_of", "set_sync_debug_mode", "temperature", "power_draw", "clock_rate",
 })
-# ...and these quietly do nothing or report zero / False.
+# ...these quietly report zero / False, so logic built on them goes wrong without an error.
 QUIET = frozenset({
-    "device_count", "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
-    "max_memory_reserved", "manual_seed", "manual_seed_all", "seed", "seed_all", "set_rng_state",
-    "set_rng_state_all", "memory_stats", "stream", "is_bf16_supported", "get_arch_list", "is_initialized",
+    "device_count", "memory_allocated", "max_memory_allocated", "memory_reserved",
+    "max_memory_reserved", "memory_stats", "is_bf16_supported", "amp.autocast",
 })
+# ...and these are housekeeping that does nothing without CUDA and harms nothing: not reported
+# (seeding, cache flushes, RNG state save/restore that returns or takes an empty list).
+HOUSEKEEPING = frozenset({
+    "empty_cache", "manual_seed", "manual_seed_all", "seed", "seed_all", "set_rng_state",
+    "set_rng_state_all", "get_rng_state_all", "is_initialized", "get_arch_list", "stream",
+})
+# calls whose result only feeds a test (`if torch.cuda.device_count() > 1:`) act as guards
+_PROBES = frozenset({"device_count", "is_bf16_supported", "memory_allocated", "max_memory_allocated"})
+
+
 # owned by other rules: availability tests (PTL905 / guards), capability gates (PTL310),
 # NVTX (PTL608), NCCL (PTL501), CUDA graphs (PTL610), loss scaling (PTL906)
 _OTHER_RULES = ("is_available", "get_device_capability", "get_device_properties", "nvtx", "nccl",
@@ -241,6 +251,22 @@ _XLA_HINTS = {
 }
 
 
+def _tested_calls(ctx) -> frozenset[int]:
+    """ids of the calls that sit inside a comparison or a test (if / while / assert / and / or)."""
+    out: set[int] = set()
+    for node in ast.walk(ctx.module):
+        tests: list[ast.AST] = []
+        if isinstance(node, (ast.Compare, ast.BoolOp)):
+            tests.append(node)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)):
+            tests.append(node.test)
+        elif isinstance(node, ast.Call) and node.args and dotted(node.func).rsplit(".", 1)[-1] in ("skipIf", "skipUnless", "skipif"):
+            tests.append(node.args[0])
+        for t in tests:
+            out.update(id(n) for n in ast.walk(t) if isinstance(n, ast.Call))
+    return frozenset(out)
+
+
 def _cuda_member(name: str) -> str | None:
     for prefix in ("torch.cuda.",):
         if name.startswith(prefix):
@@ -251,10 +277,12 @@ def _cuda_member(name: str) -> str | None:
 @detector("PTL902", nodes=("Call",), tokens=("cuda",))
 def torch_cuda_namespace_call(node, ctx) -> None:
     """`torch.cuda.*` calls in a file that targets XLA or Gaudi."""
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
+    if not relevant(ctx):
         return
     member = _cuda_member(dotted(node.func))
-    if member is None or member.startswith(_OTHER_RULES):
+    if member is None or member.startswith(_OTHER_RULES) or member in HOUSEKEEPING:
+        return
+    if member in _PROBES and id(node) in ctx.fact(_tested_calls):
         return
     targets = _targets(ctx, node)
     if not targets:
@@ -273,8 +301,6 @@ def torch_cuda_namespace_call(node, ctx) -> None:
             fix = Fix(f"use torch.hpu.{member}", (Edit(ctx.node_span(func), f"torch.hpu.{member}"),), "unsafe")
     if targets & {"tpu", "trainium"} and member in _XLA_HINTS:
         hints.append(f"TPU/Trainium: {_XLA_HINTS[member]}")
-    if member in ("manual_seed", "manual_seed_all") and fix is None:
-        fix = Fix("use torch.manual_seed", (Edit(ctx.node_span(node.func), "torch.manual_seed"),), "unsafe")
     if member == "amp.autocast" and "gaudi" in targets:
         hints.append('Gaudi: `torch.autocast("hpu", dtype=torch.bfloat16)`')
     ctx.report(
@@ -306,12 +332,12 @@ def _backend_flag(name: str) -> bool:
 @detector("PTL903", nodes=("Assign", "Call"), tokens=("cudnn", "backends.cuda"))
 def cudnn_backend_flags(node, ctx) -> None:
     """cuDNN / CUDA matmul and SDPA backend switches in a file that targets XLA or Gaudi."""
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
+    if not relevant(ctx):
         return
     if isinstance(node, ast.Assign):
         hits = [t for t in node.targets if _backend_flag(dotted(t))]
-        if not hits:
-            return
+        if not hits or not isinstance(node.value, ast.Constant):
+            return  # a value passed through from configuration is plumbing, not a choice
         where, flag = hits[0], dotted(hits[0])
     else:
         name = dotted(node.func)
@@ -327,6 +353,7 @@ def cudnn_backend_flags(node, ctx) -> None:
 
 # ---- PTL904 -------------------------------------------------------------------------------
 
+SELECTION_ENV = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES"}
 CUDA_ENV = {
     "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING",
     "NVIDIA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
@@ -357,12 +384,14 @@ def _env_keys(node) -> list[ast.Constant]:
 @detector("PTL904", nodes=("Subscript", "Call", "Dict"), tokens=tuple(sorted(CUDA_ENV)))
 def visible_devices_env(node, ctx) -> None:
     """CUDA device-selection environment variables in a file that targets XLA or Gaudi."""
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
+    if not relevant(ctx):
         return
     for key in _env_keys(node):
         targets = _targets(ctx, key)
         if targets:
-            ctx.report(key, var=key.value, on=target_words(targets), targets=tuple(targets),
+            level = "warning" if key.value in SELECTION_ENV else "note"
+            effect = "selects NVIDIA GPUs" if key.value in SELECTION_ENV else "tunes the CUDA runtime"
+            ctx.report(key, var=key.value, effect=effect, on=target_words(targets), targets={t: level for t in targets},
                        suggestion="Use the target's own variable: " + "; ".join(f"{t}: {_ENV_REWRITE[t]}" for t in ("tpu", "trainium", "gaudi") if t in targets) + ".")
 
 
@@ -398,9 +427,32 @@ def _selects_cuda(nodes) -> bool:
     return False
 
 
+_AVAILABILITY_CALLS = {"is_available", "device_count", "is_cuda_available", "is_torch_cuda_available", "is_gpu_available"}
+
+
+def _is_availability_probe(test: ast.AST) -> bool:
+    """The test asks whether CUDA exists (not what an existing tensor or device is)."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Call):
+            name = dotted(n.func)
+            last = name.rsplit(".", 1)[-1]
+            if last in _AVAILABILITY_CALLS and ("cuda" in name or last != "is_available" and last != "device_count"):
+                return True
+        if isinstance(n, ast.Attribute) and dotted(n).endswith("version.cuda"):
+            return True
+        ident = n.id if isinstance(n, ast.Name) else (n.attr if isinstance(n, ast.Attribute) and n.attr not in ("is_cuda", "type") else None)
+        if ident:
+            ws = words(ident)
+            if ws and ws[0] in ("use", "no", "on", "has", "with", "cuda", "gpu", "n", "num") and any(w in ("cuda", "gpu", "gpus") for w in ws):
+                return True
+    return False
+
+
 def _cuda_test(test) -> tuple[bool, ast.AST] | None:
     """(polarity, atom) when `test` is a CUDA availability test: polarity True when the test
     is true on CUDA (`torch.cuda.is_available()`), False for its negation."""
+    if not _is_availability_probe(test):
+        return None
     cond = condition(test)
     if cond is None:
         return None
@@ -414,7 +466,7 @@ def _cuda_test(test) -> tuple[bool, ast.AST] | None:
 @detector("PTL905", nodes=("If", "IfExp", "Assert", "Call"), tokens=("cuda", "gpu"))
 def accelerator_detection_by_cuda(node, ctx) -> None:
     """Choosing the device with a CUDA-only test, falling back to CPU (or failing) elsewhere."""
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
+    if not relevant(ctx):
         return
     if isinstance(node, ast.Call):
         for k in node.keywords:
@@ -453,12 +505,28 @@ def accelerator_detection_by_cuda(node, ctx) -> None:
             outcome = "falls back to the CPU"
         if _mentions_target(cuda_side):
             return
+    if isinstance(node, ast.If) and _dispatches_other_devices(ctx, node, atom):
+        return
     targets = _targets(ctx, atom)
     if targets:
         ctx.report(atom, test=ast.unparse(atom), outcome=outcome, on=target_words(targets), targets=tuple(targets),
                    suggestion="Pick the device with a chain that knows the targets: torch_xla available -> `torch_xla.device()`; "
                    "`hasattr(torch, \"hpu\") and torch.hpu.is_available()` -> `\"hpu\"`; `torch.cuda.is_available()` -> `\"cuda\"`; "
                    "else `\"cpu\"` (or `torch.accelerator.current_accelerator()` where the backend registers one).")
+
+
+def _dispatches_other_devices(ctx, node: ast.If, atom) -> bool:
+    """The if/elif chain also tests other accelerators (mps, xpu, npu, ...): a deliberate
+    multi-backend dispatch, not CUDA-or-CPU detection."""
+    if OTHER not in ctx.fact(guard_map).platforms(atom):
+        return True  # an earlier branch of the chain took another accelerator
+    branch = node.orelse
+    while len(branch) == 1 and isinstance(branch[0], ast.If):
+        cond = condition(branch[0].test)
+        if cond is not None and not cond.when_true <= CUDA_LIKE:
+            return True
+        branch = branch[0].orelse
+    return False
 
 
 def _assigns_cuda_device(block) -> bool:
@@ -485,7 +553,7 @@ _FP16 = {"torch.float16", "torch.half"}
 @detector("PTL906", nodes=("Call",), tokens=("float16", "half", "GradScaler", "fp16", "precision", "amp"))
 def fp16_on_bf16_targets(node, ctx) -> None:
     """fp16 mixed precision and loss scaling in a file that targets XLA or Gaudi."""
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
+    if not relevant(ctx):
         return
     name = dotted(node.func)
     last = node.func.attr if isinstance(node.func, ast.Attribute) else name.rsplit(".", 1)[-1]
@@ -514,6 +582,8 @@ def fp16_on_bf16_targets(node, ctx) -> None:
                 (isinstance(v, ast.Constant) and v.value in (16, "16", "16-mixed"))
             ):
                 found.append((v, f"`precision={ast.unparse(v)}`", None))
+    if found and ctx.fact(_precision_choices).inside(node):
+        return  # the fp16 path is one the user selects (`if args.fp16:`, `mixed_precision == "fp16"`)
     for where, what, fix in found:
         targets = _targets(ctx, where)
         if targets:
@@ -524,3 +594,44 @@ def fp16_on_bf16_targets(node, ctx) -> None:
 
 def _kw_span(ctx, kw: ast.keyword) -> Span:
     return ctx.node_span(kw)
+
+
+class _Spans:
+    def __init__(self, spans):
+        self.spans = spans
+
+    def inside(self, node) -> bool:
+        pos = (node.lineno, node.col_offset)
+        return any(a <= pos < b for a, b in self.spans)
+
+
+_PRECISION_WORDS = {"fp16", "float16", "half", "amp", "apex", "precision", "mixed", "dtype", "scaler", "fp32", "bf16"}
+
+
+def _precision_choices(ctx) -> _Spans:
+    """Spans of branches taken on a precision setting (`if args.fp16:`, `if dtype == torch.float16:`)."""
+    spans = []
+    for node in ast.walk(ctx.module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and set(words(node.name)) & (_PRECISION_WORDS | {"grad"}):
+            spans.append(((node.body[0].lineno, node.body[0].col_offset), (node.body[-1].end_lineno, node.body[-1].end_col_offset)))
+            continue
+        if not isinstance(node, (ast.If, ast.IfExp)):
+            continue
+        idents = set()
+        for n in ast.walk(node.test):
+            if isinstance(n, ast.Name):
+                idents.update(words(n.id))
+            elif isinstance(n, ast.Attribute):
+                idents.update(words(n.attr))
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                idents.update(words(n.value.replace("-", "_")))
+        if not idents & _PRECISION_WORDS:
+            continue
+        branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [node.body[0], node.body[-1]] + ([node.orelse[0], node.orelse[-1]] if node.orelse else [])
+        if isinstance(node, ast.IfExp):
+            spans += [((b.lineno, b.col_offset), (b.end_lineno, b.end_col_offset)) for b in branches]
+        else:
+            spans.append(((node.body[0].lineno, node.body[0].col_offset), (node.body[-1].end_lineno, node.body[-1].end_col_offset)))
+            if node.orelse:
+                spans.append(((node.orelse[0].lineno, node.orelse[0].col_offset), (node.orelse[-1].end_lineno, node.orelse[-1].end_col_offset)))
+    return _Spans(spans)

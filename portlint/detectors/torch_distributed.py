@@ -10,7 +10,7 @@ import ast
 import re
 
 from portlint.model import Edit, Fix, Span
-from portlint.python.devices import reach, string_literal, target_words, torch_targets
+from portlint.python.devices import reach, relevant, string_literal, target_words, torch_targets
 from portlint.python.guards import GAUDI, TPU, TRAINIUM, dotted
 from portlint.registry import detector
 
@@ -21,9 +21,7 @@ _HCCL_IMPORT = "import habana_frameworks.torch.distributed.hccl"
 
 
 def _targets(ctx, node) -> frozenset[str]:
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
-        return frozenset()
-    return reach(ctx, node, torch_targets(ctx))
+    return reach(ctx, node, ctx.fact(torch_targets))
 
 
 def _is_nccl(node: ast.AST) -> bool:
@@ -83,7 +81,7 @@ def _suggestion(targets) -> str:
 @detector("PTL504", nodes=("Call", "Assign", "AnnAssign", "Attribute", "Name"), tokens=("nccl", "NCCL"))
 def torch_distributed_backend_nccl(node, ctx) -> None:
     """`init_process_group("nccl")` and friends in a file that targets XLA or Gaudi."""
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
+    if not relevant(ctx):
         return
     values: list[ast.AST] = []
     if isinstance(node, ast.Call):
@@ -124,11 +122,11 @@ _NCCL_CLASSES = {"PyNcclCommunicator", "NcclCommunicator"}
 @detector("PTL501", nodes=("Import", "ImportFrom", "Attribute", "Call"), tokens=("nccl", "Nccl"))
 def nccl_on_non_gpu_target(node, ctx) -> None:
     """Direct NCCL bindings (torch.cuda.nccl, cupy.cuda.nccl, pynccl) in a file that targets XLA or Gaudi."""
-    if not (ctx.tags & {"torch_xla", "gaudi"}) and b"neuron" not in ctx.data:
+    if not relevant(ctx):
         return
     what = None
     if isinstance(node, ast.Import):
-        hits = [a.name for a in node.names if a.name.startswith(_NCCL_MODULES) or a.name.rsplit(".", 1)[-1] in ("pynccl", "nccl")]
+        hits = [a.name for a in node.names if a.name.startswith(_NCCL_MODULES) or a.name.rsplit(".", 1)[-1] == "pynccl"]
         what = f"`import {hits[0]}`" if hits else None
     elif isinstance(node, ast.ImportFrom):
         mod = node.module or ""

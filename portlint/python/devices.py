@@ -14,22 +14,27 @@ from portlint.python.guards import GAUDI, TPU, TRAINIUM, dotted, guard_map
 
 _NEURON_IMPORT = re.compile(rb"^\s*(?:import|from)\s+(?:torch_neuronx|neuronx_distributed|neuronxcc|libneuronxla)\b", re.M)
 _TPU_HINT = re.compile(rb"\bTPU\b|\btpu\b|PJRT_DEVICE")
-_NEURON_DEVICE = re.compile(rb"[\"']neuron[\"']")
 CUDA_STRING = re.compile(r"^cuda(?::\d+)?$")
 
 
 def torch_targets(ctx) -> frozenset[str]:
     """Targets a torch file aims at besides CUDA: from its imports and device strings."""
     out: set[str] = set()
+    data = ctx.data
     if "torch_xla" in ctx.tags:
         out.add(TRAINIUM)
-        if not _NEURON_IMPORT.search(ctx.data) or _TPU_HINT.search(ctx.data):
+        if not _NEURON_IMPORT.search(data) or _TPU_HINT.search(data):
             out.add(TPU)
-    if _NEURON_DEVICE.search(ctx.data):
+    if b'"neuron"' in data or b"'neuron'" in data:
         out.add(TRAINIUM)
     if "gaudi" in ctx.tags:
         out.add(GAUDI)
     return frozenset(out)
+
+
+def relevant(ctx) -> bool:
+    """Cheap per-file test (memoised): does this torch file target XLA or Gaudi at all?"""
+    return bool(ctx.fact(torch_targets))
 
 
 def reach(ctx, node: ast.AST, targets: frozenset[str]) -> frozenset[str]:

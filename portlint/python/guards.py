@@ -46,6 +46,7 @@ _WORDS: dict[str, frozenset[str]] = {
     "gaudi": frozenset({GAUDI}), "hccl": frozenset({GAUDI}),
     "cpu": frozenset({CPU}), "gloo": frozenset({CPU}),
     "mps": frozenset({OTHER}), "xpu": frozenset({OTHER}), "npu": frozenset({OTHER}), "mlu": frozenset({OTHER}),
+    "musa": frozenset({OTHER}),
 }
 _NEGATIONS = {"no", "not", "disable", "disabled", "without", "skip"}
 _PREDICATE_WORDS = {"use", "is", "has", "have", "on", "with", "enable", "enabled", "available", "run", "using", "multi", "n", "num"}
@@ -128,6 +129,9 @@ _AVAILABLE_CALLS = {
     "is_hpu": frozenset({GAUDI}), "is_neuron": frozenset({TRAINIUM}), "is_cpu": frozenset({CPU}),
     "is_xpu": frozenset({OTHER}), "is_mps": frozenset({OTHER}), "is_torch_mps_available": frozenset({OTHER}),
     "is_torch_npu_available": frozenset({OTHER}), "is_torch_xpu_available": frozenset({OTHER}),
+    # NVIDIA-GPU features and GPU-only libraries (transformers' helpers)
+    "is_torch_tf32_available": CUDA_LIKE, "is_torch_bf16_gpu_available": CUDA_LIKE,
+    "is_sagemaker_mp_enabled": CUDA_LIKE, "is_sagemaker_dp_enabled": CUDA_LIKE,
 }
 # calls whose result is a hardware or backend name to compare with a string
 _NAME_CALLS = {"xla_device_hw", "device_type", "default_backend", "get_backend", "get_device_type", "_get_device_type"}
@@ -142,8 +146,17 @@ def _call_condition(call: ast.Call, text: str) -> Condition | None:
         if plats is not None:
             return Condition(plats, ALL - plats, text)
         return None
+    if last.startswith("is_") and last.endswith("available") and last not in _AVAILABLE_CALLS:
+        # is_npu_available(), is_mlu_available(), is_torch_xpu_available(): any known device word
+        ws = [w for w in words(last) if w not in ("is", "torch", "available")]
+        if ws and all(w in _WORDS for w in ws):
+            plats = frozenset().union(*(_WORDS[w] for w in ws))
+            return Condition(plats, ALL - plats, text)
     if last in _AVAILABLE_CALLS:
         plats = _AVAILABLE_CALLS[last]
+        for kw in call.keywords:  # transformers/accelerate: is_torch_xla_available(check_is_gpu=True)
+            if kw.arg in ("check_is_gpu", "check_is_tpu") and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                plats = CUDA_LIKE if kw.arg == "check_is_gpu" else frozenset({TPU})
         return Condition(plats, ALL - plats, text)
     if last == "device_count" and name.endswith("cuda.device_count"):
         return Condition(CUDA_LIKE, ALL - CUDA_LIKE, text)
@@ -191,7 +204,7 @@ def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
         return None
     # `torch.version.hip is None` / `is not None`
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
-        inner = condition(left)
+        inner = _condition(left)
         if inner is None:
             return None
         return Condition(inner.when_false, inner.when_true, text) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, text)
@@ -213,25 +226,31 @@ def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
     return None
 
 
-def condition(expr: ast.AST) -> Condition | None:
-    """The device test `expr` makes, or None when it does not test the platform."""
+def condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Condition | None:
+    """The device test `expr` makes, or None when it does not test the platform.
+
+    `aliases` maps local names to the test they hold (`on_cuda = x.device.type == "cuda"`;
+    `idx = d.index if d.type == "cuda" else None` makes `idx is not None` that test)."""
+    cond = _condition(expr, aliases)
+    if cond is None:
+        return None
+    return Condition(cond.when_true, cond.when_false, _text(expr))
+
+
+def _condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Condition | None:
+    if aliases and isinstance(expr, ast.Name) and expr.id in aliases:
+        return aliases[expr.id]
+    if aliases and isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.left, ast.Name) \
+            and expr.left.id in aliases and isinstance(expr.comparators[0], ast.Constant) and expr.comparators[0].value is None \
+            and isinstance(expr.ops[0], (ast.Is, ast.IsNot)):
+        alias = aliases[expr.left.id]
+        return alias if isinstance(expr.ops[0], ast.IsNot) else alias.negate()
+    if aliases and isinstance(expr, (ast.UnaryOp, ast.BoolOp)):
+        return _combine(expr, aliases)
     text = _text(expr)
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-        inner = condition(expr.operand)
-        return inner.negate() if inner else None
-    if isinstance(expr, ast.BoolOp):
-        parts = [condition(v) for v in expr.values]
-        if all(p is None for p in parts):
-            return None
-        unknown = Condition(ALL, ALL)
-        parts = [p or unknown for p in parts]
-        if isinstance(expr.op, ast.And):
-            t = frozenset.intersection(*(p.when_true for p in parts))
-            f = frozenset().union(*(p.when_false for p in parts))
-        else:
-            t = frozenset().union(*(p.when_true for p in parts))
-            f = frozenset.intersection(*(p.when_false for p in parts))
-        return Condition(t, f, text)
+    if isinstance(expr, (ast.UnaryOp, ast.BoolOp)):
+        return _combine(expr, aliases)
+
     if isinstance(expr, ast.Call):
         name = dotted(expr.func)
         # str(device).startswith("cuda") / device.type.startswith(("cuda", "hpu"))
@@ -241,7 +260,7 @@ def condition(expr: ast.AST) -> Condition | None:
                 return Condition(plats, ALL - plats, text)
             return None
         if name in ("bool",) and expr.args:
-            return condition(expr.args[0])
+            return _condition(expr.args[0])
         return _call_condition(expr, text)
     if isinstance(expr, ast.Compare):
         return _compare_condition(expr, text)
@@ -258,6 +277,27 @@ def condition(expr: ast.AST) -> Condition | None:
         if hit:
             return _from_words(hit[0], hit[1], text)
     return None
+
+
+def _combine(expr: ast.AST, aliases) -> Condition | None:
+    text = ""
+    if isinstance(expr, ast.UnaryOp):
+        if not isinstance(expr.op, ast.Not):
+            return None
+        inner = _condition(expr.operand, aliases)
+        return inner.negate() if inner else None
+    parts = [_condition(v, aliases) for v in expr.values]
+    if all(p is None for p in parts):
+        return None
+    unknown = Condition(ALL, ALL)
+    parts = [p or unknown for p in parts]
+    if isinstance(expr.op, ast.And):
+        t = frozenset.intersection(*(p.when_true for p in parts))
+        f = frozenset().union(*(p.when_false for p in parts))
+    else:
+        t = frozenset().union(*(p.when_true for p in parts))
+        f = frozenset.intersection(*(p.when_false for p in parts))
+    return Condition(t, f, text)
 
 
 def _text(node: ast.AST) -> str:
@@ -305,14 +345,47 @@ def terminates(block: list[ast.stmt]) -> bool:
     return False
 
 
+def _aliases(module: ast.Module) -> dict[str, Condition]:
+    """Names that hold a device test, assigned exactly once in the module."""
+    seen: dict[str, Condition | None] = {}
+    for node in ast.walk(module):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name, value = node.target.id, node.value
+        elif isinstance(node, (ast.AugAssign, ast.For)) and isinstance(node.target, ast.Name):
+            seen[node.target.id] = None
+            continue
+        else:
+            continue
+        cond = _condition(value)
+        if cond is None and isinstance(value, ast.IfExp):
+            # `x = something if <test> else None`: `x is not None` means the test held
+            inner = _condition(value.test)
+            if inner is not None and isinstance(value.orelse, ast.Constant) and value.orelse.value is None:
+                cond = inner
+            elif inner is not None and isinstance(value.body, ast.Constant) and value.body.value is None:
+                cond = inner.negate()
+        if name in seen:
+            prev = seen[name]
+            same = prev is not None and cond is not None and (prev.when_true, prev.when_false) == (cond.when_true, cond.when_false)
+            seen[name] = prev if same else None
+        else:
+            seen[name] = cond
+    return {k: v for k, v in seen.items() if v is not None}
+
+
 class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
     def __init__(self, module: ast.Module):
         self.regions: list[Region] = []
+        self.aliases = _aliases(module)
         for node in ast.walk(module):
             if isinstance(node, (ast.If, ast.IfExp)):
                 self._branches(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._decorators(node)
             elif isinstance(node, ast.BoolOp):
                 self._short_circuit(node)
             for fld in ("body", "orelse", "finalbody"):
@@ -326,7 +399,7 @@ class Guards:
             self.regions.append(Region(_start(first), _end(last), plats, reason))
 
     def _branches(self, node: ast.If | ast.IfExp) -> None:
-        cond = condition(node.test)
+        cond = condition(node.test, self.aliases)
         if cond is None:
             return
         line = node.lineno
@@ -338,9 +411,28 @@ class Guards:
         if node.orelse:
             self._add(node.orelse[0], node.orelse[-1], cond.when_false, f"in the else branch of `if {cond.text}:` (line {line})")
 
+    def _decorators(self, node) -> None:
+        """`@skipIf(not torch.cuda.is_available(), ...)`, `@skipUnless(...)`, `@require_torch_gpu`:
+        the body runs only where the decorator lets it."""
+        for dec in node.decorator_list:
+            func = dec.func if isinstance(dec, ast.Call) else dec
+            last = _last_name(func)
+            plats = None
+            if isinstance(dec, ast.Call) and dec.args and last.lower() in ("skipif", "skipunless"):
+                cond = condition(dec.args[0], self.aliases)
+                if cond is not None:
+                    plats = cond.when_false if last.lower() == "skipif" else cond.when_true
+            elif last:
+                ws = words(last)
+                if ws and ws[0] in ("require", "requires", "needs", "only") and not any(w in _NEGATIONS for w in ws):
+                    found = [_WORDS[w] for w in ws[1:] if w in _WORDS]
+                    plats = frozenset().union(*found) if found else None
+            if plats is not None:
+                self._add(node.body[0], node.body[-1], plats, f"in `{node.name}`, which `@{_text(func)}` limits to {', '.join(sorted(plats))} (line {dec.lineno})")
+
     def _short_circuit(self, node: ast.BoolOp) -> None:
         for i in range(1, len(node.values)):
-            cond = condition(ast.BoolOp(op=node.op, values=node.values[:i])) if i > 1 else condition(node.values[0])
+            cond = condition(ast.BoolOp(op=node.op, values=node.values[:i]), self.aliases) if i > 1 else condition(node.values[0], self.aliases)
             if cond is None:
                 continue
             plats = cond.when_true if isinstance(node.op, ast.And) else cond.when_false
@@ -349,13 +441,13 @@ class Guards:
     def _early_exits(self, block: list[ast.stmt]) -> None:
         for i, stmt in enumerate(block[:-1]):
             if isinstance(stmt, ast.Assert):
-                cond = condition(stmt.test)
+                cond = condition(stmt.test, self.aliases)
                 if cond is not None:
                     self._add(block[i + 1], block[-1], cond.when_true, f"after `assert {cond.text}` (line {stmt.lineno})")
                 continue
             if not isinstance(stmt, ast.If):
                 continue
-            cond = condition(stmt.test)
+            cond = condition(stmt.test, self.aliases)
             if cond is None:
                 continue
             if terminates(stmt.body) and not (stmt.orelse and terminates(stmt.orelse)):
