@@ -44,7 +44,8 @@ def owner_of(name: str, library: str, supported: bool, hip: str) -> str | None:
     if name in GENERIC_NAMES:
         return None
     if library == "cuDNN":
-        return "PTL603"
+        # shared library types (libraryPropertyType) are the runtime row's
+        return "PTL603" if name.lower().startswith("cudnn") else None
     if library in ("cuSPARSELt", "cuTENSOR"):
         return "PTL605"
     if library == "cuBLAS" and CUBLAS_MATH_MODE.match(name):
@@ -130,6 +131,16 @@ class Use:
     in_macro: bool  # inside a #define body
 
 
+_CONDITION_LINE = re.compile(rb"\s*#\s*(?:if|elif|ifdef|ifndef|elifdef|elifndef)\b")
+
+
+def _on_condition_line(data: bytes, start: int) -> bool:
+    """On the line of an #if/#elif/#ifdef directive (where error recovery may have hidden
+    the condition from the tree, e.g. around `__has_include(<curand.h>)`)."""
+    line_start = data.rfind(b"\n", 0, start) + 1
+    return _CONDITION_LINE.match(data, line_start) is not None
+
+
 def _in_condition(node) -> bool:
     """Inside the condition of an #if/#elif/#ifdef (a feature test, not a use)."""
     cur = node
@@ -190,7 +201,7 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
         if parent is not None and parent.type in ("preproc_def", "preproc_function_def") and parent.child_by_field_name("name") == node:
             defined.add(word)  # a shim: `#define cudaMalloc hipMalloc`
             continue
-        if _in_condition(node):
+        if _in_condition(node) or _on_condition_line(data, start):
             continue
         found.append(Use(word, start, end, node, False))
     if defined:
