@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from portlint.cuda.constants import Const, constant_map, eval_int, parse_int
 from portlint.cuda.guards import guard_map
@@ -52,9 +53,7 @@ AVAILABILITY = {
     "__reduce_and_sync": ("warning", "HIP < 7.0 has no `__reduce_and_sync`: use `__all`/a `__shfl_xor` loop"),
     "__reduce_or_sync": ("warning", "HIP < 7.0 has no `__reduce_or_sync`: use `__any`/a `__shfl_xor` loop"),
     "__reduce_xor_sync": ("warning", "HIP < 7.0 has no `__reduce_xor_sync`: use a `__shfl_xor` loop"),
-    "__nanosleep": ("error", "HIP has no `__nanosleep`: use `__builtin_amdgcn_s_sleep(n)` (units of 64 clocks)"),
     "__uni_sync": ("error", "HIP has no `__uni_sync`: compare `__ballot(p)` with `__ballot(1)`"),
-    "__fns": ("error", "HIP has no `__fns` (the 64-bit `__fns64` takes an `unsigned long long` mask)"),
 }
 CONST_CONTEXT_PARENTS = ("array_declarator", "template_argument_list", "case_statement", "static_assert_declaration", "alignas_qualifier", "bitfield_clause", "enumerator")
 FULL32 = 0xFFFFFFFF
@@ -99,6 +98,7 @@ class Analysis:
         self.warp_consts: dict[str, Const] = {}  # local warp-named definitions reported as PTL101
         self.const_uses: dict[str, list] = {}  # name -> identifier nodes that use it
         self._reported_nodes: set[tuple[int, int, str]] = set()
+        self._logical: dict = {}
 
     # -- constants --
     def warp_const_kind(self, c: Const) -> str | None:
@@ -130,6 +130,11 @@ class Analysis:
                 return c.value, "outside"
             return c.value, "const"
         v = eval_int(node, self.cmap)
+        if v is not None and any(node_text(i) in self.warp_consts for i in nodes_of_types(node, ("identifier",))):
+            return v, "local-warp"
+        if v is not None and any(self.cmap.lookup(node_text(i)) is not None and self.cmap.lookup(node_text(i)).line == 0
+                                 for i in nodes_of_types(node, ("identifier",))):
+            return v, "outside"
         return v, ("expr" if v is not None else "none")
 
     # -- functions and facts --
@@ -202,6 +207,27 @@ class Analysis:
 
     def is_device(self, node) -> bool:
         return self.spaces.is_device(node)
+
+    def logical32(self, node) -> bool:
+        """Is `node` in a function that works in deliberate 32-lane groups: a shuffle with an
+        explicit width of 32, or `cub::WarpReduce<T, 32>`? Then its 32s are the group size."""
+        fn = self.function_of(node)
+        if fn is None:
+            return False
+        key = ("l32", fn.start_byte)
+        if key not in self._logical:
+            text = node_text(fn)
+            found = bool(re.search(r"Warp(?:Reduce|Scan|Exchange|Load|Store)\s*<[^<>;]*,\s*(?:32|[A-Za-z_]\w*)\s*[,>]", text)) and bool(
+                re.search(r"Warp(?:Reduce|Scan|Exchange|Load|Store)\s*<[^<>;]*,\s*32\s*[,>]", text))
+            if not found:
+                for call in nodes_of_types(fn, ("call_expression",)):
+                    name = callee_name(call)
+                    if name in SHFL_SYNC_ARGS and _has_width(call, self):
+                        if self.value_of(call.child_by_field_name("arguments").named_children[-1])[0] == 32:
+                            found = True
+                            break
+            self._logical[key] = found
+        return self._logical[key]
 
     # -- reporting --
     def hit(self, rule: str, where, **kw) -> None:
@@ -483,6 +509,8 @@ def _index_arith(a: Analysis) -> None:
             meaning = {"/": "a warp id for 32-lane warps", ">>": "a warp id for 32-lane warps", "%": "a lane id for 32-lane warps", "&": "a lane id for 32-lane warps"}[op]
         else:
             continue
+        if a.logical32(be):
+            continue
         new = {"/": "warpSize", "%": "warpSize", "&": "(warpSize - 1)", ">>": "warpSize"}[op]
         fix = None
         if how == "literal":
@@ -499,9 +527,10 @@ def _index_arith(a: Analysis) -> None:
 
 def _origin_note(a: Analysis, node, how: str) -> str | None:
     if how in ("outside",):
-        c = a.cmap.lookup(node_text(strip_parens(node)))
-        where = c.origin if c is not None else "a header"
-        return f"`{node_text(node)}` is 32, defined in {where} (as an AMD build sees it): make that definition vendor-aware or use `warpSize`."
+        names = [node_text(i) for i in ([strip_parens(node)] if strip_parens(node).type == "identifier" else nodes_of_types(node, ("identifier",)))]
+        consts = [a.cmap.lookup(n) for n in names if a.cmap.lookup(n) is not None]
+        where = consts[0].origin if consts and consts[0].origin not in ("", "header") else "an included header"
+        return f"`{node_text(node)}` comes from {Path(where).name if where != 'an included header' else where} (as an AMD build sees it): make that definition vendor-aware or use `warpSize`."
     if how == "const":
         return f"`{node_text(node)}` is a constant of value 32 defined in this file; here it is used as the warp size."
     return None
@@ -544,7 +573,7 @@ def _strides_and_shared(a: Analysis) -> None:
             continue
         op = node_text(size.child_by_field_name("operator"))
         v, how = a.value_of(size.child_by_field_name("right"))
-        if how == "local-warp" or not ((op == "/" and v == 32) or (op == ">>" and v == 5)):
+        if how == "local-warp" or not ((op == "/" and v == 32) or (op == ">>" and v == 5)) or a.logical32(arr):
             continue
         a.hit("PTL102", size, fields={"expr": node_text(size), "meaning": "one shared-memory slot per 32-lane warp"},
               targets={"rocm": "warning"}, confidence="medium",
@@ -704,7 +733,8 @@ def _masks(a: Analysis) -> None:
             _bit_intrinsic(a, call, name, facts)
         if name in AVAILABILITY and not a.guards.defines_for_amd(name):
             sev, text = AVAILABILITY[name]
-            a.hit("PTL110", call, fields={"func": name}, targets={"rocm": sev}, suggestion=text,
+            state = "does not exist in HIP" if sev == "error" else "is undeclared in HIP before ROCm 6.2 (opt-in there, default from 7.0)"
+            a.hit("PTL110", call, fields={"func": name, "state": state}, targets={"rocm": sev}, suggestion=text,
                   confidence="high")
     # mask constants inside macro bodies: `#define SHFL(v, o) __shfl_xor_sync(0xffffffff, v, o)`
     for node in nodes_of_types(a.root, ("preproc_function_def", "preproc_def")):
@@ -858,17 +888,18 @@ def _shifts(a: Analysis) -> None:
 # ---- PTL107: warpSize as a constant ----------------------------------------------------
 
 def _warpsize_const(a: Analysis) -> None:
-    for ident in nodes_of_types(a.root, ("identifier",)):
+    for ident in nodes_of_types(a.root, ("identifier", "type_identifier")):
         name = node_text(ident)
         if name in ("__AMDGCN_WAVEFRONT_SIZE", "__AMDGCN_WAVEFRONT_SIZE__"):
-            a.hit("PTL107", ident, fields={"use": f"`{name}`", "place": "code"}, confidence="high", suggestion=_WS_SUGGESTION)
+            a.hit("PTL107", ident, fields={"use": f"`{name}`", "place": "code", "reason": _AMDGCN_REASON}, confidence="high", suggestion=_WS_SUGGESTION)
             continue
         if name != "warpSize":
             continue
         ctx_kind = _use_context(ident)
-        if ctx_kind == "const":
-            where = _const_context_name(ident)
-            a.hit("PTL107", ident, fields={"use": "`warpSize`", "place": where}, confidence="high", suggestion=_WS_SUGGESTION)
+        bracket = ctx_kind != "const" and _in_template_brackets(a.ctx.data, ident)
+        if ctx_kind == "const" or bracket:
+            where = "a template argument" if bracket else _const_context_name(ident)
+            a.hit("PTL107", ident, fields={"use": "`warpSize`", "place": where, "reason": _WS_REASON}, confidence="high", suggestion=_WS_SUGGESTION)
     # `#if` conditions are text
     for first, _last, logical in _directive_lines(a.ctx.text):
         m = re.match(r"\s*#\s*(?:el)?if\b(.*)", logical)
@@ -877,8 +908,17 @@ def _warpsize_const(a: Analysis) -> None:
             from portlint.model import Span
 
             word = "warpSize" if "warpSize" in logical else re.search(r"__AMDGCN_WAVEFRONT_SIZE\w*", logical).group()
-            a.hit("PTL107", Span(first, col + 1, first, col + 1 + len(word)), fields={"use": f"`{word}`", "place": "an #if condition"},
+            a.hit("PTL107", Span(first, col + 1, first, col + 1 + len(word)), fields={"use": f"`{word}`", "place": "an #if condition", "reason": _WS_REASON if word == "warpSize" else _AMDGCN_REASON},
                   confidence="high", suggestion=_WS_SUGGESTION)
+
+
+def _in_template_brackets(data: bytes, ident) -> bool:
+    """`Foo<warpSize>` / `Foo<T, warpSize>` that tree-sitter read as comparisons."""
+    line_start = data.rfind(b"\n", 0, ident.start_byte) + 1
+    line_end = data.find(b"\n", ident.end_byte)
+    before = data[line_start: ident.start_byte].decode("utf-8", "replace")
+    after = data[ident.end_byte: line_end if line_end != -1 else len(data)].decode("utf-8", "replace")
+    return bool(re.search(r"[A-Za-z_]\w*\s*<\s*(?:[^<>;()]*,\s*)?$", before) and re.match(r"\s*(?:,[^<>;()]*)?>(?![>=])", after))
 
 
 def _directive_lines(text):
@@ -900,6 +940,8 @@ def _const_context_name(ident) -> str:
     return "a constant expression"
 
 
+_WS_REASON = "`warpSize` is not a constant expression on ROCm 7 (nor on CUDA)"
+_AMDGCN_REASON = "`__AMDGCN_WAVEFRONT_SIZE` is deprecated in ROCm 7 / recent LLVM and going away"
 _WS_SUGGESTION = (
     "ROCm 7 made `warpSize` a runtime value (and CUDA never had it constant); `__AMDGCN_WAVEFRONT_SIZE` is deprecated. "
     "For a compile-time wave size use `#if defined(__GFX8__) || defined(__GFX9__)` -> 64 else 32 in device code, or a "
@@ -946,7 +988,8 @@ _HOST_SUGGESTION = (
 
 # ---- PTL109: spin waits that need independent thread scheduling ------------------------
 
-_ELECTION = re.compile(r"^\s*\(?\s*(?:\w+\s*==\s*0|0\s*==\s*\w+|threadIdx\.x\s*==\s*0|\w+\.thread_rank\(\)\s*==\s*0)\s*\)?\s*$")
+_ELECTION = re.compile(r"(?:==\s*0\b(?!\.)|\b0\s*==)")
+_THREADISH = re.compile(r"threadIdx|thread_rank|lane|\btid\b|__lane_id")
 
 
 def _spin_waits(a: Analysis) -> None:
@@ -964,13 +1007,14 @@ def _spin_waits(a: Analysis) -> None:
         elected = False
         while guard is not None:
             gc = guard.child_by_field_name("condition")
-            if gc is not None and _ELECTION.match(node_text(gc).strip("()")):
+            gtext = node_text(gc) if gc is not None else ""
+            if _ELECTION.search(gtext) and _THREADISH.search(gtext) and "||" not in gtext:
                 elected = True
                 break
             guard = enclosing(guard, ("if_statement",))
         if elected:
             continue
-        a.hit("PTL109", loop, fields={"what": "a per-thread spin lock"}, confidence="low",
+        a.hit("PTL109", loop, fields={"what": "A per-thread spin lock"}, confidence="low",
               suggestion="Lanes of one AMD wavefront execute in lockstep: when one lane holds the lock and another "
                          "spins, the holder never reaches its release. Elect one lane per wave (`if (lane == 0)`) to take "
                          "the lock, or use a lock-free atomic update.")
@@ -979,13 +1023,15 @@ def _spin_waits(a: Analysis) -> None:
 # ---- PTL111: cub warp primitives ---------------------------------------------------------
 
 def _cub(a: Analysis, has_32_assumption: bool) -> None:
+    if not has_32_assumption:
+        return
     for ident in nodes_of_types(a.root, ("identifier", "type_identifier")):
         name = node_text(ident)
-        if name in ("CUB_PTX_WARP_THREADS", "CUB_LOG_WARP_THREADS", "CUB_WARP_THREADS"):
-            hip = "HIPCUB_WARP_THREADS" if name != "CUB_LOG_WARP_THREADS" else None
-            a.hit("PTL111", ident, fields={"what": f"`{name}`"}, confidence="high",
-                  suggestion=(f"hipify renames it to `{hip}` (the device warp size)." if hip else
-                              "hipify has no counterpart: use `__builtin_ctz(HIPCUB_WARP_THREADS)` or compute it from the warp size."))
+        # CUB_LOG_WARP_THREADS has no hipify counterpart: PTL602 reports it
+        if name in ("CUB_PTX_WARP_THREADS", "CUB_WARP_THREADS"):
+            a.hit("PTL111", ident, fields={"what": f"`{name}` beside 32-lane arithmetic"}, confidence="medium",
+                  suggestion="hipify renames it to `HIPCUB_WARP_THREADS`, the device wavefront (64 on CDNA); the 32s "
+                             "elsewhere in this file then disagree with it. Derive every per-warp size from the same constant.")
     if not has_32_assumption:
         return
     for targs in nodes_of_types(a.root, ("template_argument_list",)):
@@ -1033,16 +1079,13 @@ def _report(ctx, rule: str) -> None:
                        message=h.message, **h.fields)
 
 
-_TOKENS_ALL = ("32", "31", "16", "0x1f", "0x1F", ">> 5", ">>5", "warpSize", "WAVEFRONT", "ballot", "activemask", "match_", "_sync", "shfl")
-
-
-@detector("PTL101", tokens=("32",))
+@detector("PTL101", tokens=("32", "5", "31", "0x1f", "0x1F"))
 def hardcoded_warp_size_constant(ctx) -> None:
     """`#define WARP_SIZE 32`, `constexpr int kWarp = 32`, template defaults, `tiled_partition<32>`."""
     _report(ctx, "PTL101")
 
 
-@detector("PTL102", tokens=("32", "31", "0x1f", "0x1F", "5"))
+@detector("PTL102", tokens=("threadIdx", "lane", "tid", "thread_rank", "blockDim", "warp", "Warp", "WARP"))
 def warp_index_arithmetic_literal(ctx) -> None:
     """`tid % 32`, `tid & 31`, `tid >> 5`, `blockDim.x / 32`, `lane == 31`, per-warp shared arrays."""
     _report(ctx, "PTL102")
@@ -1078,7 +1121,7 @@ def warpsize_used_as_compile_time_constant(ctx) -> None:
     _report(ctx, "PTL107")
 
 
-@detector("PTL108", tokens=("32", "C10_WARP_SIZE"))
+@detector("PTL108", tokens=("32", "C10_WARP_SIZE", "warp", "Warp", "WARP"))
 def host_assumes_32_thread_warps(ctx) -> None:
     """Host launch math with 32 threads per warp."""
     _report(ctx, "PTL108")
@@ -1090,7 +1133,7 @@ def relies_on_independent_thread_scheduling(ctx) -> None:
     _report(ctx, "PTL109")
 
 
-@detector("PTL110", tokens=("__syncwarp", "__activemask", "__match_", "__reduce_", "__nanosleep", "__uni_sync", "__fns"))
+@detector("PTL110", tokens=("__syncwarp", "__activemask", "__match_", "__reduce_", "__uni_sync"))
 def warp_builtin_availability(ctx) -> None:
     """CUDA warp builtins HIP lacks or only has from 6.2/7.0."""
     _report(ctx, "PTL110")
