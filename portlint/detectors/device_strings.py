@@ -440,7 +440,8 @@ def _is_availability_probe(test: ast.AST) -> bool:
                 return True
         if isinstance(n, ast.Attribute) and dotted(n).endswith("version.cuda"):
             return True
-        ident = n.id if isinstance(n, ast.Name) else (n.attr if isinstance(n, ast.Attribute) and n.attr not in ("is_cuda", "type") else None)
+        # a local flag (`use_cuda = torch.cuda.is_available()`), not a user option (`args.cuda`)
+        ident = n.id if isinstance(n, ast.Name) else None
         if ident:
             ws = words(ident)
             if ws and ws[0] in ("use", "no", "on", "has", "with", "cuda", "gpu", "n", "num") and any(w in ("cuda", "gpu", "gpus") for w in ws):

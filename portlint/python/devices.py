@@ -14,6 +14,8 @@ from portlint.python.guards import GAUDI, TPU, TRAINIUM, dotted, guard_map
 
 _NEURON_IMPORT = re.compile(rb"^\s*(?:import|from)\s+(?:torch_neuronx|neuronx_distributed|neuronxcc|libneuronxla)\b", re.M)
 _TPU_HINT = re.compile(rb"\bTPU\b|\btpu\b|PJRT_DEVICE")
+# Gaudi integrations that the language tagger does not know (Lightning's HPU plugin)
+_GAUDI_IMPORT = re.compile(rb"^\s*(?:import|from)\s+lightning_habana\b", re.M)
 CUDA_STRING = re.compile(r"^cuda(?::\d+)?$")
 
 
@@ -27,7 +29,7 @@ def torch_targets(ctx) -> frozenset[str]:
             out.add(TPU)
     if b'"neuron"' in data or b"'neuron'" in data:
         out.add(TRAINIUM)
-    if "gaudi" in ctx.tags:
+    if "gaudi" in ctx.tags or (b"lightning_habana" in data and _GAUDI_IMPORT.search(data)):
         out.add(GAUDI)
     return frozenset(out)
 
@@ -41,7 +43,7 @@ def reach(ctx, node: ast.AST, targets: frozenset[str]) -> frozenset[str]:
     """The targets among `targets` on which `node` can actually run (guards applied)."""
     if not targets:
         return targets
-    return targets & ctx.fact(guard_map).platforms(node)
+    return targets & ctx.fact(guard_map).platforms(node, requirements=False)
 
 
 def is_cuda_device_value(node: ast.AST) -> bool:

@@ -15,7 +15,9 @@ platforms on which it can be reached. Platforms are the portlint targets (`rocm`
 API (small on purpose; other families may import it):
 
 - `guard_map(ctx)`: use as `ctx.fact(guard_map)`; returns a `Guards`.
-- `Guards.platforms(node)`: frozenset of platforms the node can run on (`ALL` if unguarded).
+- `Guards.platforms(node, requirements=True)`: frozenset of platforms the node can run on
+  (`ALL` if unguarded); `requirements=False` ignores hard `raise`/`exit`/`assert`
+  requirements on an availability probe (the code a port exposes once they go).
 - `Guards.reason(node, platforms)`: text of the innermost guard that rules out one of
   `platforms` for the node (for messages), or None.
 - `condition(expr)`: the `Condition` an expression tests (platforms where it can be true
@@ -318,6 +320,9 @@ class Region:
     end: Pos    # exclusive
     platforms: frozenset[str]
     reason: str  # e.g. "inside `if torch.cuda.is_available():` (line 12)"
+    # a hard requirement (`if not torch.cuda.is_available(): sys.exit()`, `assert ...`) on an
+    # availability probe: reachability is true, but a port removes the requirement itself
+    requirement: bool = False
 
 
 def _start(node: ast.AST) -> Pos:
@@ -375,6 +380,25 @@ def _aliases(module: ast.Module) -> dict[str, Condition]:
     return {k: v for k, v in seen.items() if v is not None}
 
 
+def stops(block: list[ast.stmt]) -> bool:
+    """The block ends the program or raises (not a plain return / continue / break)."""
+    last = block[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and dotted(last.value.func) in _EXIT_CALLS
+
+
+def is_probe(test: ast.AST) -> bool:
+    """The test asks whether a platform is present (`torch.cuda.is_available()`,
+    `torch.cuda.device_count()`, `is_torch_xla_available()`), not what a tensor is on."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Call):
+            last = _last_name(n.func)
+            if last in ("is_available", "device_count") or (last.startswith("is_") and last.endswith("available")):
+                return True
+    return False
+
+
 class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
@@ -394,9 +418,9 @@ class Guards:
                     self._early_exits(block)
         self.regions.sort(key=lambda r: (r.start, r.end))
 
-    def _add(self, first: ast.AST, last: ast.AST, plats: frozenset[str], reason: str) -> None:
+    def _add(self, first: ast.AST, last: ast.AST, plats: frozenset[str], reason: str, requirement: bool = False) -> None:
         if plats != ALL:
-            self.regions.append(Region(_start(first), _end(last), plats, reason))
+            self.regions.append(Region(_start(first), _end(last), plats, reason, requirement))
 
     def _branches(self, node: ast.If | ast.IfExp) -> None:
         cond = condition(node.test, self.aliases)
@@ -443,7 +467,8 @@ class Guards:
             if isinstance(stmt, ast.Assert):
                 cond = condition(stmt.test, self.aliases)
                 if cond is not None:
-                    self._add(block[i + 1], block[-1], cond.when_true, f"after `assert {cond.text}` (line {stmt.lineno})")
+                    self._add(block[i + 1], block[-1], cond.when_true, f"after `assert {cond.text}` (line {stmt.lineno})",
+                              is_probe(stmt.test))
                 continue
             if not isinstance(stmt, ast.If):
                 continue
@@ -451,9 +476,11 @@ class Guards:
             if cond is None:
                 continue
             if terminates(stmt.body) and not (stmt.orelse and terminates(stmt.orelse)):
-                self._add(block[i + 1], block[-1], cond.when_false, f"after the early exit of `if {cond.text}:` (line {stmt.lineno})")
+                self._add(block[i + 1], block[-1], cond.when_false, f"after the early exit of `if {cond.text}:` (line {stmt.lineno})",
+                          stops(stmt.body) and is_probe(stmt.test))
             elif stmt.orelse and terminates(stmt.orelse) and not terminates(stmt.body):
-                self._add(block[i + 1], block[-1], cond.when_true, f"after the early exit in the else of `if {cond.text}:` (line {stmt.lineno})")
+                self._add(block[i + 1], block[-1], cond.when_true, f"after the early exit in the else of `if {cond.text}:` (line {stmt.lineno})",
+                          stops(stmt.orelse) and is_probe(stmt.test))
 
     def _containing(self, node: ast.AST):
         pos = _start(node)
@@ -464,11 +491,16 @@ class Guards:
             if pos < r.end and end <= r.end:
                 yield r
 
-    def platforms(self, node: ast.AST) -> frozenset[str]:
-        """Platforms on which `node` can run (ALL when no guard constrains it)."""
+    def platforms(self, node: ast.AST, *, requirements: bool = True) -> frozenset[str]:
+        """Platforms on which `node` can run (ALL when no guard constrains it).
+
+        With `requirements=False`, hard requirements on an availability probe (`if not
+        torch.cuda.is_available(): raise`, `assert torch.cuda.device_count()`) are ignored:
+        the code after them is what a port exposes once the requirement is removed."""
         out = ALL
         for r in self._containing(node):
-            out = out & r.platforms
+            if requirements or not r.requirement:
+                out = out & r.platforms
         return out
 
     def reason(self, node: ast.AST, platforms: frozenset[str] | set[str]) -> str | None:
