@@ -99,6 +99,7 @@ ALTERNATIVES = {
     "cudaLimitPersistingL2CacheSize": "no persisting-L2 limit on AMD: drop the call",
     "cudaCtxResetPersistingL2Cache": "no persisting-L2 cache on AMD: drop the call",
     "cudaLaunchKernelExC": "hipLaunchKernel / <<<...>>> (launch attributes and clusters have no HIP form)",
+    "cudaLaunchKernelEx": "<<<...>>> or hipLaunchKernel (launch attributes and clusters have no HIP form)",
     "cuLaunchKernelEx": "hipModuleLaunchKernel (launch attributes and clusters have no HIP form)",
     "cudaLaunchAttributeClusterDimension": "no thread-block clusters on AMD: launch a plain grid",
     "cudaOccupancyMaxActiveClusters": "no thread-block clusters on AMD: use hipOccupancyMaxActiveBlocksPerMultiprocessor",
