@@ -175,7 +175,15 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
             for name in missing:
                 stubs[name] = ""
         assert tu is not None
-        return _collect(tu, str(path))
+        found = _collect(tu, str(path))
+        # -D macros of the compile command have no file: take them from the arguments
+        for i, a in enumerate(args[:-1]):
+            if a == "-D" and "=" in args[i + 1]:
+                name, _, value = args[i + 1].partition("=")
+                v = _eval_tokens([value], {})
+                if v is not None and name not in found:
+                    found[name] = (v, "compile_commands.json")
+        return found
     except Exception as exc:  # libclang missing, broken, or a crash on this file
         STATS["failures"] += 1
         if hasattr(ctx, "notice"):

@@ -119,8 +119,8 @@ class Analysis:
         lit = _literal(node)
         if lit is not None:
             return lit[0], "literal"
-        if node.type == "identifier":
-            name = node_text(node)
+        if node.type in ("identifier", "qualified_identifier"):
+            name = node_text(node).split("::")[-1].strip()
             c = self.cmap.lookup(name)
             if c is None or c.value is None:
                 return None, "none"

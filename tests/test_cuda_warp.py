@@ -1,0 +1,334 @@
+"""The wave64 family (PTL101-PTL111): toolchain proofs, fix applicability, header following
+and the libclang pass.
+
+Most of these problems are silent: hipcc compiles the 32-lane code and the results are
+wrong. For those the oracle shows that hipcc accepts both forms (so no compiler would have
+told the user) and that the rewrite compiles for gfx90a (a 64-lane CDNA GPU). Where hipcc can
+see the problem (sync intrinsics with 32-bit masks, missing builtins, narrowing under
+-Wshorten-64-to-32) the original must fail and the rewrite must compile, on any HIP version."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, scan_paths
+from oracles import hipcc_compile
+
+WARP = FIXTURES / "cuda_warp"
+
+
+def _scan_text(tmp_path: Path, text: str, name: str = "k.cu", **kw):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    kw.setdefault("select", ("PTL1",))
+    return scan_paths([path], root=tmp_path, **kw)
+
+
+def _rules(result):
+    return sorted((f.span.start_line, f.rule_id) for f in result.findings if not f.suppressed)
+
+
+# ---- oracles: hipcc for gfx90a ---------------------------------------------------------
+
+SILENT_PAIRS = {
+    # rule: (32-lane original, portable rewrite); both compile, only the second is right on wave64
+    "PTL101": (
+        "#define WARP_SIZE 32\n__global__ void k(float* y) { y[threadIdx.x % WARP_SIZE] = 1.f; }\n",
+        "#define WARP_SIZE warpSize\n__global__ void k(float* y) { y[threadIdx.x % WARP_SIZE] = 1.f; }\n",
+    ),
+    "PTL102": (
+        "__global__ void k(float* y) { int lane = threadIdx.x & 31; int w = threadIdx.x >> 5; y[w * 64 + lane] = 1.f; }\n",
+        "__global__ void k(float* y) { int lane = threadIdx.x & (warpSize - 1); int w = threadIdx.x / warpSize; y[w * 64 + lane] = 1.f; }\n",
+    ),
+    "PTL103": (
+        "__global__ void k(float* y) { float v = y[threadIdx.x];\n"
+        "  for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);\n  y[threadIdx.x] = v; }\n",
+        "__global__ void k(float* y) { float v = y[threadIdx.x];\n"
+        "  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down(v, o);\n  y[threadIdx.x] = v; }\n",
+    ),
+    "PTL106": (
+        "__global__ void k(unsigned long long* y) { int lane = __lane_id(); y[threadIdx.x] = (1u << lane) - 1; }\n",
+        "__global__ void k(unsigned long long* y) { int lane = __lane_id(); y[threadIdx.x] = (1ull << lane) - 1; }\n",
+    ),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("rule", sorted(SILENT_PAIRS))
+def test_silent_rules_compile_both_ways_with_hipcc(rule, tmp_path):
+    original, rewrite = SILENT_PAIRS[rule]
+    ok, out = hipcc_compile(original)
+    assert ok, f"{rule}: the 32-lane form was expected to compile silently:\n{out}"
+    ok, out = hipcc_compile(rewrite)
+    assert ok, f"{rule}: the rewrite does not compile for gfx90a:\n{out}"
+    # and portlint sees the original, not the rewrite
+    assert rule in {r for _, r in _rules(_scan_text(tmp_path, original))}
+    assert rule not in {r for _, r in _rules(_scan_text(tmp_path, rewrite, name="fixed.cu"))}
+
+
+BALLOT_32 = """
+__global__ void k(int* y, const float* x) {
+  unsigned votes = __ballot(x[threadIdx.x] > 0.f);
+  y[threadIdx.x] = __popc(votes);
+}
+"""
+BALLOT_64 = """
+__global__ void k(int* y, const float* x) {
+  unsigned long long votes = __ballot(x[threadIdx.x] > 0.f);
+  y[threadIdx.x] = __popcll(votes);
+}
+"""
+
+
+@pytest.mark.oracle
+def test_ballot_narrowing_is_silent_but_visible_with_shorten_warning(tmp_path):
+    """PTL105: hipcc's defaults accept the narrowing; -Werror=shorten-64-to-32 exposes it."""
+    assert hipcc_compile(BALLOT_32)[0]
+    ok, _ = hipcc_compile(BALLOT_32, extra=("-Werror=shorten-64-to-32",))
+    assert not ok, "the 32-bit ballot store should narrow a 64-bit value"
+    ok, out = hipcc_compile(BALLOT_64, extra=("-Werror=shorten-64-to-32",))
+    assert ok, out
+    assert {r for _, r in _rules(_scan_text(tmp_path, BALLOT_32))} == {"PTL105"}
+    assert not _rules(_scan_text(tmp_path, BALLOT_64, name="ok.cu"))
+
+
+SYNC_32 = """
+__global__ void k(float* y) {
+  float v = y[threadIdx.x];
+  for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+  y[threadIdx.x] = v;
+}
+"""
+SYNC_PORTED = """
+__global__ void k(float* y) {
+  float v = y[threadIdx.x];
+  for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_xor(v, o);
+  y[threadIdx.x] = v;
+}
+"""
+
+
+@pytest.mark.oracle
+def test_32_bit_mask_sync_shuffle_fails_and_hip_shuffle_compiles(tmp_path):
+    """PTL104: HIP < 6.2 has no __shfl_xor_sync; ROCm >= 7 static_asserts a 64-bit mask. Either
+    way the 32-bit form does not compile; the non-sync HIP shuffle does."""
+    ok, _ = hipcc_compile(SYNC_32)
+    assert not ok
+    ok, out = hipcc_compile(SYNC_PORTED)
+    assert ok, out
+    assert _rules(_scan_text(tmp_path, SYNC_32)) == [(3, "PTL104")]
+    assert not _rules(_scan_text(tmp_path, SYNC_PORTED, name="ported.cu"))
+
+
+@pytest.mark.oracle
+def test_missing_builtin_fails_and_wave_barrier_compiles(tmp_path):
+    """PTL110: `__uni_sync` exists in no HIP; `__builtin_amdgcn_wave_barrier()` replaces __syncwarp."""
+    ok, _ = hipcc_compile("__global__ void k(int* y) { y[0] = __uni_sync(~0ull, y[threadIdx.x] > 0); }\n")
+    assert not ok
+    ok, out = hipcc_compile("__global__ void k(int* y) { y[threadIdx.x] = 1; __builtin_amdgcn_wave_barrier(); y[0] += 1; }\n")
+    assert ok, out
+
+
+@pytest.mark.oracle
+def test_compile_time_wave_size_selector_compiles():
+    """PTL107/PTL101 rewrite for constant contexts: the __GFX9__ selector (warpSize itself is
+    not constexpr on ROCm 7; HIP 5.2 still accepted it, so the failing side has no portable oracle)."""
+    src = textwrap.dedent("""
+        #if defined(__GFX8__) || defined(__GFX9__)
+        #define WAVE 64
+        #else
+        #define WAVE 32
+        #endif
+        template <int N> struct Slots { float v[N]; };
+        __global__ void k(float* y) {
+          __shared__ float partial[WAVE];
+          Slots<WAVE> s{};
+          partial[threadIdx.x % WAVE] = s.v[0];
+          y[threadIdx.x] = partial[0];
+        }
+    """)
+    ok, out = hipcc_compile(src)
+    assert ok, out
+
+
+@pytest.mark.oracle
+def test_fixed_fixture_kernels_compile_with_hipcc(tmp_path):
+    """The fixed fixtures, with the HIP shuffle in place of the CUDA-only sync builtins that HIP
+    5.2 lacks (the shim a port would add), compile for gfx90a."""
+    shim = textwrap.dedent("""
+        #define __shfl_xor_sync(m, v, o, ...) __shfl_xor(v, o, ##__VA_ARGS__)
+        #define __shfl_down_sync(m, v, o, ...) __shfl_down(v, o, ##__VA_ARGS__)
+        #define __shfl_up_sync(m, v, o, ...) __shfl_up(v, o, ##__VA_ARGS__)
+        #define __activemask() __ballot(1)
+    """)
+    for name in ("lane_arith.fixed.cu", "reductions.fixed.cu"):
+        text = (WARP / name).read_text().replace("#include <cuda_fp16.h>", "")
+        ok, out = hipcc_compile(shim + text)
+        assert ok, f"{name}:\n{out}"
+
+
+# ---- fixes: honest applicability -------------------------------------------------------
+
+def _fix_of(result, rule):
+    fixes = [f.fix for f in result.findings if f.rule_id == rule and f.fix]
+    assert fixes, f"no {rule} fix"
+    return fixes[0]
+
+
+def test_warp_define_fix_is_display_only_when_a_constant_is_needed(tmp_path):
+    res = _scan_text(tmp_path, """
+        #define WARP_SIZE 32
+        __global__ void k(float* y) {
+          __shared__ float s[WARP_SIZE];
+          s[threadIdx.x % WARP_SIZE] = 1.f;
+          y[0] = s[0];
+        }
+    """)
+    assert _fix_of(res, "PTL101").applicability == "display-only"
+
+
+def test_warp_define_fix_is_safe_for_runtime_device_uses(tmp_path):
+    res = _scan_text(tmp_path, """
+        #define WARP_SIZE 32
+        __global__ void k(float* y) { y[threadIdx.x / WARP_SIZE] = threadIdx.x % WARP_SIZE; }
+    """)
+    fix = _fix_of(res, "PTL101")
+    assert fix.applicability == "safe" and fix.edits[0].text == "warpSize"
+
+
+def test_constexpr_warp_constant_gets_no_warpsize_fix(tmp_path):
+    res = _scan_text(tmp_path, """
+        constexpr int kWarpSize = 32;
+        __global__ void k(float* y) { y[threadIdx.x / kWarpSize] = 1.f; }
+    """)
+    assert [f.fix for f in res.findings if f.rule_id == "PTL101"] == [None]
+
+
+def test_reduction_fix_is_unsafe_beside_32_lane_ids(tmp_path):
+    src = """
+        __device__ float red(float v) {
+          for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);
+          return v;
+        }
+        __global__ void k(float* y) {
+          int lane = threadIdx.x % 32;
+          float v = red(y[threadIdx.x]);
+          if (lane == 0) y[threadIdx.x / 32] = v;
+        }
+    """
+    assert _fix_of(_scan_text(tmp_path, src), "PTL103").applicability == "unsafe"
+    alone = src.replace("% 32", "% warpSize").replace("/ 32", "/ warpSize")
+    assert _fix_of(_scan_text(tmp_path, alone, name="alone.cu"), "PTL103").applicability == "safe"
+
+
+def test_clz_fix_is_unsafe_popc_fix_is_safe(tmp_path):
+    res = _scan_text(tmp_path, """
+        __device__ int f(bool p) {
+          unsigned long long b = __ballot(p);
+          return __popc(b) + __clz(__ballot(p));
+        }
+    """)
+    apps = {f.fix.edits[0].text: f.fix.applicability for f in res.findings if f.rule_id == "PTL105" and f.fix}
+    assert apps == {"__popcll": "safe", "__clzll": "unsafe"}
+
+
+# ---- scope and traps ---------------------------------------------------------------------
+
+def test_host_code_bit_tricks_are_quiet_and_host_launch_math_is_ptl108(tmp_path):
+    res = _scan_text(tmp_path, """
+        unsigned host_bits(unsigned x) { return (x & 31) + (x >> 5) + (x % 32) + (1u << (x & 31)); }
+        int blocks(int num_warps) { return num_warps * 32; }
+    """)
+    assert _rules(res) == [(2, "PTL108")]
+
+
+def test_llama_style_logical_warp_constant_is_quiet(tmp_path):
+    res = _scan_text(tmp_path, """
+        #define WARP_SIZE 32
+        __device__ float warp_sum(float x) {
+          for (int o = 16; o > 0; o >>= 1) x += __shfl_xor(x, o, WARP_SIZE);
+          return x;
+        }
+    """)
+    assert _rules(res) == []
+
+
+def test_warp_constant_chosen_per_vendor_is_quiet(tmp_path):
+    res = _scan_text(tmp_path, """
+        #if defined(USE_ROCM)
+        #define C10_WARP_SIZE_DEV warpSize
+        #define WS 64
+        #else
+        #define WS 32
+        #endif
+        __global__ void k(float* y) { y[threadIdx.x % WS] = 1.f; }
+    """)
+    assert _rules(res) == []
+    assert [f.rule_id for f in res.findings if f.suppressed] == ["PTL101"]
+
+
+# ---- headers and the libclang pass ------------------------------------------------------
+
+def test_libclang_pass_finds_a_constexpr_only_it_can_see(monkeypatch):
+    path = WARP / "header_constants.cu"
+    with_pass = _rules(scan_paths([path], select=("PTL1",)))
+    monkeypatch.setenv("PORTLINT_LIBCLANG", "0")
+    without = _rules(scan_paths([path], select=("PTL1",)))
+    assert set(with_pass) - set(without) == {(8, "PTL102")}
+
+
+def test_compile_commands_include_paths_and_defines(tmp_path):
+    inc = tmp_path / "third_party" / "inc"
+    inc.mkdir(parents=True)
+    (inc / "wave.h").write_text(textwrap.dedent("""
+        #pragma once
+        #ifdef USE_ROCM
+        #define LANES_PER_WARP 64
+        #else
+        #define LANES_PER_WARP 32
+        #endif
+        namespace cfg { constexpr int kThreadsPerWarp = 32; }
+    """))
+    src = tmp_path / "src" / "k.cu"
+    src.parent.mkdir()
+    src.write_text(textwrap.dedent("""
+        #include <wave.h>
+        #include <cuda_runtime.h>
+        __global__ void k(float* y) {
+          y[threadIdx.x % LANES_PER_WARP] = 1.f;
+          y[threadIdx.x / cfg::kThreadsPerWarp] = 2.f;
+          y[threadIdx.x & (THREADS - 1)] = 3.f;
+        }
+    """).lstrip("\n"))
+    db = tmp_path / "build" / "compile_commands.json"
+    db.parent.mkdir()
+    db.write_text(json.dumps([{
+        "directory": str(tmp_path / "build"),
+        "command": f"nvcc -I../third_party/inc -DTHREADS=32 -c {src}",
+        "file": str(src),
+    }]))
+    res = scan_paths([src], root=tmp_path, select=("PTL1",), compile_commands=db)
+    # LANES_PER_WARP is 64 for AMD (quiet); the namespaced constexpr is 32 (a warp id);
+    # THREADS comes from -D (THREADS - 1 = 31: a lane id).
+    assert _rules(res) == [(5, "PTL102"), (6, "PTL102")]
+    assert not [n for n in res.notices if "libclang" in n.message]
+
+
+def test_libclang_failure_falls_back_with_one_notice(monkeypatch, tmp_path):
+    import clang.cindex
+
+    def broken(*a, **k):
+        raise RuntimeError("simulated libclang failure")
+
+    monkeypatch.setattr(clang.cindex.Index, "create", staticmethod(broken))
+    (tmp_path / "cfg.h").write_text("#define WARP_SIZE 32\n")
+    res = _scan_text(tmp_path, """
+        #include "cfg.h"
+        __global__ void k(float* y) { y[threadIdx.x % WARP_SIZE] = 1.f; }
+    """)
+    assert _rules(res) == [(2, "PTL102")]  # tree-sitter's header scan still sees the #define
+    notes = [n for n in res.notices if "libclang" in n.message]
+    assert len(notes) == 1 and "\n" not in notes[0].message
