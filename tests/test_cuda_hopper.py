@@ -1,0 +1,119 @@
+"""cuda_hopper (PTL301-PTL309) proven by the toolchains.
+
+Each NVIDIA-only construct, in its HIP form, fails `HIP_PLATFORM=amd hipcc
+--offload-arch=gfx90a -c`; the rewrites the suggestions name compile (one translation unit
+for all of them, to keep the suite fast). Only compile / no-compile is asserted."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES, scan_paths
+from oracles import hipcc_compile
+
+BROKEN = [
+    ("PTL301-wgmma", '__global__ void k(float* o) { asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory"); o[0] = 1.0f; }'),
+    ("PTL302-tensor-map", "__global__ void k(const __grid_constant__ CUtensorMap m, float* o) { o[0] = 1.0f; }"),
+    (
+        "PTL302-bulk-copy",
+        '__global__ void k(float* o) { __shared__ float t[64]; asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];" :: "r"(0), "l"(o), "r"(0) : "memory"); o[0] = t[0]; }',
+    ),
+    ("PTL303-mbarrier", '__global__ void k(unsigned* o) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(o[0]), "r"(1)); }'),
+    ("PTL304-cluster-dims", "__global__ void __cluster_dims__(2, 1, 1) k(float* o) { o[0] = 1.0f; }"),
+    (
+        "PTL304-this-cluster",
+        "#include <hip/hip_cooperative_groups.h>\n__global__ void k(float* o) { auto c = cooperative_groups::this_cluster(); c.sync(); o[0] = 1.0f; }",
+    ),
+    ("PTL305-setmaxnreg", '__global__ void k(float* o) { asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\\n" ::: "memory"); o[0] = 1.0f; }'),
+    ("PTL306-tcgen05", '__global__ void k(unsigned* o) { asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;" :: "r"(o[0])); }'),
+    ("PTL307-nv-fp8", "__global__ void k(const float* x, __nv_fp8_e4m3* q) { q[0] = __nv_fp8_e4m3(x[0]); }"),
+    ("PTL307-cuda-fp8-header", "#include <cuda_fp8.h>\n__global__ void k(float* o) { o[0] = 1.0f; }"),
+    ("PTL307-cvt-e4m3", '__global__ void k(const float* x, unsigned short* q) { unsigned short r; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(x[0]), "f"(x[1])); q[0] = r; }'),
+    ("PTL308-grid-dependency", "__global__ void k(const float* i, float* o) { cudaGridDependencySynchronize(); o[0] = i[0]; }"),
+    ("PTL308-griddepcontrol", '__global__ void k(float* o) { o[0] = 1.0f; asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }'),
+    ("PTL309-multicast", "void f(unsigned long long* h, const void* prop) { cuMulticastCreate(h, prop); }"),
+    ("PTL309-multimem", '__global__ void k(float* o) { float v; asm volatile("multimem.ld_reduce.relaxed.sys.global.add.f32 %0, [%1];" : "=f"(v) : "l"(o)); o[0] = v; }'),
+]
+
+# The rewrites the suggestions name, in one translation unit.
+FIXED = r"""
+typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
+typedef float float16_t_v __attribute__((ext_vector_type(16)));
+#include <hip/hip_cooperative_groups.h>
+
+// PTL301 / PTL306: MFMA instead of wgmma / tcgen05
+__global__ void mfma_tile(const half4_t* a, const half4_t* b, float* out) {
+  float16_t_v acc = {};
+  acc = __builtin_amdgcn_mfma_f32_32x32x8f16(a[threadIdx.x], b[threadIdx.x], acc, 0, 0, 0);
+  out[threadIdx.x] = acc[0];
+}
+
+// PTL302 / PTL303: plain pointer, tile loaded with ordinary loads, block barrier
+__global__ void tile_load(const float* __restrict__ a, int lda, float* out) {
+  __shared__ float tile[64 * 64];
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) tile[i] = a[(i / 64) * lda + i % 64];
+  __syncthreads();
+  out[threadIdx.x] = tile[threadIdx.x];
+}
+
+// PTL304: exchange through global memory with a grid-wide barrier
+__global__ void pair_reduce(float* partial, float* out) {
+  namespace cg = cooperative_groups;
+  if (threadIdx.x == 0) partial[blockIdx.x] = 1.0f;
+  cg::this_grid().sync();
+  if (threadIdx.x == 0) out[blockIdx.x] = partial[blockIdx.x] + partial[blockIdx.x ^ 1];
+}
+
+// PTL305: compile-time occupancy instead of setmaxnreg
+__global__ void __launch_bounds__(256) __attribute__((amdgpu_waves_per_eu(1, 2))) occupancy(float* o) { o[threadIdx.x] = 0.0f; }
+
+// PTL308: no PDL, stream order
+__global__ void consumer(const float* in, float* out) { out[threadIdx.x] = 2.0f * in[threadIdx.x]; }
+
+// PTL309: partition by CU mask instead of green contexts
+hipError_t partitioned_stream(hipStream_t* s) {
+  unsigned mask[2] = {0xffffu, 0u};
+  return hipExtStreamCreateWithCUMask(s, 2, mask);
+}
+"""
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("case, source", BROKEN, ids=[c[0] for c in BROKEN])
+def test_construct_fails_for_amd(case, source):
+    ok, _ = hipcc_compile(source)
+    assert not ok, f"{case}: hipcc accepted the NVIDIA-only form for gfx90a"
+
+
+@pytest.mark.oracle
+def test_suggested_rewrites_compile_for_amd():
+    ok, out = hipcc_compile(FIXED)
+    assert ok, out
+
+
+@pytest.mark.oracle
+def test_fp8_rewrite_compiles_where_hip_has_fp8():
+    """The FNUZ/OCP types came with hip_fp8.h in ROCm 6.2; older HIP cannot check the rewrite."""
+    probe_ok, _ = hipcc_compile("#include <hip/hip_fp8.h>\n")
+    if not probe_ok:
+        pytest.skip("this HIP predates hip/hip_fp8.h (ROCm 6.2): the FP8 rewrite cannot be compiled here")
+    ok, out = hipcc_compile(
+        "#include <hip/hip_fp8.h>\n__global__ void k(const float* x, __hip_fp8_e4m3_fnuz* q) { q[0] = __hip_fp8_e4m3_fnuz(x[0]); }"
+    )
+    assert ok, out
+
+
+def test_guarded_pdl_is_a_note():
+    result = scan_paths([FIXTURES / "cuda_hopper" / "cluster_pdl.cu"])
+    pdl = {f.span.start_line: f for f in result.findings if f.rule_id == "PTL308"}
+    guarded = [f for f in pdl.values() if "Trigger" in f.snippet]
+    assert guarded and guarded[0].targets["rocm"].value == "note"
+    assert any(f.targets["rocm"].value == "error" for f in pdl.values() if "Trigger" not in f.snippet)
+
+
+def test_one_finding_per_asm_statement_from_the_specific_rule():
+    result = scan_paths([FIXTURES / "cuda_hopper" / "wgmma_pipeline.cu"])
+    lines = [(f.span.start_line, f.rule_id) for f in result.findings]
+    assert len(lines) == len(set(ln for ln, _ in lines)), "two findings on one line"
+    wgmma = [f for f in result.findings if f.rule_id == "PTL301"]
+    assert wgmma and all("MFMA" in f.suggestion or "mfma" in f.suggestion for f in wgmma)
+    assert not any(f.rule_id == "PTL201" and "wgmma" in f.snippet for f in result.findings)
