@@ -5,8 +5,7 @@
     python scripts/generate_hipify_tables.py --check  # exit 1 when the JSON is out of date
 
 Input: rules/cuda_api/hipify-map.csv (first line: `# source: ...`, then the header
-cuda_name,hip_name,library,supported,notes), plus rules/cuda_api/hipify-supplement.csv
-(same columns: a few CUDA names the HIPIFY tables lack; a name already in the map wins). Output: a compact JSON keyed by CUDA name,
+cuda_name,hip_name,library,supported,notes). Output: a compact JSON keyed by CUDA name,
 each name holding one entry per library, with the rule that owns it (see
 portlint.cuda.hipify.owner_of). Rows no rule reports are left out, which keeps the file
 the scanner loads small."""
@@ -26,7 +25,6 @@ sys.path.insert(0, str(REPO))
 from portlint.cuda.hipify import owner_of  # noqa: E402
 
 CSV_PATH = REPO / "rules" / "cuda_api" / "hipify-map.csv"
-SUPPLEMENT_PATH = REPO / "rules" / "cuda_api" / "hipify-supplement.csv"
 JSON_PATH = REPO / "rules" / "cuda_api" / "hipify-table.json"
 FIELDS = ["library", "hip", "owner", "hip_added", "miopen", "roc", "hip_deprecated", "section"]
 
@@ -102,9 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="fail when the JSON is not what the CSV gives")
     args = ap.parse_args(argv)
     source, rows = read_map()
-    _, extra = read_map(SUPPLEMENT_PATH)
-    known = {(r["cuda_name"], r["library"]) for r in rows}
-    text = render(build(source, rows + [r for r in extra if (r["cuda_name"], r["library"]) not in known]))
+    text = render(build(source, rows))
     if args.check:
         current = JSON_PATH.read_text(encoding="utf-8") if JSON_PATH.exists() else ""
         if current != text:

@@ -41,7 +41,7 @@ def test_csv_keeps_its_source_line_and_rows():
     first = CSV_PATH.read_text(encoding="utf-8").split("\n", 1)[0]
     assert first.startswith("# source: github.com/ROCm/HIPIFY commit 014177bc")
     rows = _map_rows()
-    assert len(rows) == 9226  # the supplement (hipify-supplement.csv) is separate
+    assert len(rows) == 9226
     keys = Counter((r["cuda_name"], r["library"]) for r in rows)
     assert max(keys.values()) == 1, "(name, library) must be unique"
 

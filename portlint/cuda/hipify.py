@@ -241,3 +241,29 @@ def pick_row(use: Use, owner: str) -> Row | None:
 
 def hip_since(row: Row) -> str:
     return f" (HIP {row.hip_added}+)" if row.hip_added else ""
+
+
+# ---- code an AMD build leaves out on purpose ----------------------------------------------
+
+_AMD_NAMED = re.compile(r"HIP|ROCM|AMD|hip|rocm")
+
+
+def amd_excluded(ctx, line: int) -> bool:
+    """`line` sits in a branch an AMD build skips, under a condition that names HIP/ROCm
+    (`#ifndef __HIP_PLATFORM_AMD__ ... #endif`, `#ifndef USE_ROCM`): the author left the
+    code out of the AMD build on purpose, so it cannot break it. (With a HIP branch beside
+    it the engine already marks the finding suppressed; this covers the one-sided form.)"""
+    if ctx.language != "cuda":
+        return False
+    from portlint.cuda.guards import guard_map
+
+    guard = ctx.fact(guard_map).dead_for_amd(line)
+    return guard is not None and not guard.has_alternative and bool(_AMD_NAMED.search(guard.condition))
+
+
+def report(ctx, where, **kwargs):
+    """ctx.report, unless the line is one an AMD build leaves out on purpose."""
+    span = ctx.node_span(where)
+    if amd_excluded(ctx, span.start_line):
+        return None
+    return ctx.report(span, **kwargs)

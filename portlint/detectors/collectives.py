@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from portlint.cuda.hipify import identifier_uses, is_call, word_regex
+from portlint.cuda.hipify import identifier_uses, is_call, report, word_regex
 from portlint.cuda.parse import node_text, nodes_of_types
 from portlint.model import Span
 from portlint.registry import detector
@@ -121,13 +121,13 @@ def nccl_feature_absent_in_rccl(node, ctx) -> None:
                 return
         elif parent.type != "field_designator":
             return
-        ctx.report(node, what=f"ncclConfig_t.{node_text(node)} ({what})",
+        report(ctx, node, what=f"ncclConfig_t.{node_text(node)} ({what})",
                    suggestion="Leave it unset on AMD (RCCL has no NVLS, CollNet or CGA clusters); tune RCCL with its own knobs (RCCL_MSCCLPP_ENABLE, NCCL_MIN_NCHANNELS).")
         return
     fn = node.child_by_field_name("function")
     if fn is None or node_text(fn).lstrip(":") != "ncclMemAlloc":
         return
-    ctx.report(fn, what="ncclMemAlloc (buffers for NVLS / user-buffer registration)",
+    report(ctx, fn, what="ncclMemAlloc (buffers for NVLS / user-buffer registration)",
                suggestion="On AMD it returns an ordinary device allocation (RCCL falls back to hipMalloc): keep it for correctness, but do not count on NVLS or zero-copy speed-ups.")
 
 
@@ -145,7 +145,7 @@ def nccl_api_version_drift(ctx) -> None:
             alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""
         else:
             later, alt = NO_RCCL, ""
-        ctx.report(
+        report(ctx, 
             _span(ctx, use.start, use.end),
             name=use.name,
             base=RCCL_BASE,
@@ -191,7 +191,7 @@ def _is_os_environ(node: ast.AST) -> bool:
 def _report_env(ctx, where, name: str, python: bool) -> None:
     hint = _HINT.get(name, "RCCL has its own knobs (RCCL_*; NCCL_DEBUG, NCCL_SOCKET_IFNAME, NCCL_IB_HCA are honoured)")
     targets = None if python else ("rocm",)
-    ctx.report(where, name=name, hint=hint, targets=targets)
+    report(ctx, where, name=name, hint=hint, targets=targets)
 
 
 @detector("PTL505", nodes=("call_expression", "Call", "Assign"), tokens=("NCCL_", "SHARP_COLL_", "CUDA_DEVICE_MAX_CONNECTIONS"))

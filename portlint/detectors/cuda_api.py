@@ -8,7 +8,7 @@ PTL613 reports headers that have no HIP counterpart."""
 from __future__ import annotations
 
 from portlint.cuda.guards import guard_map
-from portlint.cuda.hipify import api_uses, load_table, pick_row
+from portlint.cuda.hipify import amd_excluded, api_uses, load_table, pick_row, report
 from portlint.cuda.parse import node_text, nodes_of_types
 from portlint.model import Edit, Fix, Span
 from portlint.registry import detector
@@ -129,8 +129,9 @@ def _span(ctx, start: int, end: int) -> Span:
 
 
 def _dead_for_amd(ctx, line: int) -> bool:
+    """Not compiled for AMD, by a guard with a HIP branch beside it or one naming HIP/ROCm."""
     guard = ctx.fact(guard_map).dead_for_amd(line)
-    return guard is not None and guard.has_alternative
+    return guard is not None and (guard.has_alternative or amd_excluded(ctx, line))
 
 
 def _call_args(use):
@@ -211,7 +212,7 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
         if row is None:
             continue
         extra = f"; deprecated in HIP {row.hip_deprecated}" if row.hip_deprecated else ""
-        ctx.report(
+        report(ctx, 
             _span(ctx, use.start, use.end),
             name=use.name,
             hip=row.hip,
@@ -227,7 +228,7 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
         since = HEADER_SINCE.get(hip)
         text = node_text(path)
         new = text[0] + hip + text[-1]
-        ctx.report(
+        report(ctx, 
             path,
             name=header,
             hip=hip,
@@ -235,7 +236,7 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
             fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), new),), "safe"),
         )
     for ns in _cub_namespace_uses(ctx):
-        ctx.report(ns, name="cub::", hip="hipcub::", detail="CUB namespace",
+        report(ctx, ns, name="cub::", hip="hipcub::", detail="CUB namespace",
                    fix=Fix("rename the namespace to `hipcub`", (Edit(ctx.node_span(ns), "hipcub"),), "safe"))
 
 
@@ -266,7 +267,7 @@ def cuda_api_without_hip_equivalent(ctx) -> None:
         alt = ALTERNATIVES.get(use.name)
         if not alt and row.roc:
             alt = f"`{row.roc}` in the ROC library (rocBLAS/rocSPARSE/rocSOLVER/rocRAND/rocFFT)"
-        ctx.report(
+        report(ctx, 
             _span(ctx, use.start, use.end),
             name=use.name,
             library=row.library,
@@ -287,7 +288,7 @@ def cuda_only_headers(node, ctx) -> None:
     if header not in CUDA_ONLY_HEADERS:
         return
     alt = CUDA_ONLY_HEADERS[header]
-    ctx.report(
+    report(ctx, 
         path,
         header=header,
         suggestion=f"Closest alternative: {alt}." if alt else "No HIP counterpart: include it only in the CUDA build (`#ifndef __HIP_PLATFORM_AMD__`).",
