@@ -66,7 +66,7 @@ _NUMPY_DELEGATES = {
 _JNP_DYNAMIC = {"nonzero", "argwhere", "flatnonzero", "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "compress", "extract"}
 _TORCH_DYNAMIC = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"}
 _BOOL_FUNCS = {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor", "isclose", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isneginf", "isposinf", "signbit"}
-_MASK_NAME = re.compile(r"(^|_)(mask|keep|valid|sel|selected|is_\w+)($|_)", re.I)
+_MASK_NAME = re.compile(r"(^|_)(mask|is_\w+)($|_)|mask$", re.I)
 _LOG_METHODS = {"info", "debug", "warning", "warn", "error", "log", "critical", "exception"}
 _INTERVAL_NAME = re.compile(r"log|print|verbose|debug|report", re.I)
 
@@ -161,7 +161,7 @@ class _Walker:
             parent = self.tm.parents.get(node)
             if not isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) and self.traced(node.operand, region):
                 self.report_801(node, region, "not", None)
-        elif isinstance(node, ast.For):
+        elif isinstance(node, (ast.For, ast.comprehension)):
             self.loop_bound(node, region)
         elif isinstance(node, ast.Call):
             self.call(node, region)
@@ -213,7 +213,8 @@ class _Walker:
                 return block[i + 1] if i + 1 < len(block) else None
         return None
 
-    def loop_bound(self, node: ast.For, region) -> None:
+    def loop_bound(self, node, region) -> None:
+        """`for` statements and comprehension clauses (`[f(i) for i in range(n)]`)."""
         it = node.iter
         bad = None
         if isinstance(it, ast.Call) and dotted(it.func) == "range":
@@ -223,10 +224,12 @@ class _Walker:
                     break
         elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "tolist" and self.traced(it.func.value, region):
             bad = it
-        if bad is None or self.quiet_torch(node, region):
+        if bad is None or self.quiet_torch(it, region):
             return
-        bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
-        fix = rewrites.fori_fix(self.ctx, node, self.names(region), bound) if region.kind == "jax" and dotted(it.func) == "range" else None
+        bound = rewrites.bound_before(self.tm.enclosing_function(it), it.lineno)
+        fix = None
+        if isinstance(node, ast.For) and region.kind == "jax" and dotted(it.func) == "range":
+            fix = rewrites.fori_fix(self.ctx, node, self.names(region), bound)
         if region.kind == "jax":
             effect = "the trip count is not known when jax.jit traces (ConcretizationTypeError)"
             sugg = "Use jax.lax.fori_loop(lo, hi, body, init) (hi may be traced), jax.lax.scan, or a static bound with masking."
@@ -270,6 +273,8 @@ class _Walker:
                 sync = '.to("cpu")'
         elif name.startswith("numpy.") and name.rsplit(".", 1)[-1] not in _NUMPY_STATIC | _NUMPY_DELEGATES and any(self.traced(a, region) for a in node.args):
             sync = f"{dotted(func)}()"
+        elif name.startswith("math.") and any(self.traced(a, region) for a in node.args):
+            sync = f"{dotted(func)}()"  # math functions convert their argument with float()
         if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
             if jax:
                 effect = "needs a concrete value while jax.jit traces (ConcretizationTypeError / TracerArrayConversionError)"
@@ -400,6 +405,9 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 opt_step = any(isinstance(c.func, ast.Attribute) and c.func.attr == "step" and not c.args and re.search(r"optim|opt\b|opt$", dotted(c.func.value) or "", re.I) for c in calls)
                 if not (backward and opt_step):
                     continue
+                if any(isinstance(inner, (ast.For, ast.While)) and inner is not loop for inner in tm._walk_no_defs(loop.body)
+                       if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in tm._walk_no_defs(getattr(inner, "body", [])))):
+                    continue  # an inner loop is the step; this one is the epoch loop
                 if any(tm._is_boundary_call(c) or (dotted(c.func) or "").split(".")[-1] in boundary_names for c in calls):
                     continue
                 if _loops_containing(tm, loop) and any(

@@ -462,6 +462,10 @@ class TracedMap:
         return name.endswith(("mark_step", "optimizer_step")) or name in ("torch_xla.sync", "torch_xla.step")
 
     def _loop_is_step(self, loop) -> bool:
+        """A loop that runs training steps (and not an epoch loop around such a loop)."""
+        for node in self._walk_no_defs(loop.body):
+            if isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
+                return False
         for node in self._walk_no_defs(loop.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr == "backward" and not node.args:
