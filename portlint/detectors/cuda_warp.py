@@ -270,6 +270,14 @@ def _use_context(ident) -> str:
     return "runtime"
 
 
+def _is_width_default(ident) -> bool:
+    p = ident.parent
+    if p is not None and p.type == "optional_parameter_declaration" and p.child_by_field_name("default_value") == ident:
+        d = p.child_by_field_name("declarator")
+        return d is not None and re.fullmatch(r"(?i)width|w|logical_?warp(_?size)?|group_?size", node_text(d)) is not None
+    return False
+
+
 def _collect_uses(a: Analysis, names: set[str]) -> dict[str, list]:
     uses: dict[str, list] = {n: [] for n in names}
     for ident in nodes_of_types(a.root, ("identifier",)):
@@ -310,8 +318,9 @@ def _constants(a: Analysis) -> None:
             contexts.append(_use_context(u))
             if not a.is_device(u):
                 host_use = True
-        # llama.cpp style logical warps: a constant only ever passed as a shuffle width
-        if used and all(x == "width" for x in contexts):
+        # llama.cpp style logical warps: a constant passed as a shuffle width (or as the default
+        # of a template parameter named `width`) marks deliberate 32-lane groups
+        if any(x == "width" for x in contexts) or any(_is_width_default(u) for u in used if u.type != "preproc_arg"):
             continue
         strong = any(x in ("width", "runtime") for x in contexts) and any(
             a.is_device(u) for u in used if u.type != "preproc_arg")
@@ -448,8 +457,11 @@ def _tiles(a: Analysis) -> None:
 # ---- PTL102: lane and warp index arithmetic ----------------------------------------------
 
 def _assigned_name(node) -> str | None:
+    """The variable an expression (possibly inside more arithmetic) is stored in."""
     p = node.parent
-    while p is not None and p.type in ("parenthesized_expression", "cast_expression"):
+    while p is not None and p.type in ("parenthesized_expression", "cast_expression", "binary_expression"):
+        if p.type == "binary_expression" and node_text(p.child_by_field_name("operator")) in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+            return None
         p = p.parent
     if p is None:
         return None
@@ -582,6 +594,32 @@ def _strides_and_shared(a: Analysis) -> None:
                          "warps, or size it per target with the `__GFX9__` selector.")
 
 
+PER_LANE_NAME = re.compile(r"(?i)per_?lane|per_?warp_?thread|elems?_?per_?lane")
+
+
+def _count_definitions(a: Analysis) -> None:
+    """`#define WARPS (NUM_THREADS / 32)`, `constexpr int kNumWarps = kThreads / 32;`,
+    `constexpr int kDimsPerLane = HEAD_DIM / 32;`: counts of 32-lane warps (or of values per
+    lane of one) fixed at definition."""
+    for name, defs in a.cmap.local.items():
+        counts = WARP_COUNT_NAME.match(name) is not None
+        per_lane = PER_LANE_NAME.search(name) is not None
+        if not (counts or per_lane):
+            continue
+        for c in defs:
+            if c.node is None:
+                continue
+            text = _clean(node_text(c.node))
+            m = re.fullmatch(r"\(?\s*([A-Za-z_][\w:]*|\d+)\s*(/|>>)\s*(\d+)\s*\)?", text)
+            if not m or (m.group(2) == "/" and m.group(3) != "32") or (m.group(2) == ">>" and m.group(3) != "5"):
+                continue
+            meaning = "a number of 32-lane warps" if counts else "a count per lane of a 32-lane warp"
+            where = _define_span(a.ctx, c) if c.kind == "define" else c.decl
+            a.hit("PTL102", where, fields={"expr": f"{name} = {text}", "meaning": meaning}, confidence="medium",
+                  suggestion="Divide by the wave size of the target: `warpSize` at run time, or a per-target constant "
+                             "(`__GFX9__` -> 64) where a constant expression is needed.")
+
+
 # ---- PTL103: shuffle reductions that start at 16 -----------------------------------------
 
 def _shuffles_in(node) -> list:
@@ -621,6 +659,15 @@ def _reductions(a: Analysis, others: bool) -> None:
         halves = utext in (f"{var}/=2", f"{var}>>=1", f"{var}={var}/2", f"{var}={var}>>1")
         doubles = utext in (f"{var}*=2", f"{var}<<=1", f"{var}={var}*2", f"{var}={var}<<1", f"{var}+={var}")
         v, how = a.value_of(start)
+        increments = utext in (f"++{var}", f"{var}++", f"{var}+=1", f"{var}={var}+1")
+        if increments and v == 0 and cond.type == "binary_expression" and re.search(rf"\b1[uU]?\s*<<\s*{re.escape(var)}\b", node_text(body)):
+            cop = node_text(cond.child_by_field_name("operator"))
+            bv, bhow = a.value_of(cond.child_by_field_name("right"))
+            if ((cop == "<=" and bv == 4) or (cop == "<" and bv == 5)) and bhow != "local-warp":
+                a.hit("PTL103", cond, fields={"start": node_text(cond), "shape": "runs offsets 1 << 0 .. 1 << 4 (1 to 16)"}, confidence="high",
+                      suggestion="Run log2(warpSize) steps: `for (int l = 0; (1 << l) < warpSize; ++l)`, and take the "
+                                 "source lane modulo warpSize.")
+                continue
         if halves and v == 16:
             if how == "expr":
                 # `WARP_SIZE / 2` with a local warp constant: PTL101 reports the constant
@@ -971,8 +1018,12 @@ def _host_arith(a: Analysis, be, op: str) -> None:
 
 
 def _host_macros(a: Analysis) -> None:
+    seen_lines: set[int] = set()
     for ident in nodes_of_types(a.root, ("identifier",)):
         if node_text(ident) == "C10_WARP_SIZE" and not a.is_device(ident) and a.spaces.function_at(ident.start_byte) is not None:
+            if ident.start_point[0] in seen_lines:
+                continue
+            seen_lines.add(ident.start_point[0])
             a.hit("PTL108", ident, fields={"expr": "C10_WARP_SIZE", "meaning": "a compile-time warp size in host code"},
                   confidence="medium", suggestion="In host code ask the device: `at::cuda::warp_size()` (PyTorch) or "
                   "`hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev)`; a host-side constant cannot know "
@@ -1062,6 +1113,7 @@ def warp_findings(ctx) -> Analysis:
     _template_args(a)
     _tiles(a)
     _index_arith(a)
+    _count_definitions(a)
     lane_hits = any(h.rule in ("PTL101", "PTL102") for h in a.hits)
     _reductions(a, lane_hits)
     _masks(a)
