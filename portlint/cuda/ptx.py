@@ -319,7 +319,8 @@ def reported_by_api_rule(ctx, name: str) -> bool:
 def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:
     """Report the asm statements `rule_id` owns and the names it matches, one finding per
     line. `intro` opens the suggestion of an asm finding; a name finding's suggestion is
-    its NameRule advice. `targets(line)` may narrow the targets per finding."""
+    its NameRule advice. `targets(line)` may narrow the targets per finding (None: the
+    rule's own; an empty tuple: not a finding)."""
     from portlint.cuda.symbols import code_text, name_hits
 
     seen: set[int] = set()
@@ -333,19 +334,20 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
             continue
         span = ctx.node_span(site.where)
         seen.add(span.start_line)
+        narrowed = targets(span.start_line) if targets else None
+        if narrowed == ():
+            continue  # the detector says this site is not a finding
         ctx.report(
             span,
             what=site.first_of(rule_id),
             suggestion=hip_advice(site, intro),
-            targets=targets(span.start_line) if targets else None,
+            targets=narrowed,
         )
     for span, name, rule in name_hits(ctx, name_rules, inside_asm):
         if span.start_line in seen or reported_by_api_rule(ctx, name):
             continue
         seen.add(span.start_line)
-        ctx.report(
-            span,
-            what=name,
-            suggestion=rule.advise(name),
-            targets=targets(span.start_line) if targets else None,
-        )
+        narrowed = targets(span.start_line) if targets else None
+        if narrowed == ():
+            continue
+        ctx.report(span, what=name, suggestion=rule.advise(name), targets=narrowed)

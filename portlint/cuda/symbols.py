@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable
 
 from portlint.model import Span
@@ -71,9 +72,47 @@ def code_text(ctx) -> CodeText:
     while pos != -1:
         starts.append(pos + 1)
         pos = text.find("\n", pos + 1)
+    own = _own_names(code)
+    real = getattr(ctx, "real_path", None)
+    if real is not None:
+        own |= _header_names(Path(real), text)
+    return CodeText(code, starts, own, strings)
+
+
+def _own_names(code: str) -> set[str]:
     own = set(_DEFINE.findall(code))
     own.update(n for n in _FUNC_DEF.findall(code) if n not in _KEYWORDS)
-    return CodeText(code, starts, own, strings)
+    return own
+
+
+_INCLUDE_LOCAL = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+_HEADER_NAMES: dict[Path, set[str]] = {}
+
+
+def _header_names(path: Path, text: str, depth: int = 2) -> set[str]:
+    """Names defined by headers included with quotes from next to `path` (a vendor shim
+    header that maps `__trap` or `__vsubss4` for HIP makes their uses the project's own)."""
+    out: set[str] = set()
+    for inc in _INCLUDE_LOCAL.findall(text):
+        target = path.parent / inc
+        try:
+            target = target.resolve()
+            if not target.is_file():
+                continue
+        except OSError:
+            continue
+        if target not in _HEADER_NAMES:
+            _HEADER_NAMES[target] = set()
+            try:
+                raw = target.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            names = _own_names(_NOISE.sub(_blank, raw))
+            if depth > 0:
+                names |= _header_names(target, raw, depth - 1)
+            _HEADER_NAMES[target] = names
+        out |= _HEADER_NAMES[target]
+    return out
 
 
 @dataclass(frozen=True)

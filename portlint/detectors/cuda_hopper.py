@@ -49,6 +49,7 @@ _TMA = [
     ),
     NameRule(re.compile(r"\bCU_TENSOR_MAP_\w+"), "Tensor-map descriptor options have no AMD counterpart; " + _TMA_ADVICE),
     NameRule(re.compile(r"\bSM90_TMA_(?:LOAD|STORE|REDUCE_ADD)\w*|\bSM100_TMA_\w+|\bmake_tma_copy\b|\bmake_tma_atom\b|\bmake_tma_copy_\w+"), "A CuTe TMA copy atom: " + _TMA_ADVICE),
+    NameRule(re.compile(r"\btma_store_(?:fence|arrive|wait)\b|\btma_descriptor_\w+"), "CuTe's TMA store synchronisation: " + _TMA_ADVICE),
     NameRule(re.compile(r"\bcp_async_bulk_tensor\w*|\bcp_reduce_async_bulk_tensor\w*|\bcp_async_bulk\w*|\bmemcpy_async_tx\b|\bfence_proxy_async\w*"), "A libcu++ bulk-copy (TMA) wrapper: " + _TMA_ADVICE),
 ]
 
@@ -99,9 +100,24 @@ _CLUSTER = [
 ]
 
 
+_CLUSTER_VAR = re.compile(r"\b(?:cluster_group|auto)\s*&?\s*(\w+)\s*=\s*(?:\w+::)*this_cluster\s*\(")
+_CLUSTER_METHODS = r"(?:sync|block_rank|block_index|dim_blocks|num_blocks|map_shared_rank|barrier_arrive|barrier_wait|query_shared_rank)"
+
+
+def _cluster_method_rule(ctx) -> list[NameRule]:
+    """`cluster.sync()`, `cluster.block_rank()`: methods of a variable bound to this_cluster()."""
+    from portlint.cuda.symbols import code_text
+
+    names = sorted(set(_CLUSTER_VAR.findall(ctx.fact(code_text).code)))
+    if not names:
+        return []
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\.\s*" + _CLUSTER_METHODS + r"\b")
+    return [NameRule(pattern, "A cluster_group method. " + _CLUSTER_ADVICE)]
+
+
 @detector("PTL304", tokens=("cluster", "Cluster", "CLUSTER", "mapa", "getctarank", "st.async", "red.async"))
 def thread_block_cluster(ctx) -> None:
-    report_rule(ctx, "PTL304", _CLUSTER, intro="Cluster PTX has no AMD counterpart. " + _CLUSTER_ADVICE)
+    report_rule(ctx, "PTL304", _CLUSTER + _cluster_method_rule(ctx), intro="Cluster PTX has no AMD counterpart. " + _CLUSTER_ADVICE)
 
 
 _NREG_ADVICE = (
@@ -173,6 +189,9 @@ _PDL = [
 ]
 
 
+_VENDOR_GUARD = re.compile(r"HIP|ROCM|AMD|MUSA")
+
+
 @detector("PTL308", tokens=("griddepcontrol", "GridDependency", "Programmatic", "PROGRAMMATIC", "programmatic", "LaunchCompletionEvent"))
 def programmatic_dependent_launch(ctx) -> None:
     """PDL; a call an AMD build skips under a guard with no alternative is only a note:
@@ -183,7 +202,10 @@ def programmatic_dependent_launch(ctx) -> None:
 
     def targets(line: int):
         guard = guards.dead_for_amd(line)
-        return {"rocm": "note"} if guard is not None and not guard.has_alternative else None
+        if guard is None or guard.has_alternative:
+            return None
+        # `#if !defined(GGML_USE_HIP) && ...`: the author dropped PDL for AMD on purpose
+        return () if _VENDOR_GUARD.search(guard.condition) else {"rocm": "note"}
 
     report_rule(ctx, "PTL308", _PDL, intro=_PDL_ADVICE, targets=targets)
 
