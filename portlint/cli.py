@@ -213,5 +213,36 @@ def rule_cmd(rule_id: str) -> None:
     _fail(f"no rule {rule_id!r} (see `portlint rules`)")
 
 
+@main.command("suggest")
+@click.argument("target", metavar="FILE::KERNEL")
+@click.option("--to", "to", type=click.Choice(["pallas", "nki"]), required=True, help="Pallas (TPU) or NKI (Trainium) skeleton.")
+def suggest_cmd(target: str, to: str) -> None:
+    """Print a Pallas or NKI skeleton derived from the Triton kernel KERNEL in FILE."""
+    import ast
+
+    from portlint.python.skeletons import SkeletonError, skeleton, triton_kernels
+
+    path_text, sep, kernel = target.rpartition("::")
+    if not sep or not path_text or not kernel:
+        _fail(f"expected FILE::KERNEL, got {target!r}")
+    path = Path(path_text)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot read {path}: {exc.strerror or exc}")
+    try:
+        module = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        _fail(f"{path}: syntax error at line {exc.lineno}: {exc.msg}")
+    kernels = triton_kernels(module)
+    if kernel not in kernels:
+        known = ", ".join(kernels) or "none"
+        _fail(f"{path} has no Triton kernel named {kernel!r} (kernels: {known})")
+    try:
+        click.echo(skeleton(source, kernel, to, path.as_posix()), nl=False)
+    except SkeletonError as exc:
+        _fail(str(exc))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

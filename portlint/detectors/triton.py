@@ -621,11 +621,13 @@ def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
     parts = []
     try:
         if "tpu" in targets:
-            parts.append("Pallas (TPU) skeleton, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (node.name, pallas_skeleton(ctx.module, node.name)))
+            parts.append("Pallas (TPU) skeleton, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (node.name, pallas_skeleton(ctx.module, node.name, ctx.path)))
         if "trainium" in targets:
-            parts.append("NKI (Trainium) skeleton, also `portlint suggest FILE::%s --to nki`:\n\n%s" % (node.name, nki_skeleton(ctx.module, node.name)))
+            parts.append("NKI (Trainium) skeleton, also `portlint suggest FILE::%s --to nki`:\n\n%s" % (node.name, nki_skeleton(ctx.module, node.name, ctx.path)))
     except SkeletonError as exc:
         parts.append(f"No skeleton could be derived: {exc}")
+    except Exception as exc:  # a skeleton bug must not cost the finding itself
+        parts.append(f"No skeleton could be derived (portlint could not read the kernel: {type(exc).__name__}).")
     if "gaudi" in targets:
         parts.append("Gaudi: no user-kernel path here; call the equivalent PyTorch ops on `hpu` instead.")
     ctx.report(

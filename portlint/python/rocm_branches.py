@@ -123,8 +123,8 @@ def polarity(test: ast.AST) -> str | None:
                 if not words:
                     continue
                 if isinstance(op, (ast.In, ast.NotIn)) and value is left:
-                    # "hip" in <something>: substring/membership test on the something
-                    p = "amd" if words & _AMD_STRINGS else None
+                    # "hip" in <something>, "gfx94" in props.gcnArchName
+                    p = "amd" if words & _AMD_STRINGS or any(w.startswith("gfx") for w in words) else None
                 else:
                     p = None
                     if words & _AMD_STRINGS or any(w.startswith("gfx") for w in words):

@@ -15,6 +15,7 @@ Pallas kernel that runs (the tests run it with `interpret=True`)."""
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from dataclasses import dataclass, field
 
@@ -376,8 +377,9 @@ class _Translate(ast.NodeTransformer):
         if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and name is None and len(node.args) == 1:
             value = self.visit(node.func.value)
             dtype = self.visit(node.args[0])
-            text = self.to_dtype.format(x=ast.unparse(value), dtype=ast.unparse(dtype))
-            return ast.parse(text, mode="eval").body
+            if self.to_dtype == "astype":
+                return ast.Call(ast.Attribute(value, "astype", ast.Load()), [dtype], [])
+            return ast.Call(ast.parse(self.to_dtype, mode="eval").body, [value], [ast.keyword("dtype", dtype)])
         if name is None:
             raise _Untranslatable(ast.unparse(node.func))
         if name == "program_id":
@@ -388,7 +390,7 @@ class _Translate(ast.NodeTransformer):
             a, b = (ast.unparse(self.visit(x)) for x in node.args[:2])
             text = f"jnp.dot({a}, {b}, preferred_element_type=jnp.float32)"
             if len(node.args) > 2:
-                text = f"{ast.unparse(self.visit(node.args[2]))} + {text}"
+                text = f"({ast.unparse(self.visit(node.args[2]))}) + {text}"
             return ast.parse(text, mode="eval").body
         if name == "dot":
             a, b = (ast.unparse(self.visit(x)) for x in node.args[:2])
@@ -400,7 +402,7 @@ class _Translate(ast.NodeTransformer):
         keywords = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
         if target == "_fma":
             a, b, c = (ast.unparse(x) for x in args)
-            return ast.parse(f"{a} * {b} + {c}", mode="eval").body
+            return ast.parse(f"({a}) * ({b}) + ({c})", mode="eval").body
         if name in ("sum", "max", "min", "argmax", "argmin", "cumsum", "softmax") and len(args) > 1:
             keywords.insert(0, ast.keyword("axis", args[1]))
             args = args[:1]
@@ -416,18 +418,23 @@ def _translate(expr: ast.AST, calls, dtype_prefix, to_dtype, info, rename=None) 
 
 
 def _pallas_expr(expr, info, rename=None) -> str:
-    return _translate(expr, _PALLAS_CALLS, "jnp.", "{x}.astype({dtype})", info, rename)
+    return _translate(expr, _PALLAS_CALLS, "jnp.", "astype", info, rename)
 
 
 def _nki_expr(expr, info, rename=None) -> str:
-    return _translate(expr, _NKI_CALLS, "nl.", "nl.copy({x}, dtype={dtype})", info, rename)
+    return _translate(expr, _NKI_CALLS, "nl.", "nl.copy", info, rename)
 
 
 # ---- the pieces of a skeleton --------------------------------------------------------------
 
+def _safe(name: str) -> str:
+    """`in_ptr` -> `in` is a keyword: keep generated names legal."""
+    return name + "_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
+
+
 def _ref(p: str) -> str:
     base = re.sub(r"_?ptrs?$|_?pointer$", "", p) or p
-    return f"{base}_ref"
+    return f"{_safe(base)}_ref"
 
 
 def _block_default(info: KernelInfo, name: str) -> str:
@@ -501,6 +508,8 @@ def _body(info: KernelInfo, expr, load_line, store_line, indent: str) -> _Body:
             todo.append(src)
 
     emit(info.body, indent)
+    if not any(not ln.lstrip().startswith("#") for ln in lines):
+        lines.append(f"{indent}pass  # nothing translated yet: see the TODO lines")
     return _Body(lines, carried, dropped, todo)
 
 
@@ -541,7 +550,7 @@ def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>") -> st
     code = "\n".join(ln for ln in body.lines if not ln.lstrip().startswith("#"))
     static += [b for b in blocks if re.search(rf"\b{b}\b", code)]
     translated = [
-        f"grid: {info.n_axes} axis/axes from tl.program_id -> pl.program_id",
+        f"grid: {info.n_axes} {'axis' if info.n_axes == 1 else 'axes'} from tl.program_id -> pl.program_id",
         "refs: " + ", ".join([f"{p} (tl.load) -> {in_of[p]}" for p in info.inputs] + [f"{p} (tl.store) -> {out_of[p]}" for p in info.outputs]),
         f"arithmetic: {body.carried} statement(s) carried over (tl.* -> jnp / jax.nn / jax.lax)",
     ]
@@ -554,7 +563,10 @@ def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>") -> st
     todo = []
     if any(_kw(a.node, "mask") is not None for a in info.accesses):
         todo.append("masks are gone: pad inputs to a multiple of the block size (or check that the last partial block is harmless)")
-    todo.append("TPU block shapes: the last two dims must be multiples of (8, 128) or the full array dims; a 1-D block a multiple of 1024 (or the full size)")
+    todo.append(
+        "TPU block shapes: the last two block dims must be divisible by (8, 128) or equal the array dims; "
+        "a 1-D block must be the full size, a multiple of 1024, or a power of 2 >= 128 * (32 / bitwidth)"
+    )
     todo.append("out_shape assumes each output has the shape and dtype of the first input")
     if info.size_params:
         todo.append("size and stride arguments " + ", ".join(info.size_params) + " are dropped: the refs carry shapes, BlockSpecs do the strides")
@@ -592,14 +604,14 @@ def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>") -> st
         arrays_of = dict(zip(info.inputs, arrays))
         grid = []
         for a in range(info.n_axes):
-            entry = "1  # TODO: size of this axis"
+            entry = "1,  # TODO: size of this axis"
             for blk, ax in info.block_axis.items():
                 if ax != a:
                     continue
                 for p in info.inputs:
                     bl = next((x.blocks for x in info.accesses if x.pointer == p and x.blocks), ())
                     if blk in bl:
-                        entry = f"pl.cdiv({arrays_of[p]}.shape[{bl.index(blk)}], {blk})"
+                        entry = f"pl.cdiv({arrays_of[p]}.shape[{bl.index(blk)}], {blk}),"
                         break
                 break
             grid.append(entry)
@@ -614,7 +626,7 @@ def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>") -> st
             else:
                 specs.append(f"pl.BlockSpec(memory_space=pl.ANY),  # {p}: TODO block shape and index map")
         lines.append("    grid = (")
-        lines += [f"        {g}," for g in grid]
+        lines += [f"        {g}" for g in grid]
         lines.append("    )")
         lines.append("    in_specs = [")
         lines += [f"        {x}" for x in specs[: len(ins)]]

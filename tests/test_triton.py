@@ -1,0 +1,164 @@
+"""Triton family: Pallas skeletons that run, NKI skeletons that parse, PTL710 scoping, the
+`suggest` command, and the vendor-guard classifier the PTL7xx rules lean on."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from conftest import FIXTURES, require_module, run_portlint, scan_paths
+
+from portlint.python.rocm_branches import polarity
+from portlint.python.skeletons import SkeletonError, analyse, nki_skeleton, pallas_skeleton, triton_kernels
+
+TPU_FIXTURE = FIXTURES / "triton" / "kernel_for_tpu.py"
+CONFIGS_FIXTURE = FIXTURES / "triton" / "launch_and_configs.py"
+PORTABLE = FIXTURES / "triton" / "portable_negative.py"
+
+
+def _module(path):
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _load_pallas(kernel: str):
+    src = pallas_skeleton(_module(TPU_FIXTURE), kernel, "kernel_for_tpu.py")
+    namespace: dict = {}
+    exec(compile(src, f"<pallas skeleton of {kernel}>", "exec"), namespace)
+    return src, namespace[f"{kernel}_pallas"]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("n", [4096, 3000])
+def test_pallas_skeleton_of_add_kernel_runs_and_matches_numpy(n):
+    jnp = require_module("jax.numpy")
+    import numpy as np
+
+    src, add = _load_pallas("add_kernel")
+    assert "Left to do:" in src and "masks are gone" in src
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = np.asarray(add(jnp.asarray(x), jnp.asarray(y), interpret=True))
+    np.testing.assert_allclose(out, x + y, rtol=1e-6)
+
+
+@pytest.mark.oracle
+def test_pallas_skeleton_of_scaled_relu_carries_scalar_and_arithmetic():
+    jnp = require_module("jax.numpy")
+    import numpy as np
+
+    src, relu = _load_pallas("scaled_relu_kernel")
+    assert "jnp.maximum(x * scale, 0.0)" in src
+    assert "scale" in src.split("Left to do:")[1]  # the static scalar is called out
+    x = np.linspace(-3, 3, 2048, dtype=np.float32)
+    out = np.asarray(relu(jnp.asarray(x), 1.5, BLOCK=512, interpret=True))
+    np.testing.assert_allclose(out, np.maximum(x * 1.5, 0.0), rtol=1e-6)
+
+
+def test_matmul_skeleton_maps_grid_axes_to_block_specs():
+    src = pallas_skeleton(_module(CONFIGS_FIXTURE), "matmul_kernel", "launch_and_configs.py")
+    ast.parse(src)
+    assert "pl.BlockSpec((BLOCK_M, BLOCK_K), lambda i, j: (i, 0))" in src
+    assert "pl.BlockSpec((BLOCK_K, BLOCK_N), lambda i, j: (0, j))" in src
+    assert "pl.BlockSpec((BLOCK_M, BLOCK_N), lambda i, j: (i, j))" in src
+    assert "pl.cdiv(a.shape[0], BLOCK_M)" in src and "pl.cdiv(b.shape[1], BLOCK_N)" in src
+    assert "jnp.dot(a, b, preferred_element_type=jnp.float32)" in src
+    header = src.split("import functools")[0]
+    assert "not elementwise" in header and "loop" in header
+
+
+@pytest.mark.oracle
+def test_matmul_skeleton_defines_a_callable_pallas_wrapper():
+    require_module("jax")
+    src = pallas_skeleton(_module(CONFIGS_FIXTURE), "matmul_kernel", "launch_and_configs.py")
+    namespace: dict = {}
+    exec(compile(src, "<matmul skeleton>", "exec"), namespace)
+    assert callable(namespace["matmul_kernel_pallas"])
+
+
+@pytest.mark.parametrize("kernel,op", [("add_kernel", "x + y"), ("scaled_relu_kernel", "nl.maximum(x * scale, 0.0)")])
+def test_nki_skeleton_parses_and_uses_nki_language(kernel, op):
+    """neuronxcc is not installable here (no PyPI wheel for this platform): parse and inspect only."""
+    src = nki_skeleton(_module(TPU_FIXTURE), kernel, "kernel_for_tpu.py")
+    tree = ast.parse(src)
+    calls = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert {"nl.load", "nl.store", "nl.ndarray", "nl.affine_range", "nl.arange"} <= calls
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    assert [ast.unparse(d) for d in fn.decorator_list] == ["nki.jit"]
+    assert op in src
+    assert "neuronxcc 2.x" in src  # the API version the sketch was written for
+
+
+def test_elementwise_detection():
+    assert analyse(_module(TPU_FIXTURE), "add_kernel").elementwise
+    info = analyse(_module(CONFIGS_FIXTURE), "matmul_kernel")
+    assert not info.elementwise and info.n_axes == 2
+    assert info.inputs == ["a_ptr", "b_ptr"] and info.outputs == ["c_ptr"]
+    assert info.block_axis == {"BLOCK_M": 0, "BLOCK_N": 1}
+
+
+def test_skeleton_errors_are_reported():
+    with pytest.raises(SkeletonError):
+        pallas_skeleton(_module(TPU_FIXTURE), "helper", "x.py")  # no loads or stores
+    with pytest.raises(SkeletonError):
+        nki_skeleton(_module(TPU_FIXTURE), "missing", "x.py")
+
+
+def test_ptl710_suggestion_carries_both_skeletons():
+    result = scan_paths([TPU_FIXTURE])
+    found = {f.span.start_line: f for f in result.findings if f.rule_id == "PTL710"}
+    assert len(found) == 2
+    f = found[9]
+    assert set(f.targets) == {"tpu", "trainium"}
+    assert "def add_kernel_pallas_kernel(x_ref, y_ref, out_ref):" in f.suggestion
+    assert "@nki.jit" in f.suggestion
+    assert "portlint suggest FILE::add_kernel --to pallas" in f.suggestion
+
+
+def test_ptl710_quiet_in_gpu_repo_unless_scanning_for_tpu():
+    default = scan_paths([PORTABLE])
+    assert not [f for f in default.findings if f.rule_id == "PTL710"]
+    for_tpu = scan_paths([PORTABLE], targets=("tpu", "trainium"))
+    kernels = {f.message.split("`")[1] for f in for_tpu.findings if f.rule_id == "PTL710"}
+    assert kernels == set(triton_kernels(_module(PORTABLE)))
+    assert all(set(f.targets) == {"tpu", "trainium"} for f in for_tpu.findings if f.rule_id == "PTL710")
+
+
+def test_suggest_command(tmp_path):
+    proc = run_portlint("suggest", f"{TPU_FIXTURE}::add_kernel", "--to", "pallas")
+    assert proc.returncode == 0, proc.stderr
+    ast.parse(proc.stdout)
+    assert "pl.pallas_call(" in proc.stdout
+    proc = run_portlint("suggest", f"{TPU_FIXTURE}::add_kernel", "--to", "nki")
+    assert proc.returncode == 0 and "@nki.jit" in proc.stdout
+    proc = run_portlint("suggest", f"{TPU_FIXTURE}::helper", "--to", "nki")
+    assert proc.returncode == 2 and "no Triton kernel named 'helper'" in proc.stderr
+    proc = run_portlint("suggest", str(TPU_FIXTURE), "--to", "nki")
+    assert proc.returncode == 2 and "FILE::KERNEL" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "cond,expected",
+    [
+        ("torch.version.hip", "amd"),
+        ("torch.version.hip is None", "not_amd"),
+        ("torch.version.hip is not None", "amd"),
+        ("not is_hip()", "not_amd"),
+        ("current_platform.is_rocm()", "amd"),
+        ("current_platform.is_cuda()", "not_amd"),
+        ("current_platform.is_cuda_alike()", None),
+        ("x.is_cuda", None),
+        ('triton.runtime.driver.active.get_current_target().backend == "hip"', "amd"),
+        ('triton.runtime.driver.active.get_current_target().backend == "cuda"', "not_amd"),
+        ('x.device.type == "cuda"', None),
+        ('x.device.type == "xpu"', "not_amd"),
+        ('DEVICE_TYPE in ("xpu", "hip")', "amd"),
+        ('"gfx94" in props.gcnArchName', "amd"),
+        ("torch.cuda.is_available() and torch.version.cuda", "not_amd"),
+        ("not torch.cuda.is_available() or torch.version.hip", "amd"),
+        ("USE_TMA_LOAD", "not_amd"),
+        ("BLOCK_SIZE > 1024", None),
+    ],
+)
+def test_vendor_guard_polarity(cond, expected):
+    assert polarity(ast.parse(cond, mode="eval").body) == expected
