@@ -62,9 +62,18 @@ _MMA = [
 ]
 
 
+_ROCWMMA_ALIAS = re.compile(r"\bnamespace\s+wmma\s*=\s*(?:::)?rocwmma\b")
+_MMA_QUALIFIED = [NameRule(re.compile(r"\bnvcuda::wmma\b"), _MMA_ADVICE), _MMA[1]]
+
+
 @detector("PTL403", tokens=("mma", "wmma", "SM70_", "SM75_", "SM80_", "SM89_", "SM120_"))
 def mma_sync_and_wmma_fragments(ctx) -> None:
-    report_rule(ctx, "PTL403", _MMA, intro="mma.sync / wmma PTX does not exist on AMD. " + _MMA_ADVICE)
+    """`wmma::` stays quiet in a file that aliases `namespace wmma = rocwmma` for HIP (the
+    alias is the port); `nvcuda::wmma` itself is still reported where AMD compiles it."""
+    from portlint.cuda.symbols import code_text
+
+    names = _MMA_QUALIFIED if _ROCWMMA_ALIAS.search(ctx.fact(code_text).code) else _MMA
+    report_rule(ctx, "PTL403", names, intro="mma.sync / wmma PTX does not exist on AMD. " + _MMA_ADVICE)
 
 
 @detector("PTL404", tokens=("redux.sync", "vote.", "match.", "activemask", "bar.warp.sync"))
