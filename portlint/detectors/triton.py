@@ -241,7 +241,10 @@ def _big_literals(ctx, value: ast.AST, limit: int) -> list[ast.Constant]:
 _WARPS_NAME = re.compile(r"^_*num_?warps$", re.I)
 
 
-@detector("PTL703", nodes=("keyword", "Assign", "AnnAssign", "Dict", "For", "comprehension"), tokens=("warps",))
+_WARPS_FUNCTION = re.compile(r"num_?warps|warps_for|get_warps", re.I)
+
+
+@detector("PTL703", nodes=("keyword", "Assign", "AnnAssign", "Dict", "For", "comprehension", "Return"), tokens=("warps",))
 def num_warps_exceeds_wave64(node, ctx) -> None:
     if not _triton(ctx):
         return
@@ -257,6 +260,11 @@ def num_warps_exceeds_wave64(node, ctx) -> None:
         for k, v in zip(node.keys, node.values):
             if k is not None and _str(k) == "num_warps":
                 literals += _big_literals(ctx, v, _WAVE64_MAX_WARPS)
+    elif isinstance(node, ast.Return) and node.value is not None:
+        # `def get_num_warps(block): ... return 32`
+        fn = ctx.fact(rocm_reach).enclosing_function(node)
+        if fn is not None and _WARPS_FUNCTION.search(fn.name):
+            literals = _big_literals(ctx, node.value, _WAVE64_MAX_WARPS)
     elif isinstance(node, (ast.For, ast.comprehension)):
         if isinstance(node.target, ast.Name) and _WARPS_NAME.match(node.target.id) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
             literals = [e for e in node.iter.elts if (_int(e) or 0) > _WAVE64_MAX_WARPS]
@@ -295,13 +303,17 @@ def _product(node) -> int | None:
     return _int(node)
 
 
-@detector("PTL704", nodes=("keyword", "Assign", "AnnAssign", "BinOp"), tokens=("32",))
+@detector("PTL704", nodes=("keyword", "Assign", "AnnAssign", "BinOp", "Call"), tokens=("32",))
 def triton_host_assumes_32_lanes(node, ctx) -> None:
     if not _triton(ctx):
         return
     what = None
     if isinstance(node, ast.keyword) and node.arg == "threads_per_warp" and _product(node.value) == 32:
         what = f"threads_per_warp={ast.unparse(node.value)}"
+    elif isinstance(node, ast.Call) and len(node.args) >= 2 and _canon(ctx, node.func).endswith("BlockedLayout"):
+        # BlockedLayout(size_per_thread, threads_per_warp, warps_per_cta, order)
+        if _product(node.args[1]) == 32 and isinstance(node.args[1], (ast.List, ast.Tuple)):
+            what = f"BlockedLayout(..., threads_per_warp={ast.unparse(node.args[1])}, ...)"
     elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _int(node.value) == 32:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for t in targets:

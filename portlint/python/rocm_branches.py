@@ -142,6 +142,11 @@ def polarity(test: ast.AST) -> str | None:
     return _value_polarity(test)
 
 
+_VENDOR = re.compile(r"cuda|nvidia|nv|hip|rocm|amd")
+_NV_WORD = re.compile(r"cuda|nvidia", re.I)
+_AMD_WORD = re.compile(r"hip|rocm|amd", re.I)
+
+
 def _exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
@@ -156,7 +161,8 @@ class RocmReach:
                 self.parent[child] = node
         self._cache: dict[ast.AST, str | None] = {}
         names = {n.name for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self.has_amd_variant_functions = any(re.search(r"hip|rocm|amd", n, re.I) for n in names)
+        # `get_cuda_autotune_config` is the NVIDIA variant when `get_hip_autotune_config` exists
+        self.amd_variants = {_VENDOR.sub("*", n.lower()) for n in names if _AMD_WORD.search(n)}
 
     def ancestors(self, node: ast.AST):
         cur = self.parent.get(node)
@@ -211,9 +217,10 @@ class RocmReach:
                     if isinstance(stmt, ast.Assert) and polarity(stmt.test) == "not_amd":
                         return ast.unparse(stmt.test)
         # `def get_cuda_autotune_config()` beside a `def get_hip_autotune_config()`
-        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.has_amd_variant_functions:
-            if re.search(r"cuda|nvidia|hopper|blackwell|sm_?9\d|sm_?10\d", anc.name, re.I) and not re.search(r"hip|rocm|amd", anc.name, re.I):
-                return f"def {anc.name} (NVIDIA variant beside a HIP one)"
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.amd_variants:
+            if _NV_WORD.search(anc.name) and not _AMD_WORD.search(anc.name):
+                if _VENDOR.sub("*", anc.name.lower()) in self.amd_variants:
+                    return f"def {anc.name} (NVIDIA variant beside an AMD one)"
         return None
 
 

@@ -1,0 +1,91 @@
+"""PTL310 against torch itself: the fixture's gates are executed with torch reporting what it
+reports on an MI300X ((9, 4), gfx942, torch.version.hip set). Every reported gate opens (or
+falls through to the NVIDIA branch) there; every near-miss picks the AMD-safe side."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+from conftest import FIXTURES, require_module, scan_paths
+
+POSITIVE = FIXTURES / "gpu_gates" / "capability_gates.py"
+NEGATIVE = FIXTURES / "gpu_gates" / "capability_gates_negative.py"
+
+
+def _amd_torch(monkeypatch, capability=(9, 4), arch="gfx942"):
+    torch = require_module("torch")
+    props = types.SimpleNamespace(major=capability[0], minor=capability[1], gcnArchName=arch)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: capability)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda *a, **k: props)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.version, "hip", "6.2.41133")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    # vLLM's ROCm platform: capabilities are the GFX numbers, is_cuda() is False
+    cap_int = capability[0] * 10 + capability[1]
+    platform = types.SimpleNamespace(
+        has_device_capability=lambda n: cap_int >= (n if isinstance(n, int) else n[0] * 10 + n[1]),
+        is_cuda=lambda: False,
+    )
+    vllm = types.ModuleType("vllm")
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = platform
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    # Triton's target on ROCm names the GFX architecture
+    target = types.SimpleNamespace(backend="hip", arch=arch, warp_size=64)
+    driver = types.SimpleNamespace(active=types.SimpleNamespace(get_current_target=lambda: target))
+    triton = types.ModuleType("triton")
+    triton.runtime = types.SimpleNamespace(driver=driver)
+    monkeypatch.setitem(sys.modules, "triton", triton)
+    return torch
+
+
+def _load(path):
+    namespace: dict = {"__name__": path.stem}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.oracle
+def test_reported_gates_open_on_mi300x(monkeypatch):
+    torch = _amd_torch(monkeypatch)
+    ns = _load(POSITIVE)
+    assert ns["use_flash_attention_3"]() is True
+    assert ns["fp8_supported"](0) is True
+    assert ns["pick_kernel"]() == "wgmma"
+    assert ns["only_h100"](0) is True
+    assert ns["machete_ok"]() is True
+    assert ns["legacy_path"](torch.ones(2)).dtype == torch.float8_e4m3fn  # the Hopper branch ran
+    assert ns["Runner"]().persistent() is True
+    assert ns["TORCH_INDUCTOR_FLAGS"]["triton.enable_persistent_tma_matmul"] is True
+    with pytest.raises(TypeError):
+        ns["triton_arch_gate"]()  # 'gfx942' >= 90
+
+
+@pytest.mark.oracle
+def test_exact_sm90_gate_passes_on_mi210(monkeypatch):
+    _amd_torch(monkeypatch, capability=(9, 0), arch="gfx90a")
+    assert _load(POSITIVE)["sm90_only"](0) == "cutile"
+
+
+@pytest.mark.oracle
+def test_near_misses_stay_on_the_amd_side(monkeypatch):
+    _amd_torch(monkeypatch)
+    ns = _load(NEGATIVE)
+    assert ns["hopper_checked"]() is False
+    assert ns["hopper_via_cuda_version"]() is False
+    assert ns["hopper_platform"]() is False
+    assert ns["check_tma_support"]() is False
+    assert ns["dispatch"]() == "ck"
+    assert ns["blackwell_exact"]() is False
+    assert ns["mi300"](0) is True
+
+
+def test_every_positive_gate_is_reported_once():
+    result = scan_paths([POSITIVE])
+    lines = sorted(f.span.start_line for f in result.findings if f.rule_id == "PTL310")
+    assert len(lines) == len(set(lines)) == 11
+    msg = next(f.message for f in result.findings if f.rule_id == "PTL310")
+    assert "MI300X (9, 4)" in msg
