@@ -230,9 +230,9 @@ _OTHER_RULES = ("is_available", "get_device_capability", "get_device_properties"
                 "CUDAGraph", "graph", "graphs", "make_graphed_callables", "amp.GradScaler")
 # torch.hpu counterparts (habana_frameworks.torch registers torch.hpu)
 HPU_NAMES = frozenset({
-    "synchronize", "device_count", "current_device", "set_device", "get_device_name", "memory_allocated",
+    "synchronize", "device_count", "current_device", "get_device_name", "memory_allocated",
     "max_memory_allocated", "reset_peak_memory_stats", "memory_stats", "Stream", "Event", "stream",
-    "current_stream", "default_stream", "manual_seed", "manual_seed_all",
+    "current_stream", "default_stream",
 })
 _XLA_HINTS = {
     "synchronize": "`torch_xla.sync()` to cut the graph, then `xm.wait_device_ops()` to wait",
