@@ -204,9 +204,39 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
         if _in_condition(node) or _on_condition_line(data, start):
             continue
         found.append(Use(word, start, end, node, False))
+    if found:
+        defined |= _shims_from_headers(ctx, {u.name for u in found})
     if defined:
         found = [u for u in found if u.name not in defined]
     return found
+
+
+def _shims_from_headers(ctx, names: set[str]) -> set[str]:
+    """Which of `names` a header included with quotes from next to this file #defines for
+    an AMD build (llama.cpp's vendors/hip.h: `#define cublasSetMathMode(h, m) ...`)."""
+    real = getattr(ctx, "real_path", None)
+    if real is None or b'#include "' not in ctx.data and b"#include\t\"" not in ctx.data:
+        return set()
+    from pathlib import Path
+
+    from portlint.cuda.guards import guard_map, header_defines
+
+    includes = ctx.fact(guard_map).includes
+    if not includes:
+        return set()
+    here = Path(real)
+    macros = dict(header_defines(here, includes))
+    # includes written relative to a project include directory (`-I ggml/src`): try the
+    # file's ancestors for those not found next to it
+    missing = [inc for inc in includes if not (here.parent / inc).is_file()]
+    for ancestor in list(here.parents)[1:3]:
+        if not missing:
+            break
+        found = [inc for inc in missing if (ancestor / inc).is_file()]
+        if found:
+            macros.update(header_defines(ancestor / here.name, found))
+            missing = [inc for inc in missing if inc not in found]
+    return {n for n in names if n in macros and macros[n] is not False}
 
 
 def api_uses(ctx) -> list[Use]:
@@ -245,20 +275,17 @@ def hip_since(row: Row) -> str:
 
 # ---- code an AMD build leaves out on purpose ----------------------------------------------
 
-_AMD_NAMED = re.compile(r"HIP|ROCM|AMD|hip|rocm")
-
-
 def amd_excluded(ctx, line: int) -> bool:
-    """`line` sits in a branch an AMD build skips, under a condition that names HIP/ROCm
-    (`#ifndef __HIP_PLATFORM_AMD__ ... #endif`, `#ifndef USE_ROCM`): the author left the
-    code out of the AMD build on purpose, so it cannot break it. (With a HIP branch beside
-    it the engine already marks the finding suppressed; this covers the one-sided form.)"""
+    """`line` sits in a branch an AMD build skips (`#ifndef __HIP_PLATFORM_AMD__ ... #endif`,
+    `#ifndef USE_ROCM`, `#if CUDART_VERSION >= 12050`, `#if __CUDA_ARCH__ >= 900`) with no
+    branch beside it: the code cannot break an AMD build. (With a HIP branch beside it the
+    engine already marks the finding suppressed; this covers the one-sided form.)"""
     if ctx.language != "cuda":
         return False
     from portlint.cuda.guards import guard_map
 
     guard = ctx.fact(guard_map).dead_for_amd(line)
-    return guard is not None and not guard.has_alternative and bool(_AMD_NAMED.search(guard.condition))
+    return guard is not None and not guard.has_alternative
 
 
 def report(ctx, where, **kwargs):
@@ -267,3 +294,35 @@ def report(ctx, where, **kwargs):
     if amd_excluded(ctx, span.start_line):
         return None
     return ctx.report(span, **kwargs)
+
+
+_AMD_MACRO = re.compile(r"\b(__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__|USE_ROCM|GGML_USE_HIP|USE_AMD_ROCM|__HIP_DEVICE_COMPILE__)\b")
+
+
+def in_amd_branch(node) -> bool:
+    """Inside the true branch of `#ifdef __HIP_PLATFORM_AMD__` / `#if defined(USE_ROCM)` (and
+    the like): code written for AMD on purpose."""
+    cur = node.parent
+    child = node
+    while cur is not None:
+        if cur.type in ("preproc_if", "preproc_ifdef", "preproc_elif"):
+            alt = cur.child_by_field_name("alternative")
+            in_true = alt is None or child.start_byte < alt.start_byte
+            if in_true:
+                if cur.type == "preproc_ifdef":
+                    first = cur.children[0] if cur.children else None
+                    name = cur.child_by_field_name("name")
+                    if first is not None and first.type == "#ifdef" and name is not None and _AMD_MACRO.search(node_text_of(name)):
+                        return True
+                else:
+                    cond = cur.child_by_field_name("condition")
+                    text = node_text_of(cond) if cond is not None else ""
+                    if _AMD_MACRO.search(text) and "!" not in text:
+                        return True
+        child = cur
+        cur = cur.parent
+    return False
+
+
+def node_text_of(node) -> str:
+    return node.text.decode("utf-8", errors="replace")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from portlint.cuda.hipify import amd_excluded, api_uses, identifier_uses, is_call, load_table, pick_row, report, word_regex
+from portlint.cuda.hipify import amd_excluded, api_uses, in_amd_branch, identifier_uses, is_call, load_table, pick_row, report, word_regex
 from portlint.cuda.parse import node_text, nodes_of_types
 from portlint.cuda.spaces import space_map
 from portlint.model import Edit, Fix, Span
@@ -298,6 +298,10 @@ def launch_bounds_second_argument(node, ctx) -> None:
     if len(args) < 2:
         return
     max_threads, min_blocks = node_text(args[0]), node_text(args[1])
+    if min_blocks.strip() in ("1", "1u", "1U") and len(args) == 2:
+        return  # one block per SM / one wave per EU: no constraint under either reading
+    if in_amd_branch(node):
+        return  # written for AMD: the second argument already means waves per EU
     extra = " and a third (max cluster size), which HIP has no use for" if len(args) > 2 else ""
     report(ctx, 
         node,
