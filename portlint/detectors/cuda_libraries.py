@@ -334,8 +334,8 @@ def texture_surface_and_system_fences(ctx) -> None:
                        suggestion="Allocate host-visible flags with hipHostMalloc(..., hipHostMallocCoherent) or hipExtMallocWithFlags(..., hipDeviceMallocFinegrained).")
         else:
             report(ctx, span, targets={"rocm": "warning"},
-                       message=f"surface function `{use.name}`: HIP's kernel language lists surface functions as unsupported, and Instinct GPUs have no image hardware",
-                       suggestion="Use a plain buffer with computed addresses (and __ldg-style loads) instead of the surface object.")
+                       message=f"surface function `{use.name}`: it compiles under HIP, but Instinct (CDNA) GPUs have no image support, so surface objects cannot be created there",
+                       suggestion="Use a plain buffer with computed addresses instead of the surface object, or check hipDeviceAttributeImageSupport and keep a buffer path.")
 
 
 # ---- PTL615 NVSHMEM ------------------------------------------------------------------------
