@@ -277,7 +277,7 @@ def test_libclang_pass_finds_a_constexpr_only_it_can_see(monkeypatch):
     with_pass = _rules(scan_paths([path], select=("PTL1",)))
     monkeypatch.setenv("PORTLINT_LIBCLANG", "0")
     without = _rules(scan_paths([path], select=("PTL1",)))
-    assert set(with_pass) - set(without) == {(8, "PTL102")}
+    assert set(with_pass) - set(without) == {(12, "PTL102")}  # threadIdx.x % kGroupLanes
 
 
 def test_compile_commands_include_paths_and_defines(tmp_path):
@@ -324,10 +324,10 @@ def test_libclang_failure_falls_back_with_one_notice(monkeypatch, tmp_path):
         raise RuntimeError("simulated libclang failure")
 
     monkeypatch.setattr(clang.cindex.Index, "create", staticmethod(broken))
-    (tmp_path / "cfg.h").write_text("#define WARP_SIZE 32\n")
+    (tmp_path / "cfg.h").write_text("#define GROUP 32\n")
     res = _scan_text(tmp_path, """
         #include "cfg.h"
-        __global__ void k(float* y) { y[threadIdx.x % WARP_SIZE] = 1.f; }
+        __global__ void k(float* y) { y[threadIdx.x % GROUP] = 1.f; }
     """)
     assert _rules(res) == [(2, "PTL102")]  # tree-sitter's header scan still sees the #define
     notes = [n for n in res.notices if "libclang" in n.message]

@@ -18,7 +18,7 @@ TID_NAMES = re.compile(r"^(tid|tidx|ltid|local_tid|thread_?id|threadid|thread_?i
 LANE_NAMES = re.compile(r"^(k?lane(_?id|_?idx|_?index|_?no)?|laneid|lane_in_warp|thread_in_warp|warp_?lane|tid_in_warp|lane_?ix)$", re.I)
 WARP_ID_NAMES = re.compile(r"^(warp(_?id|_?idx|_?index|_?no|_?num)?|wid|w_?id|warpid|warp_?rank)$", re.I)
 # a variable named like a data coordinate is a data index even when computed from threadIdx
-DATA_NAMES = re.compile(r"(row|col|^[ijkxyzrc]$|elem|pixel|offset|^pos|^idx$|^index$|addr|ptr|^n$)", re.I)
+DATA_NAMES = re.compile(r"(row|col|^[a-z]$|^[a-z]\d$|elem|pixel|offset|^pos|^idx$|^index$|addr|ptr|^i\d|^j\d|^k\d)", re.I)
 INT32_TYPES = re.compile(r"^(unsigned|unsigned int|int|signed|signed int|uint32_t|int32_t|uint|unsigned int32_t|std::uint32_t|std::int32_t|u32|uint32|lane_mask_t32)$")
 BALLOT_CALLS = {"__ballot", "__ballot_sync", "__activemask", "__match_any", "__match_any_sync", "__match_all_sync", "__match_all"}
 THREAD_CALLS = re.compile(r"(__lane_id|laneid|lane_id|thread_rank|threadIdx)")
@@ -116,20 +116,28 @@ class FactBuilder:
                 facts.lane.add(name)
             if WARP_ID_NAMES.match(name):
                 facts.warp.add(name)
-        for _ in range(3):
-            before = (len(facts.tid), len(facts.lane), len(facts.warp))
-            for name, value, _t, _d in assigns:
-                if value is None:
-                    continue
-                v = strip_parens(value)
+        named = set(facts.tid | facts.lane | facts.warp)
+        values: dict[str, list] = {}
+        for name, value, _t, _d in assigns:
+            if value is not None:
+                values.setdefault(name, []).append(strip_parens(value))
+        for name, vs in values.items():
+            for v in vs:
                 if v.type == "call_expression" and callee_name(v) in BALLOT_CALLS:
                     facts.ballot.setdefault(name, v)
-                if self.is_lane_expr(v, facts):
+        for _ in range(3):
+            before = (len(facts.tid), len(facts.lane), len(facts.warp))
+            for name, vs in values.items():
+                # a variable also assigned data (`i0 = 0`, a load) is not a thread index, and
+                # data-like names (`row`, `col`, single letters) never are
+                if name in named or DATA_NAMES.search(name):
+                    continue
+                if all(self.is_lane_expr(v, facts) for v in vs):
                     facts.lane.add(name)
                     facts.tid.add(name)
-                elif self.is_warp_expr(v, facts):
+                elif all(self.is_warp_expr(v, facts) for v in vs):
                     facts.warp.add(name)
-                elif not DATA_NAMES.search(name) and mentions_thread(v, facts):
+                elif all(mentions_thread(v, facts) for v in vs):
                     facts.tid.add(name)
             if before == (len(facts.tid), len(facts.lane), len(facts.warp)):
                 break
@@ -149,11 +157,21 @@ def _is_pointer(decl, name: str) -> bool:
     return False
 
 
+_OPAQUE = ("subscript_expression", "call_expression", "pointer_expression", "conditional_expression")
+
+
 def mentions_thread(node, facts: FunctionFacts) -> bool:
-    """Does the expression read threadIdx.* (not only y/z), a thread call or a thread variable?"""
-    for n in [node, *nodes_of_types(node, ("field_expression", "identifier", "call_expression"))]:
-        if n.type == "identifier" and node_text(n) in facts.tid | facts.lane:
-            return True
-        if n.type in ("field_expression", "call_expression") and is_thread_builtin(n):
-            return True
-    return False
+    """Is the expression index arithmetic on a thread index (threadIdx.*, a thread call, a
+    thread variable)? A value loaded from memory (`x[threadIdx.x]`, `*p`) or returned by a
+    call is data, even when the address depends on the thread."""
+    if node is None:
+        return False
+    if is_thread_builtin(node):
+        return True
+    if node.type == "identifier":
+        return node_text(node) in facts.tid | facts.lane
+    if node.type in _OPAQUE:
+        return False
+    if node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) in ("<<", ">>"):
+        return mentions_thread(node.child_by_field_name("left"), facts)  # a shift count is not the value
+    return any(mentions_thread(c, facts) for c in node.named_children)

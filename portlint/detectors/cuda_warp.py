@@ -127,6 +127,8 @@ class Analysis:
             if name in self.warp_consts:
                 return c.value, "local-warp"
             if c.line == 0:
+                if self.reported_elsewhere(c):
+                    return c.value, "local-warp"
                 return c.value, "outside"
             return c.value, "const"
         v = eval_int(node, self.cmap)
@@ -207,6 +209,34 @@ class Analysis:
 
     def is_device(self, node) -> bool:
         return self.spaces.is_device(node)
+
+    def reported_elsewhere(self, c: Const) -> bool:
+        """A warp constant of a header in this file's own tree is reported at its definition
+        when the scan reads that header (PTL101): one mistake, one finding. Headers found
+        through include paths elsewhere (third-party trees) are reported at the use."""
+        if self.warp_const_kind(c) is None:
+            return False
+        if c.kind == "header" or not c.origin:
+            return True
+        real = getattr(self.ctx, "real_path", None)
+        if real is None:
+            return True
+        try:
+            Path(c.origin).resolve().relative_to(Path(real).resolve().parent)
+            return True
+        except ValueError:
+            return False
+
+    def file_logical32(self) -> bool:
+        """Do the file's shuffles pass an explicit width of 32 (and none a different width)?"""
+        if "file" not in self._logical:
+            widths = set()
+            for call in nodes_of_types(self.root, ("call_expression",)):
+                if callee_name(call) in SHFL_SYNC_ARGS and _has_width(call, self):
+                    arg = call.child_by_field_name("arguments").named_children[-1]
+                    widths.add(self.value_of(arg)[0] if arg.type != "identifier" or node_text(arg) not in self.warp_consts else 32)
+            self._logical["file"] = widths == {32}
+        return self._logical["file"]
 
     def logical32(self, node) -> bool:
         """Is `node` in a function that works in deliberate 32-lane groups: a shuffle with an
@@ -319,8 +349,9 @@ def _constants(a: Analysis) -> None:
             if not a.is_device(u):
                 host_use = True
         # llama.cpp style logical warps: a constant passed as a shuffle width (or as the default
-        # of a template parameter named `width`) marks deliberate 32-lane groups
-        if any(x == "width" for x in contexts) or any(_is_width_default(u) for u in used if u.type != "preproc_arg"):
+        # of a template parameter named `width`), or a file whose shuffles pass an explicit
+        # width of 32, marks deliberate 32-lane groups
+        if any(x == "width" for x in contexts) or any(_is_width_default(u) for u in used if u.type != "preproc_arg") or a.file_logical32():
             continue
         strong = any(x in ("width", "runtime") for x in contexts) and any(
             a.is_device(u) for u in used if u.type != "preproc_arg")
@@ -456,6 +487,11 @@ def _tiles(a: Analysis) -> None:
 
 # ---- PTL102: lane and warp index arithmetic ----------------------------------------------
 
+# names that say "lane" or "warp": what a 32 computed from a thread index is stored in when
+# it is a lane or warp id (a tile row/column or a half-block index is stored under other names)
+_ID_NAME = re.compile(r"(?i)warp|lane|wave|^wid$|^w_?id$|^laneid$")
+
+
 def _assigned_name(node) -> str | None:
     """The variable an expression (possibly inside more arithmetic) is stored in."""
     p = node.parent
@@ -498,7 +534,8 @@ def _index_arith(a: Analysis) -> None:
             for x, y in ((left, right), (right, left)):
                 v, how = a.value_of(y)
                 xs = strip_parens(x)
-                if v == 32 and how != "local-warp" and xs is not None and xs.type == "identifier" and node_text(xs) in facts.warp:
+                if v == 32 and how != "local-warp" and xs is not None and xs.type == "identifier" and node_text(xs) in facts.warp \
+                        and _ID_NAME.search(node_text(xs)):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the first thread of a 32-lane warp"},
                           fix=a.replace(y, "warpSize", "use warpSize") if how == "literal" else None, confidence="medium")
             continue
@@ -511,8 +548,8 @@ def _index_arith(a: Analysis) -> None:
         if v != want:
             continue
         target = _assigned_name(be)
-        if target and DATA_NAMES.search(target) and not LANE_NAMES.match(target):
-            continue  # `row = tid / 32; col = tid % 32`: a 32-wide data tile
+        if target and not _ID_NAME.search(target):
+            continue  # `row = tid / 32; col = tid % 32; ip = tid / 32`: a 32-wide data split
         lstrip = strip_parens(left)
         is_blockdim = lstrip is not None and lstrip.type == "field_expression" and node_text(lstrip.child_by_field_name("argument")) == "blockDim"
         if op in ("/", ">>") and is_blockdim:
