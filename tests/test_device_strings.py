@@ -33,12 +33,14 @@ def _torch_without_cuda():
         lambda t: t.zeros(2).cuda(),
         lambda t: t.zeros(2).to("cuda:0"),
         lambda t: t.nn.Linear(2, 2).cuda(),
+        lambda t: t.set_default_tensor_type("torch.cuda.FloatTensor"),
+        lambda t: t.cuda.FloatTensor(4),
     ],
-    ids=["device-kwarg", "torch.device", "tensor.cuda", "to-cuda-0", "module.cuda"],
+    ids=["device-kwarg", "torch.device", "tensor.cuda", "to-cuda-0", "module.cuda", "default-tensor-type", "cuda-tensor-type"],
 )
 def test_ptl901_cuda_devices_raise_without_cuda(spelling):
     torch = _torch_without_cuda()
-    with pytest.raises((AssertionError, RuntimeError)):
+    with pytest.raises((AssertionError, RuntimeError, TypeError)):
         spelling(torch)
 
 

@@ -20,7 +20,7 @@ from portlint.python.devices import (
     target_words,
     torch_targets,
 )
-from portlint.python.guards import CUDA_LIKE, OTHER, TPU, condition, dotted, guard_map, words
+from portlint.python.guards import CUDA_LIKE, OTHER, TPU, condition, dotted, guard_map, stops, words
 from portlint.registry import detector
 
 _TORCHISH = frozenset({"torch_xla", "gaudi", "torch"})
@@ -131,6 +131,11 @@ def cuda_device_string(node, ctx) -> None:
         return
     if name.endswith(_SCALER):
         return  # PTL906 reports loss scaling
+    if name.endswith("set_default_tensor_type") and node.args and string_literal(node.args[0]) and node.args[0].value.startswith("torch.cuda."):
+        targets = _targets(ctx, node)
+        if targets:
+            _report_901(ctx, node.args[0], targets, "a CUDA default tensor type", None)
+        return
     candidates: list[ast.AST] = []
     last = func.attr if isinstance(func, ast.Attribute) else name.rsplit(".", 1)[-1]
     if node.args and (last in ("to", "autocast", "set_default_device") or name in ("torch.amp.autocast",)):
@@ -287,7 +292,7 @@ def torch_cuda_namespace_call(node, ctx) -> None:
     targets = _targets(ctx, node)
     if not targets:
         return
-    raises = member in RAISING
+    raises = member in RAISING or member.endswith("Tensor")  # torch.cuda.FloatTensor(...) has no type there
     level = "error" if raises else "warning"
     effect = "raises without CUDA" if raises else ("does nothing without CUDA" if member not in ("device_count", "is_bf16_supported") else "reports no device without CUDA")
     if member == "amp.autocast":
@@ -488,12 +493,12 @@ def accelerator_detection_by_cuda(node, ctx) -> None:
         outcome = "stops the program"
     elif isinstance(node, ast.IfExp):
         cuda_side, other_side = (node.body, node.orelse) if polarity else (node.orelse, node.body)
-        if not is_cuda_device_value(cuda_side) or _mentions_target([other_side]):
+        if not _selects_cuda([cuda_side]) or _mentions_target([other_side]):
             return
         outcome = "falls back to the CPU"
     else:
         cuda_side, other_side = (node.body, node.orelse) if polarity else (node.orelse, node.body)
-        if other_side and _raises(other_side):
+        if other_side and stops(other_side):
             outcome = "stops the program"
         elif other_side:
             if not _selects_cuda(cuda_side) or _mentions_target(other_side):
@@ -539,13 +544,6 @@ def _assigns_cuda_device(block) -> bool:
     return False
 
 
-def _raises(block) -> bool:
-    last = block[-1]
-    if isinstance(last, ast.Raise):
-        return True
-    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and dotted(last.value.func) in ("sys.exit", "exit", "quit")
-
-
 # ---- PTL906 -------------------------------------------------------------------------------
 
 _FP16 = {"torch.float16", "torch.half"}
@@ -575,7 +573,7 @@ def fp16_on_bf16_targets(node, ctx) -> None:
         for k in node.keywords:
             v = k.value
             if k.arg == "fp16" and isinstance(v, ast.Constant) and v.value is True:
-                fix = Fix("train in bf16", (Edit(_kw_span(ctx, k), "bf16=True"),), "unsafe")
+                fix = Fix("train in bf16", (Edit(ctx.node_span(k), "bf16=True"),), "unsafe")
                 found.append((k.value, "`fp16=True`", fix))
             elif k.arg == "mixed_precision" and string_literal(v) and v.value == "fp16":
                 found.append((v, '`mixed_precision="fp16"`', Fix("use bf16", (Edit(ctx.node_span(v), _quote(ctx, v, "bf16")),), "unsafe")))
@@ -591,10 +589,6 @@ def fp16_on_bf16_targets(node, ctx) -> None:
             ctx.report(where, what=what, on=target_words(targets), targets=tuple(targets), fix=fix,
                        suggestion="Use bfloat16 (`torch.autocast(device_type, dtype=torch.bfloat16)`, `bf16=True`) and drop the "
                        "GradScaler: bf16 has fp32's exponent range and needs no loss scaling.")
-
-
-def _kw_span(ctx, kw: ast.keyword) -> Span:
-    return ctx.node_span(kw)
 
 
 class _Spans:
