@@ -219,24 +219,33 @@ def _shims_from_headers(ctx, names: set[str]) -> set[str]:
         return set()
     from pathlib import Path
 
-    from portlint.cuda.guards import guard_map, header_defines
-
-    includes = ctx.fact(guard_map).includes
-    if not includes:
+    local = [header for path, header in ctx.fact(includes) if path.type == "string_literal"]
+    if not local:
         return set()
     here = Path(real)
-    macros = dict(header_defines(here, includes))
-    # includes written relative to a project include directory (`-I ggml/src`): try the
-    # file's ancestors for those not found next to it
-    missing = [inc for inc in includes if not (here.parent / inc).is_file()]
-    for ancestor in list(here.parents)[1:3]:
-        if not missing:
-            break
-        found = [inc for inc in missing if (ancestor / inc).is_file()]
-        if found:
-            macros.update(header_defines(ancestor / here.name, found))
-            missing = [inc for inc in missing if inc not in found]
+    macros: dict = {}
+    # includes written relative to a project include directory (`-I ggml/src`) are looked
+    # for in the file's two nearest ancestors too
+    for inc in local:
+        for base in list(here.parents)[:3]:
+            found = _header_macros(str(base), inc)
+            if found is not None:
+                macros.update(found)
+                break
     return {n for n in names if n in macros and macros[n] is not False}
+
+
+@lru_cache(maxsize=4096)
+def _header_macros(base: str, inc: str) -> dict | None:
+    """Macros `base/inc` (and what it includes) defines for an AMD build; None if no such file."""
+    from pathlib import Path
+
+    from portlint.cuda.guards import header_defines
+
+    target = Path(base) / inc
+    if not target.is_file():
+        return None
+    return header_defines(target.parent / "_", [target.name])
 
 
 def api_uses(ctx) -> list[Use]:
@@ -326,3 +335,38 @@ def in_amd_branch(node) -> bool:
 
 def node_text_of(node) -> str:
     return node.text.decode("utf-8", errors="replace")
+
+
+# ---- shared per-file facts: includes and namespace qualifiers -------------------------------
+
+def includes(ctx) -> list[tuple[object, str]]:
+    """ctx.fact(includes): (path node, header) for every #include <...> / "..." in the file."""
+    if b"include" not in ctx.data:
+        return []
+    from portlint.cuda.parse import nodes_of_types
+
+    out = []
+    for inc in nodes_of_types(ctx.tree.root_node, ("preproc_include",)):
+        path = inc.child_by_field_name("path")
+        if path is not None and path.type in ("system_lib_string", "string_literal"):
+            out.append((path, node_text_of(path)[1:-1].strip()))
+    return out
+
+
+def leading_qualifiers(ctx) -> dict[str, list]:
+    """ctx.fact(leading_qualifiers): namespace name -> the namespace_identifier nodes that
+    start a qualified name (`cub::X`, `cuda::std::Y`; not `a::cuda::Y`, not `namespace cuda {`)."""
+    if b"::" not in ctx.data:
+        return {}
+    from portlint.cuda.parse import nodes_of_types
+
+    out: dict[str, list] = {}
+    for ns in nodes_of_types(ctx.tree.root_node, ("namespace_identifier",)):
+        parent = ns.parent
+        if parent is None or parent.type != "qualified_identifier":
+            continue
+        grand = parent.parent
+        if grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent:
+            continue
+        out.setdefault(node_text_of(ns), []).append(ns)
+    return out

@@ -8,7 +8,7 @@ PTL613 reports headers that have no HIP counterpart."""
 from __future__ import annotations
 
 from portlint.cuda.guards import guard_map
-from portlint.cuda.hipify import amd_excluded, api_uses, load_table, pick_row, report
+from portlint.cuda.hipify import amd_excluded, api_uses, includes, leading_qualifiers, load_table, pick_row, report
 from portlint.cuda.parse import node_text, nodes_of_types
 from portlint.model import Edit, Fix, Span
 from portlint.registry import detector
@@ -174,32 +174,14 @@ def rename_edits(ctx, use, hip: str) -> tuple[Edit, ...]:
     return tuple(edits)
 
 
-def header_includes(ctx) -> list[tuple[object, str, object]]:
-    """ctx.fact(header_includes): (include node, header path, path node) for each #include."""
-    out = []
-    for inc in nodes_of_types(ctx.tree.root_node, ("preproc_include",)):
-        path = inc.child_by_field_name("path")
-        if path is None or path.type not in ("system_lib_string", "string_literal"):
-            continue
-        out.append((inc, node_text(path)[1:-1].strip(), path))
-    return out
+def header_includes(ctx) -> list[tuple[str, object]]:
+    """(header path, path node) for each #include (from the shared fact)."""
+    return [(header, path) for path, header in ctx.fact(includes)]
 
 
 def _cub_namespace_uses(ctx) -> list:
     """`cub::` qualifiers (hipify renames the namespace to `hipcub::`)."""
-    if b"cub" not in ctx.data:
-        return []
-    out = []
-    for ns in nodes_of_types(ctx.tree.root_node, ("namespace_identifier",)):
-        if ns.end_byte - ns.start_byte != 3 or node_text(ns) != "cub":
-            continue
-        parent = ns.parent
-        # the outermost qualifier only: `cub::X`, `::cub::X`, not `thrust::cub::X`
-        grand = parent.parent if parent is not None else None
-        if grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent:
-            continue
-        out.append(ns)
-    return out
+    return ctx.fact(leading_qualifiers).get("cub", [])
 
 
 # ---- PTL601 -------------------------------------------------------------------------------
@@ -219,7 +201,7 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
             detail=f"{row.library}" + (f", HIP {row.hip_added}+" if row.hip_added else "") + extra,
             fix=Fix(f"rename `{use.name}` to `{row.hip}`", rename_edits(ctx, use, row.hip), "safe"),
         )
-    for _inc, header, path in ctx.fact(header_includes):
+    for header, path in header_includes(ctx):
         hip = HEADER_RENAMES.get(header)
         if hip is None and header.startswith("cub/"):
             hip = "hipcub/hipcub.hpp"
@@ -243,11 +225,18 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
 # ---- PTL602 -------------------------------------------------------------------------------
 
 def _count_mechanical(ctx) -> None:
+    if b"#if" not in ctx.data:  # no conditional code: nothing is left out of an AMD build
+        n = sum(1 for use in ctx.fact(api_uses) if pick_row(use, "PTL601") is not None)
+        n += sum(1 for header, _ in header_includes(ctx) if header in HEADER_RENAMES or header.startswith("cub/"))
+        n += len(_cub_namespace_uses(ctx))
+        if n:
+            ctx.count("mechanical-ports", n)
+        return
     n = 0
     for use in ctx.fact(api_uses):
         if pick_row(use, "PTL601") is not None and not _dead_for_amd(ctx, ctx.offset_to_pos(use.start)[0]):
             n += 1
-    for _inc, header, path in ctx.fact(header_includes):
+    for header, path in header_includes(ctx):
         if (header in HEADER_RENAMES or header.startswith("cub/")) and not _dead_for_amd(ctx, path.start_point[0] + 1):
             n += 1
     n += sum(1 for ns in _cub_namespace_uses(ctx) if not _dead_for_amd(ctx, ns.start_point[0] + 1))

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 
-from portlint.cuda.hipify import amd_excluded, api_uses, in_amd_branch, identifier_uses, is_call, load_table, pick_row, report, word_regex
+from portlint.cuda.hipify import (
+    amd_excluded, api_uses, identifier_uses, in_amd_branch, includes, is_call, leading_qualifiers, load_table, pick_row,
+    report, word_regex,
+)
 from portlint.cuda.parse import node_text, nodes_of_types
 from portlint.cuda.spaces import space_map
 from portlint.model import Edit, Fix, Span
@@ -23,30 +26,15 @@ def _span(ctx, start: int, end: int) -> Span:
 
 
 def _includes(ctx):
-    """(path node, header) for every #include in the file."""
-    out = []
-    for inc in nodes_of_types(ctx.tree.root_node, ("preproc_include",)):
-        path = inc.child_by_field_name("path")
-        if path is not None and path.type in ("system_lib_string", "string_literal"):
-            out.append((path, node_text(path)[1:-1].strip()))
-    return out
+    """(path node, header) for every #include in the file (shared fact)."""
+    return ctx.fact(includes)
 
 
 def _leftmost_namespaces(ctx, names: set[str]):
     """namespace_identifier nodes named in `names` that start a qualified name (`x::...`)."""
-    out = []
-    for ns in nodes_of_types(ctx.tree.root_node, ("namespace_identifier",)):
-        text = node_text(ns)
-        if text not in names:
-            continue
-        parent = ns.parent
-        if parent is None or parent.type != "qualified_identifier":
-            continue  # `namespace cuda {`, `using namespace cuda;`: not a qualified use
-        grand = parent.parent
-        if grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent:
-            continue  # `a::cuda::x`: not a leftmost qualifier
-        out.append(ns)
-    return out
+    quals = ctx.fact(leading_qualifiers)
+    found = [ns for name in names for ns in quals.get(name, ())]
+    return sorted(found, key=lambda n: n.start_byte)
 
 
 def _qualified_tail(ns) -> list[str]:
@@ -274,20 +262,65 @@ def cuda_graphs(ctx) -> None:
 _DEVICE_LAUNCH_APIS = {"cudaLaunchDevice", "cudaGetParameterBuffer", "cudaGetParameterBufferV2", "cudaDeviceSynchronize", "cudaLaunchKernel"}
 
 
-@detector("PTL611", nodes=("call_expression",), tokens=("<<<", "cudaLaunchDevice", "cudaGetParameterBuffer", "cudaDeviceSynchronize"))
-def dynamic_parallelism(node, ctx) -> None:
-    launch = None
-    for child in node.children:
-        if child.type == "kernel_call_syntax":
-            launch = child
-            break
-    fn = node.child_by_field_name("function")
-    if launch is None and (fn is None or node_text(fn).lstrip(":") not in _DEVICE_LAUNCH_APIS):
-        return
-    if not ctx.fact(space_map).is_device(node):
-        return
-    what = f"kernel launch `{node_text(fn)}<<<...>>>`" if launch is not None else f"`{node_text(fn)}`"
-    report(ctx, node, what=what)
+_DEVICE_LAUNCH_RE = word_regex(tuple(_DEVICE_LAUNCH_APIS))
+
+
+def _launch_calls(ctx):
+    """Calls that launch work: `k<<<...>>>(...)` (found from the `<<<` tokens) and the
+    device-runtime launch APIs, as (call node, description)."""
+    root = ctx.tree.root_node
+    data = ctx.data
+    out = []
+    pos = data.find(b"<<<")
+    while pos != -1:
+        node = root.descendant_for_byte_range(pos, pos + 3)
+        while node is not None and node.type != "kernel_call_syntax":
+            node = node.parent
+        call = node.parent if node is not None else None
+        if call is not None and call.type == "call_expression":
+            fn = call.child_by_field_name("function")
+            out.append((call, f"kernel launch `{node_text(fn) if fn is not None else '?'}<<<...>>>`"))
+        pos = data.find(b"<<<", pos + 3)
+    for use in identifier_uses(ctx, _DEVICE_LAUNCH_RE, _DEVICE_LAUNCH_APIS.__contains__):
+        if use.in_macro or not is_call(use):
+            continue
+        call = use.node.parent
+        if call is not None and call.type == "qualified_identifier":
+            call = call.parent
+        out.append((call, f"`{use.name}`"))
+    return out
+
+
+@detector("PTL611", tokens=("<<<", "cudaLaunchDevice", "cudaGetParameterBuffer", "cudaDeviceSynchronize", "cudaLaunchKernel"))
+def dynamic_parallelism(ctx) -> None:
+    launches = _launch_calls(ctx)
+    for call, what in launches:
+        if _in_device_code(ctx, call):
+            report(ctx, call, what=what)
+
+
+_QUALIFIER_MACRO = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+
+
+def _in_device_code(ctx, node) -> bool:
+    """Inside a __global__/__device__ function. The enclosing function's header decides
+    when it spells the qualifiers out; a header with a macro that may hide them asks the
+    execution-space analysis."""
+    fn = node.parent
+    while fn is not None and fn.type != "function_definition":
+        fn = fn.parent
+    if fn is None:
+        return False
+    body = fn.child_by_field_name("body")
+    header = ctx.data[fn.start_byte : body.start_byte if body is not None else fn.end_byte].decode("utf-8", "replace")
+    if "__global__" in header or "__device__" in header:
+        return True
+    maybe_hidden = body is None or _QUALIFIER_MACRO.search(header) is not None
+    # a `[] __device__ (...)` lambda inside a host function
+    maybe_lambda = body is not None and b"__device__" in ctx.data[body.start_byte : node.start_byte]
+    if maybe_hidden or maybe_lambda:
+        return ctx.fact(space_map).is_device(node)
+    return False
 
 
 # ---- PTL612 __launch_bounds__ second argument ---------------------------------------------
