@@ -31,6 +31,7 @@ STUB_DIR = "/__portlint_stubs__"
 AMD_DEFINES = ("__HIP_PLATFORM_AMD__=1", "__HIPCC__=1", "__HIP__=1", "USE_ROCM=1", "GGML_USE_HIP=1", "__HIP_DEVICE_COMPILE__=1")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_ANGLE_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>', re.M)
 _MAX_ROUNDS = 6
 
 # Statistics of this process (read by the measurement in docs/libclang-pass.md).
@@ -105,6 +106,31 @@ def _arguments(ctx, path: Path) -> list[str]:
     return args
 
 
+def _angle_includes(path: Path, text: str, include_dirs: list[Path], depth: int = 3) -> set[str]:
+    """`<...>` headers named by the file and the quoted headers it reaches that no include
+    directory provides: stubbed up front, so clang rarely has to be run twice."""
+    seen: set[Path] = set()
+    wanted: set[str] = set()
+    todo = [(path, text, depth)]
+    while todo:
+        cur, body, d = todo.pop()
+        wanted.update(_ANGLE_INCLUDE.findall(body))
+        if d <= 0:
+            continue
+        for inc in _QUOTED_INCLUDE.findall(body):
+            for base in [cur.parent, *include_dirs]:
+                target = base / inc
+                if target.is_file():
+                    if target not in seen:
+                        seen.add(target)
+                        try:
+                            todo.append((target, target.read_text(encoding="utf-8", errors="replace"), d - 1))
+                        except OSError:
+                            pass
+                    break
+    return {w for w in wanted if not any((base / w).is_file() for base in include_dirs)}
+
+
 def _eval_tokens(tokens: list[str], known: dict[str, int]) -> int | None:
     from portlint.cuda.constants import ConstantMap, Const, eval_text
 
@@ -149,19 +175,32 @@ def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
     return {k: (v, origins[k]) for k, v in values.items() if origins[k] != main}
 
 
+_DIRECTIVE_LINE = re.compile(r"^\s*#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif)\b.*$", re.M)
+_CACHE: dict[tuple, dict[str, tuple[int, str]]] = {}
+
+
 def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
-    """name -> (value, header) for integer macros and constants defined outside the file."""
+    """name -> (value, header) for integer macros and constants defined outside the file.
+
+    Only definitions outside the file are returned, and they depend on the file only through
+    its preprocessor directives: files of one directory with the same directives (the same
+    includes under the same conditions) share one libclang run within a process."""
     if not enabled(ctx):
         return {}
     path = Path(ctx.real_path)
+    args = _arguments(ctx, path)
+    key = (str(path.parent), tuple(args), tuple(m.group(0).strip() for m in _DIRECTIVE_LINE.finditer(ctx.text)))
+    if key in _CACHE:
+        return _CACHE[key]
     start = time.perf_counter()
     STATS["files"] += 1
     try:
         import clang.cindex as ci
 
         index = ci.Index.create()
-        args = _arguments(ctx, path)
-        stubs: dict[str, str] = {}
+        include_dirs = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a in ("-I", "-isystem", "-iquote")]
+        include_dirs += [Path(a[2:]) for a in args if a.startswith("-I") and len(a) > 2 and not a.startswith(f"-I{STUB_DIR}")]
+        stubs: dict[str, str] = {name: "" for name in _angle_includes(path, ctx.text, include_dirs)}
         options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
         unsaved = [(str(path), ctx.data.decode("utf-8", errors="replace"))]
         tu = None
@@ -183,6 +222,9 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
                 v = _eval_tokens([value], {})
                 if v is not None and name not in found:
                     found[name] = (v, "compile_commands.json")
+        if len(_CACHE) > 512:
+            _CACHE.clear()
+        _CACHE[key] = found
         return found
     except Exception as exc:  # libclang missing, broken, or a crash on this file
         STATS["failures"] += 1

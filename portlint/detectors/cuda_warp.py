@@ -492,6 +492,19 @@ def _tiles(a: Analysis) -> None:
 _ID_NAME = re.compile(r"(?i)warp|lane|wave|^wid$|^w_?id$|^laneid$")
 
 
+def _feeds_shuffle(a: Analysis, node, name: str) -> bool:
+    """Is variable `name` passed to a shuffle in the function around `node` (a source lane)?"""
+    fn = a.function_of(node)
+    if fn is None:
+        return False
+    for call in nodes_of_types(fn, ("call_expression",)):
+        if SHUFFLE.search(callee_name(call) or ""):
+            args = call.child_by_field_name("arguments")
+            if args is not None and any(node_text(i) == name for i in nodes_of_types(args, ("identifier",))):
+                return True
+    return False
+
+
 def _assigned_name(node) -> str | None:
     """The variable an expression (possibly inside more arithmetic) is stored in."""
     p = node.parent
@@ -548,7 +561,7 @@ def _index_arith(a: Analysis) -> None:
         if v != want:
             continue
         target = _assigned_name(be)
-        if target and not _ID_NAME.search(target):
+        if target and not _ID_NAME.search(target) and not _feeds_shuffle(a, be, target):
             continue  # `row = tid / 32; col = tid % 32; ip = tid / 32`: a 32-wide data split
         lstrip = strip_parens(left)
         is_blockdim = lstrip is not None and lstrip.type == "field_expression" and node_text(lstrip.child_by_field_name("argument")) == "blockDim"
@@ -664,6 +677,11 @@ def _shuffles_in(node) -> list:
 
 
 def _has_width(call, a: Analysis) -> bool:
+    """An explicit width argument, or a member shuffle of a cooperative-groups tile
+    (`g.shfl_down(v, i)`), whose width is the tile's (PTL101 reports `tiled_partition<32>`)."""
+    fn = call.child_by_field_name("function")
+    if fn is not None and fn.type == "field_expression":
+        return True
     name = callee_name(call)
     args = call.child_by_field_name("arguments")
     n = len(args.named_children) if args is not None else 0
@@ -1158,7 +1176,15 @@ def warp_findings(ctx) -> Analysis:
     _host_macros(a)
     _spin_waits(a)
     _cub(a, lane_hits or any(h.rule == "PTL103" for h in a.hits))
+    # one finding per line: `constexpr int warps = threads / 32;` at namespace scope is a
+    # warp-count definition (PTL102), not also host launch math (PTL108)
+    lines102 = {_start_line(h.where) for h in a.hits if h.rule == "PTL102"}
+    a.hits = [h for h in a.hits if not (h.rule == "PTL108" and _start_line(h.where) in lines102)]
     return a
+
+
+def _start_line(where) -> int:
+    return where.start_line if isinstance(where, Span) else where.start_point[0] + 1
 
 
 def _report(ctx, rule: str) -> None:
