@@ -67,7 +67,6 @@ ORACLE_CASES = [
     ),
 ]
 
-
 @pytest.mark.oracle
 @pytest.mark.parametrize("case, broken, fixed", ORACLE_CASES, ids=[c[0] for c in ORACLE_CASES])
 def test_construct_fails_for_amd_and_rewrite_compiles(case, broken, fixed):
@@ -75,7 +74,6 @@ def test_construct_fails_for_amd_and_rewrite_compiles(case, broken, fixed):
     assert not ok, f"{case}: hipcc accepted the NVIDIA-only form for gfx90a"
     ok, out = hipcc_compile(fixed)
     assert ok, f"{case}: the suggested rewrite does not compile:\n{out}"
-
 
 @pytest.mark.oracle
 def test_host_side_asm_compiles_for_amd():
@@ -88,7 +86,6 @@ def test_host_side_asm_compiles_for_amd():
     ok, out = hipcc_compile(src)
     assert ok, out
 
-
 @pytest.mark.oracle
 def test_arch_gate_is_invisible_to_hipcc():
     """PTL205's problem compiles silently: hipcc accepts the group and takes the #else."""
@@ -99,14 +96,12 @@ def test_arch_gate_is_invisible_to_hipcc():
     ok, out = hipcc_compile(src)
     assert ok, out
 
-
 def test_ptx_table_owners_are_rules():
     rules = load_rules()
     owners = {owner for owner, _hip in PTX_TABLE.values()}
     assert owners <= set(rules), owners - set(rules)
     # every rule of the three families that owns PTX reports asm statements
     assert {"PTL201", "PTL301", "PTL302", "PTL303", "PTL304", "PTL305", "PTL306", "PTL308", "PTL309", "PTL401", "PTL402", "PTL403", "PTL404"} <= owners
-
 
 @pytest.mark.parametrize(
     "stmt, owner, hip_word",
@@ -129,11 +124,9 @@ def test_instruction_routing_and_counterpart(stmt, owner, hip_word):
     assert got_owner == owner
     assert hip_word in hip
 
-
 def test_instructions_skip_labels_predicates_and_registers():
     template = "{\\n.reg .pred p;\\nWAIT:\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n@!p bra WAIT;\\n}"
     assert [s.split()[0] for s in ptx_instructions(template)] == ["mbarrier.try_wait.parity.shared::cta.b64", "bra"]
-
 
 def test_suggestion_names_hip_counterparts():
     result = scan_paths([FIXTURES / "cuda_ptx" / "inline_ptx_device.cu"])
@@ -142,14 +135,48 @@ def test_suggestion_names_hip_counterparts():
     assert "__byte_perm" in by_line[12].suggestion
     assert "__threadfence()" in by_line[29].suggestion
 
-
 def test_ptx_file_reported_once():
     result = scan_paths([FIXTURES / "cuda_ptx" / "scale_kernel.ptx"])
     assert [(f.rule_id, f.span.start_line) for f in result.findings] == [("PTL202", 4)]
-
 
 def test_arch_gate_message_names_the_branch_amd_takes():
     result = scan_paths([FIXTURES / "cuda_ptx" / "arch_gates.cu"])
     gates = [f for f in result.findings if f.rule_id == "PTL205"]
     assert gates and "#else` branch at line 8" in gates[0].message
     assert all(str(f.severity.value) == "warning" for f in gates)
+
+def test_asm_labels_and_amd_assembly_are_not_ptx_sites(tmp_path):
+    """Found on Composable Kernel: `__asm("llvm.amdgcn...")` symbol labels, register
+    variables bound with `asm("v64")` and GCN `global_atomic_*` asm are not findings."""
+    src = tmp_path / "ck_like.cu"
+    src.write_text(
+        '__device__ float raw_load(int off) __asm("llvm.amdgcn.raw.buffer.load.f32");\n'
+        "__device__ void acc(float* p, float v) {\n"
+        '  register float c0 asm("v64");\n'
+        '  asm volatile("global_atomic_pk_add_bf16 %0, %1, off" : : "v"(p), "v"(v) : "memory");\n'
+        '  asm volatile("s_waitcnt vmcnt(0)" ::: "memory");\n'
+        "  c0 = v;\n  *p = c0;\n}\n"
+    )
+    result = scan_paths([src], root=tmp_path)
+    assert not [f for f in result.findings if f.rule_id.startswith(("PTL2", "PTL3", "PTL4"))]
+
+def test_literal_needles_never_exclude_a_match():
+    """The substring prefilter of the name patterns: every match holds one of its needles."""
+
+    from portlint.cuda.symbols import literal_needles
+    from portlint.detectors import cuda_async, cuda_hopper
+    from portlint.detectors import cuda_ptx as ptx_family
+
+    rules = [*cuda_hopper.NAME_RULES, *cuda_async.NAME_RULES, *ptx_family._INTRINSICS, ptx_family._NVVM, ptx_family._LIBDEVICE]
+    corpus = "\n".join(p.read_text(encoding="utf-8") for p in sorted((FIXTURES.parent / "tests" / "corpus" / "cuda_isa").glob("*.cu*")))
+    corpus += "\n".join(p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("cuda_*/*.cu*")))
+    checked = 0
+    for rule in rules:
+        needles = literal_needles(rule.pattern.pattern)
+        for m in rule.pattern.finditer(corpus):
+            checked += 1
+            assert needles is None or any(n in m.group(0) for n in needles), (rule.pattern.pattern, m.group(0))
+    assert checked > 100
+    assert literal_needles(r"\b(?:alpha|beta)\b|\bgamma_\w+") == ("alpha", "beta", "gamma_")
+    assert literal_needles(r"\b__h(?:eq|ne)2_mask\b") == ("__h",)
+    assert literal_needles(r"\bSM(?:70|75)_\d+") is None

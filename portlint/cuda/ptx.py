@@ -151,7 +151,9 @@ _HOST_ASM_HINT = re.compile(
     r"isb|dmb|dsb|yield|wfe|sev)\b|%%?[re]?(?:ax|bx|cx|dx|si|di|sp|bp)\b|\$\d"
 )
 # AMD GCN/CDNA assembly (a HIP path written in asm): v_/s_/ds_/buffer_/global_ mnemonics.
-_AMDGCN_HINT = re.compile(r"^\s*(?:v_|s_|ds_|buffer_|global_load|global_store|flat_|scratch_)\w*", re.M)
+_AMDGCN_HINT = re.compile(r"^\s*(?:v_|s_|ds_|buffer_|global_|flat_|scratch_|image_)[a-z0-9_]+\b", re.M)
+# Parents of an asm node that make it a label (symbol or register name), not a statement.
+_LABEL_PARENTS = {"declaration", "init_declarator", "function_declarator", "field_declaration", "parameter_declaration"}
 # Instructions that only move values around an instruction of interest.
 _SCAFFOLDING = re.compile(r"^(?:setp|selp|bra|mov|and|or|not|cvta|@|\w+:)")
 
@@ -196,7 +198,9 @@ def looks_like_host_asm(template: str) -> bool:
 
 
 def looks_like_amdgcn(template: str) -> bool:
-    return bool(_AMDGCN_HINT.search(template.replace("\\n", "\n"))) and not looks_like_ptx(template)
+    """The first instruction is an AMD GCN/CDNA mnemonic (v_mfma..., s_waitcnt, ds_read...)."""
+    instructions = ptx_instructions(template)
+    return bool(instructions) and bool(_AMDGCN_HINT.match(instructions[0]))
 
 
 # ---- asm statements of a file ---------------------------------------------------------------
@@ -277,11 +281,15 @@ def asm_sites(ctx) -> list[AsmSite]:
             if not looks_like_ptx(template):
                 continue
         else:
+            if node.parent is not None and node.parent.type in _LABEL_PARENTS:
+                continue  # an asm label: `float v asm("v64");`, `f() __asm("llvm.amdgcn...")`
             template = _template_of(node)
+            if looks_like_amdgcn(template):
+                continue  # AMD GCN assembly is the HIP side of a port
             if not looks_like_ptx(template):
                 if not ctx.fact(space_map).is_device(node):
                     continue  # host assembly (rdtsc, cpuid, ...) is fine
-                if looks_like_host_asm(template) or looks_like_amdgcn(template):
+                if looks_like_host_asm(template):
                     continue
         instructions = ptx_instructions(template)
         if not instructions:

@@ -51,7 +51,10 @@ class CodeText:
 
 
 def _blank(match: re.Match) -> str:
-    return "".join("\n" if ch == "\n" else " " for ch in match.group(0))
+    tok = match.group(0)
+    if "\n" not in tok:
+        return " " * len(tok)
+    return "\n".join(" " * len(part) for part in tok.split("\n"))
 
 
 def code_text(ctx) -> CodeText:
@@ -115,6 +118,58 @@ def _header_names(path: Path, text: str, depth: int = 2) -> set[str]:
     return out
 
 
+def _split_alternatives(src: str) -> list[str]:
+    """Top-level `|` alternatives of a regex source."""
+    parts, depth, cur, i = [], 0, [], 0
+    while i < len(src):
+        ch = src[i]
+        if ch == "\\":
+            cur.append(src[i : i + 2])
+            i += 2
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            i += 1
+            continue
+        cur.append(ch)
+        i += 1
+    parts.append("".join(cur))
+    return parts
+
+
+_LEAD = re.compile(r"^(?:\\b|\(\?<![^)]*\))+")
+
+
+def literal_needles(src: str) -> tuple[str, ...] | None:
+    """Literal prefixes one of which every match of `src` contains (a cheap substring test
+    before the regex runs), or None when some alternative has no usable literal."""
+    alternatives = _split_alternatives(src)
+    m = re.fullmatch(r"\\b\(\?:(.*)\)\\b", src)
+    if m and len(alternatives) == 1:  # words(): \b(?:a|b|c)\b
+        alternatives = _split_alternatives(m.group(1))
+    needles: list[str] = []
+    for alt in alternatives:
+        alt = _LEAD.sub("", alt)
+        group = re.fullmatch(r"\(\?:(.*)\)(?:\\b)?", alt)
+        if group and len(_split_alternatives(alt)) == 1:
+            inner = literal_needles(group.group(1))
+            if inner is None:
+                return None
+            needles.extend(inner)
+            continue
+        lit = re.match(r"(?:[A-Za-z0-9_:]|\\[.])+", alt)
+        text = lit.group().replace("\\", "") if lit else ""
+        if len(text) < 3:
+            return None
+        needles.append(text)
+    return tuple(needles)
+
+
 @dataclass(frozen=True)
 class NameRule:
     """A pattern of names and what to say about a match."""
@@ -127,20 +182,38 @@ class NameRule:
     def advise(self, name: str) -> str:
         return self.advice(name) if callable(self.advice) else self.advice
 
+    def may_match(self, code: str) -> bool:
+        needles = _NEEDLES.get(self.pattern.pattern, ...)
+        if needles is ...:
+            needles = _NEEDLES[self.pattern.pattern] = literal_needles(self.pattern.pattern)
+        return needles is None or any(n in code for n in needles)
+
+
+_NEEDLES: dict[str, tuple[str, ...] | None] = {}
+
 
 def name_hits(ctx, rules: Iterable[NameRule], skip: list[tuple[int, int]] = ()) -> list[tuple[Span, str, NameRule]]:
     """Matches of the patterns in code (not comments/strings), first match per line only,
     skipping names the file defines itself and matches inside the `skip` offset ranges."""
     ct = ctx.fact(code_text)
     found: dict[int, tuple[int, Span, str, NameRule]] = {}
+    ranges = sorted(skip)
+    starts = [a for a, _ in ranges]
+
+    def skipped(pos: int) -> bool:
+        i = bisect_right(starts, pos) - 1
+        return i >= 0 and pos < ranges[i][1]
+
     for rule in rules:
+        if not rule.may_match(ct.code):
+            continue
         for m in rule.pattern.finditer(ct.code):
             name = m.group(rule.group)
             idents = re.findall(r"[A-Za-z_]\w*", name)
             if name in ct.own_names or (idents and idents[-1] in ct.own_names):
                 continue
             start, end = m.span(rule.group)
-            if any(a <= start < b for a, b in skip):
+            if ranges and skipped(start):
                 continue
             line = ct.line_of(start)
             if line in found and found[line][0] <= start:
