@@ -67,6 +67,7 @@ ORACLE_CASES = [
     ),
 ]
 
+
 @pytest.mark.oracle
 @pytest.mark.parametrize("case, broken, fixed", ORACLE_CASES, ids=[c[0] for c in ORACLE_CASES])
 def test_construct_fails_for_amd_and_rewrite_compiles(case, broken, fixed):
@@ -74,6 +75,7 @@ def test_construct_fails_for_amd_and_rewrite_compiles(case, broken, fixed):
     assert not ok, f"{case}: hipcc accepted the NVIDIA-only form for gfx90a"
     ok, out = hipcc_compile(fixed)
     assert ok, f"{case}: the suggested rewrite does not compile:\n{out}"
+
 
 @pytest.mark.oracle
 def test_host_side_asm_compiles_for_amd():
@@ -86,6 +88,7 @@ def test_host_side_asm_compiles_for_amd():
     ok, out = hipcc_compile(src)
     assert ok, out
 
+
 @pytest.mark.oracle
 def test_arch_gate_is_invisible_to_hipcc():
     """PTL205's problem compiles silently: hipcc accepts the group and takes the #else."""
@@ -96,12 +99,14 @@ def test_arch_gate_is_invisible_to_hipcc():
     ok, out = hipcc_compile(src)
     assert ok, out
 
+
 def test_ptx_table_owners_are_rules():
     rules = load_rules()
     owners = {owner for owner, _hip in PTX_TABLE.values()}
     assert owners <= set(rules), owners - set(rules)
     # every rule of the three families that owns PTX reports asm statements
     assert {"PTL201", "PTL301", "PTL302", "PTL303", "PTL304", "PTL305", "PTL306", "PTL308", "PTL309", "PTL401", "PTL402", "PTL403", "PTL404"} <= owners
+
 
 @pytest.mark.parametrize(
     "stmt, owner, hip_word",
@@ -119,14 +124,18 @@ def test_ptx_table_owners_are_rules():
         ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4]", "PTL402", "rocWMMA"),
     ],
 )
+
+
 def test_instruction_routing_and_counterpart(stmt, owner, hip_word):
     got_owner, hip, _prefix = classify_instruction(stmt)
     assert got_owner == owner
     assert hip_word in hip
 
+
 def test_instructions_skip_labels_predicates_and_registers():
     template = "{\\n.reg .pred p;\\nWAIT:\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n@!p bra WAIT;\\n}"
     assert [s.split()[0] for s in ptx_instructions(template)] == ["mbarrier.try_wait.parity.shared::cta.b64", "bra"]
+
 
 def test_suggestion_names_hip_counterparts():
     result = scan_paths([FIXTURES / "cuda_ptx" / "inline_ptx_device.cu"])
@@ -135,15 +144,18 @@ def test_suggestion_names_hip_counterparts():
     assert "__byte_perm" in by_line[12].suggestion
     assert "__threadfence()" in by_line[29].suggestion
 
+
 def test_ptx_file_reported_once():
     result = scan_paths([FIXTURES / "cuda_ptx" / "scale_kernel.ptx"])
     assert [(f.rule_id, f.span.start_line) for f in result.findings] == [("PTL202", 4)]
+
 
 def test_arch_gate_message_names_the_branch_amd_takes():
     result = scan_paths([FIXTURES / "cuda_ptx" / "arch_gates.cu"])
     gates = [f for f in result.findings if f.rule_id == "PTL205"]
     assert gates and "#else` branch at line 8" in gates[0].message
     assert all(str(f.severity.value) == "warning" for f in gates)
+
 
 def test_asm_labels_and_amd_assembly_are_not_ptx_sites(tmp_path):
     """Found on Composable Kernel: `__asm("llvm.amdgcn...")` symbol labels, register
@@ -159,6 +171,7 @@ def test_asm_labels_and_amd_assembly_are_not_ptx_sites(tmp_path):
     )
     result = scan_paths([src], root=tmp_path)
     assert not [f for f in result.findings if f.rule_id.startswith(("PTL2", "PTL3", "PTL4"))]
+
 
 def test_literal_needles_never_exclude_a_match():
     """The substring prefilter of the name patterns: every match holds one of its needles."""
