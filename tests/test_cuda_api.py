@@ -252,3 +252,29 @@ def test_identifiers_only_as_whole_names(tmp_path):
     result = scan_paths([src], root=tmp_path, select=("PTL601", "PTL602"))
     assert result.findings == []
     assert result.counters.get("mechanical-ports", 0) == 0
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+@pytest.mark.oracle
+def test_renames_newer_than_the_installed_hip_are_marked_and_do_not_compile_there(tmp_path):
+    """The round-trip fixture uses only twins HIP 5.2 (Debian) has; a twin the table dates
+    later (hipGraphInstantiateWithParams, HIP 6.2) says so in its message, and Debian's
+    hipcc indeed lacks it."""
+    result = scan_paths([API_FIXTURES / "runtime_hipify.cu"], select=("PTL601",))
+    table = load_table()
+    for f in result.findings:
+        rows = [r for r in table.lookup(f.snippet) if r.owner == "PTL601"]
+        assert all(_version(r.hip_added) <= (5, 2, 0) for r in rows if r.hip_added), f.message
+    src = tmp_path / "newer.cu"
+    src.write_text("#include <cuda_runtime.h>\n"
+                   "void f(cudaGraphExec_t* e, cudaGraph_t g, cudaGraphInstantiateParams* p) {\n"
+                   "  cudaGraphInstantiateWithParams(e, g, p);\n}\n", encoding="utf-8")
+    newer = scan_paths([src], root=tmp_path, select=("PTL601",))
+    msg = next(f.message for f in newer.findings if f.snippet == "cudaGraphInstantiateWithParams")
+    assert "HIP 6.2.0+" in msg
+    fixed = _fixed_copy(tmp_path / "out", src) if (tmp_path / "out").mkdir() is None else None
+    ok, _ = hipcc_compile(fixed)
+    assert not ok, "HIP 5.2 should not have hipGraphInstantiateWithParams (added in 6.2)"

@@ -169,7 +169,7 @@ _LIBCUDACXX_MEMBERS = {
     "aligned_size_t", "annotated_ptr", "access_property", "thread_scope", "thread_scope_system",
     "thread_scope_device", "thread_scope_block", "thread_scope_thread", "memory_order",
     "memory_order_relaxed", "memory_order_acquire", "memory_order_release", "memory_order_acq_rel",
-    "memory_order_seq_cst", "proclaim_return_type", "ceil_div", "stream_ref", "mr", "device",
+    "memory_order_seq_cst", "proclaim_return_type", "ceil_div", "stream_ref",
     "latch", "binary_semaphore", "counting_semaphore", "discard_memory", "apply_access_property",
 }
 _LIBCUDACXX_HEADERS = ("cuda/std/", "cuda/atomic", "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref",
@@ -333,7 +333,7 @@ def launch_bounds_second_argument(node, ctx) -> None:
     max_threads, min_blocks = node_text(args[0]), node_text(args[1])
     if min_blocks.strip() in ("1", "1u", "1U") and len(args) == 2:
         return  # one block per SM / one wave per EU: no constraint under either reading
-    if in_amd_branch(node):
+    if in_amd_branch(node) or ctx.path.endswith(".hip"):
         return  # written for AMD: the second argument already means waves per EU
     extra = " and a third (max cluster size), which HIP has no use for" if len(args) > 2 else ""
     report(ctx, 
