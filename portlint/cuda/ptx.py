@@ -222,9 +222,9 @@ class AsmSite:
 
     def first_of(self, rule_id: str) -> str:
         """The first instruction of the statement owned by `rule_id` (for the message)."""
-        for stmt, owner in zip(self.instructions, self.owners):
-            if owner == rule_id:
-                return stmt.split()[0].replace("%%", "%")
+        owned = [stmt for stmt, owner in zip(self.instructions, self.owners) if owner == rule_id]
+        for stmt in sorted(owned, key=lambda st: bool(_SCAFFOLDING.match(st))):  # stable: real work first
+            return stmt.split()[0].replace("%%", "%")
         return self.instructions[0].split()[0].replace("%%", "%") if self.instructions else "asm"
 
     def counterparts(self) -> list[str]:
