@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from portlint.python import rewrites
-from portlint.python.traced import STATIC_CALLS, Region, TracedMap, dotted, traced_map
+from portlint.python.traced import Region, TracedMap, dotted, params_of, traced_map
 from portlint.registry import detector
 
 TOKENS = ("jax", "flax", "optax", "equinox", "haiku", "xla", "hpu", "habana", "neuron", "htcore")
@@ -155,11 +155,12 @@ class _Walker:
         elif isinstance(node, ast.BoolOp):
             parent = self.tm.parents.get(node)
             in_test = isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) or isinstance(parent, ast.comprehension)
-            if not in_test and self.traced(node, region):
+            constant_operand = any(isinstance(v, ast.Constant) for v in node.values)
+            if not in_test and self.traced(node, region) and not (region.kind == "torch" and constant_operand):
                 self.report_801(node, region, "and" if isinstance(node.op, ast.And) else "or", None)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             parent = self.tm.parents.get(node)
-            if not isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) and self.traced(node.operand, region):
+            if region.kind == "jax" and not isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) and self.traced(node.operand, region):
                 self.report_801(node, region, "not", None)
         elif isinstance(node, (ast.For, ast.comprehension)):
             self.loop_bound(node, region)
@@ -171,8 +172,42 @@ class _Walker:
     def names(self, region):
         return self.jnames if region.kind == "jax" else self.tnames
 
+    def _params(self, region) -> set[str]:
+        """Parameters of the region's function (and enclosing regions), plus local aliases
+        of them (`scale = state.dynamic_scale`)."""
+        out: set[str] = set()
+        r = region
+        while r is not None:
+            node = r.node
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                node = self.tm.enclosing_function(node)  # a step loop: its function's parameters
+            if node is not None:
+                out |= {p.arg for p in params_of(node)}
+            r = r.parent
+        for node in self.tm._walk_no_defs(region.body_nodes):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                root = node.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(node.value, (ast.Attribute, ast.Name)) and isinstance(root, ast.Name) and root.id in out:
+                    out.add(node.targets[0].id)
+        return out
+
+    def bare_param_truth(self, test, region) -> bool:
+        """`if flag:`, `not cfg.x`, `a if cache else b` on a parameter (or its attributes):
+        a truthiness test of an argument is a Python flag, None check or container check in
+        practice (an array of more than one element has no truth value even in numpy)."""
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.BoolOp):
+            return all(self.bare_param_truth(v, region) or not self.traced(v, region) for v in test.values)
+        root = test
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and isinstance(test, (ast.Name, ast.Attribute)) and root.id in self._params(region)
+
     def report_801(self, where, region, construct, fix, suggestion=None) -> None:
-        if self.quiet_torch(where, region):
+        if self.quiet_torch(where, region) or self.bare_param_truth(where, region):
             return
         if region.kind == "jax":
             effect = "raises TracerBoolConversionError / ConcretizationTypeError under jax.jit"

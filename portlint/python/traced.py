@@ -26,6 +26,7 @@ static."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 # ---- names ---------------------------------------------------------------------------------
@@ -139,7 +140,9 @@ STATIC_CALLS = {
     "repr", "range", "enumerate", "zip", "print", "sorted", "reversed", "iter", "next", "super",
     "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.result_type",
     "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.issubdtype",
-    "jax.numpy.promote_types", "jax.numpy.isscalar", "numpy.shape", "numpy.ndim", "numpy.size",
+    "jax.numpy.promote_types", "jax.numpy.isscalar", "jax.numpy.iscomplexobj", "jax.numpy.isrealobj",
+    "jax.numpy.can_cast", "jax.dtypes.issubdtype", "jax.dtypes.canonicalize_dtype", "jax.numpy.broadcast_shapes",
+    "jax.core.is_concrete", "numpy.shape", "numpy.ndim", "numpy.size",
     "numpy.dtype", "numpy.finfo", "numpy.iinfo", "numpy.issubdtype", "numpy.prod",
     "jax.tree_util.tree_structure", "jax.tree.structure", "jax.process_index", "jax.device_count",
     "jax.local_device_count", "jax.process_count", "jax.devices", "jax.local_devices",
@@ -190,6 +193,18 @@ def _defaults(fn) -> dict[str, ast.AST]:
     return out
 
 
+# framework calls that answer about the host or the runtime, not about array values
+_HOST_API = re.compile(r"\.(is_\w+|get_\w+|set_\w+)$|^torch\.(backends|cuda|distributed|jit|compiler|_dynamo|utils|hub|profiler|autograd\.profiler)\.|^torch\.(no_grad|enable_grad|inference_mode|autocast|manual_seed|device|Size|finfo|iinfo|is_tensor)$")
+# torch: callees whose result is a tensor when given one (models, losses, layers)
+_TORCH_PRODUCER = re.compile(
+    r"^(model|net|network|module|generate|forward|criterion|loss_fn|loss_func|compute_loss|step|head|lm_head|encoder|"
+    r"decoder|backbone|embed|embedding|classifier|predict|logits)$|_(model|loss|fn|net|head|step|layer|block|proj|encoder|decoder)$"
+    r"|^(loss|layer|block|proj|attn|attention|mlp|norm|conv|fc|linear|dropout|act|pool|softmax)", re.I)
+# torch: parameter names that hold Python values or objects, not tensors
+_TORCH_STATIC_PARAM = re.compile(
+    r"^(self|cls|model|module|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
+    r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
+    r"|kwargs|len$|_len|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
 
 
@@ -375,7 +390,10 @@ class TracedMap:
 
     # -- adding regions --
     def add(self, fn, kind: str, why: str, static: set[str] | None = None, traced_params: set[str] | None = None,
-            bound: tuple[int, set[str]] = (0, set()), module_method: bool = False) -> Region | None:
+            bound: tuple[int, set[str]] = (0, set()), module_method: bool = False, jit_direct: bool = False) -> Region | None:
+        """Make `fn` a region. Parameters are traced unless static: static_argnums/names,
+        partial-bound, a bool/str default, and (except for functions jitted directly,
+        where a non-static `flag: bool` is a real bug) an int/bool/str annotation."""
         if fn is None or fn in self.host_fns:
             return None
         region = self.regions.get(fn)
@@ -389,11 +407,17 @@ class TracedMap:
                 static = set(static or ())
                 static |= set(pos[:n_bound]) | kw_bound
                 static |= {p for p, d in defaults.items() if _literal_default(d)}
-                if module_method:
+                if not jit_direct:
                     static |= {p.arg for p in params if _annotation_static(p.annotation)}
+                if module_method:
                     static |= {p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is not None}
+                if kind == "torch":
+                    static |= {n for n in names if _TORCH_STATIC_PARAM.search(n)}
                 traced_params = {n for n in names if n not in static and n not in ("self", "cls")}
             else:
+                traced_params = {n for n in traced_params if not _annotation_static(next(p.annotation for p in params if p.arg == n))}
+                if kind == "torch":
+                    traced_params = {n for n in traced_params if not _TORCH_STATIC_PARAM.search(n)}
                 static = set(names) - traced_params
         else:
             traced_params, static = set(), set()
@@ -426,7 +450,7 @@ class TracedMap:
                             target, keywords = dec.func, dec.keywords
                     name = canon(target)
                     if name in JAX_TRANSFORMS:
-                        self.add(node, "jax", f"decorated with {dotted(target)}", static_params_from_kwargs(node, keywords))
+                        self.add(node, "jax", f"decorated with {dotted(target)}", static_params_from_kwargs(node, keywords), jit_direct=name in JIT_LIKE)
             elif isinstance(node, ast.ClassDef) and self._class_is(node, FLAX_BASES):
                 for stmt in node.body:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in ("setup", "__post_init__", "__init__", "__repr__", "__hash__"):
@@ -440,7 +464,7 @@ class TracedMap:
                     fn = self.resolve(ref, node)
                     if fn is not None:
                         static = static_params_from_kwargs(fn, node.keywords)
-                        self.add(fn, "jax", f"passed to {dotted(node.func)}", static, bound=(n_bound, kw_bound))
+                        self.add(fn, "jax", f"passed to {dotted(node.func)}", static, bound=(n_bound, kw_bound), jit_direct=name in JIT_LIKE and ref is node.args[0])
                 elif name in LAX_BODIES:
                     for i in LAX_BODIES[name]:
                         if i < len(node.args):
@@ -526,7 +550,9 @@ class TracedMap:
         """Names bound by a step loop's target that hold batch data (not counters)."""
         it = loop.iter
         target = loop.target
-        if isinstance(it, ast.Call) and dotted(it.func) in ("range",):
+        if isinstance(it, ast.Call) and (dotted(it.func) or "").rsplit(".", 1)[-1] in ("range", "trange", "progress_bar"):
+            return set()
+        if isinstance(it, ast.Call) and dotted(it.func) in ("tqdm", "tqdm.tqdm") and it.args and isinstance(it.args[0], ast.Call) and dotted(it.args[0].func) == "range":
             return set()
         if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
             target = target.elts[1]
@@ -602,7 +628,8 @@ class TracedMap:
                 continue
             own = self.regions.get(fn_node)
             if own is None:
-                own = self.add(fn_node, parent.kind, parent.why)
+                # torch: a nested helper's parameters are Python values unless a call says otherwise
+                own = self.add(fn_node, parent.kind, parent.why, traced_params=set() if parent.kind == "torch" else None)
                 if own is None:
                     continue
             own.parent = parent
@@ -624,6 +651,7 @@ class TracedMap:
 
     # -- traced values --
     def compute_traced(self, region: Region) -> None:
+        torch = region.kind == "torch"
         inherited: set[str] = set()
         p = region.parent
         if p is not None:
@@ -639,11 +667,11 @@ class TracedMap:
                     if value is None:
                         continue
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    is_t = self._expr_traced(value, traced) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced))
+                    is_t = self._expr_traced(value, traced, torch) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced, torch))
                     for t in targets:
                         if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
                             for te, ve in zip(t.elts, value.elts):
-                                if isinstance(te, ast.Name) and self._expr_traced(ve, traced):
+                                if isinstance(te, ast.Name) and self._expr_traced(ve, traced, torch):
                                     traced.add(te.id)
                             continue
                         for n in ast.walk(t):
@@ -655,26 +683,31 @@ class TracedMap:
                 elif isinstance(node, (ast.For, ast.comprehension)) and node is not region.node:
                     it = node.iter
                     if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and it.args and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
-                        if self._expr_traced(it.args[0], traced):
+                        if self._expr_traced(it.args[0], traced, torch):
                             traced |= {n.id for n in ast.walk(node.target.elts[1]) if isinstance(n, ast.Name)}
                     elif isinstance(it, ast.Call) and dotted(it.func) == "range":
                         pass
-                    elif self._expr_traced(it, traced):
+                    elif self._expr_traced(it, traced, torch):
                         traced |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                    if self._expr_traced(node.context_expr, traced):
+                    if self._expr_traced(node.context_expr, traced, torch):
                         traced |= {n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name)}
             if len(traced) == before:
                 break
+        if torch:
+            traced = {n for n in traced if not _TORCH_STATIC_PARAM.search(n)}
         region.traced = traced - (region.static - set(region.traced))
 
     def is_traced(self, expr: ast.AST, region: Region | None) -> bool:
         if region is None:
             return False
-        return self._expr_traced(expr, region.traced)
+        return self._expr_traced(expr, region.traced, region.kind == "torch")
 
-    def _expr_traced(self, e: ast.AST, traced: set[str]) -> bool:
-        t = lambda x: self._expr_traced(x, traced)  # noqa: E731
+    def _expr_traced(self, e: ast.AST, traced: set[str], torch: bool = False) -> bool:
+        """Does `e` hold a traced value? For torch (eager Python around lazy tensors) the
+        test is stricter: only torch ops, tensor methods, arithmetic on tensors and calls
+        of models/losses/submodules produce tensors; an unknown function returns Python."""
+        t = lambda x: self._expr_traced(x, traced, torch)  # noqa: E731
         if isinstance(e, ast.Name):
             return e.id in traced
         if isinstance(e, ast.Constant):
@@ -688,7 +721,7 @@ class TracedMap:
         if isinstance(e, ast.Subscript):
             if isinstance(e.value, ast.Attribute) and e.value.attr in STATIC_ATTRS:
                 return False
-            return t(e.value) or t(e.slice)
+            return t(e.value) or (not torch and t(e.slice))
         if isinstance(e, ast.Call):
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
@@ -696,18 +729,26 @@ class TracedMap:
             if isinstance(e.func, ast.Attribute):
                 if e.func.attr in STATIC_METHODS or e.func.attr in ("item", "tolist", "numpy", "block_until_ready"):
                     return False
+                if torch and (e.func.attr == "get" or e.func.attr.startswith(("get_", "is_", "has_"))):
+                    return False  # dict lookups and object queries, not tensor ops
                 if name and name.startswith(ARRAY_NAMESPACES):
-                    return True
+                    return not _HOST_API.search(name)
                 if t(e.func.value):
                     return True
             if name and name.startswith(("numpy.", "math.", "os.", "time.", "random.", "logging.")):
                 return False
+            if torch:
+                callee = dotted(e.func) or ""
+                tail = callee.rsplit(".", 1)[-1]
+                submodule = callee.startswith("self.") and callee.count(".") == 1 and "_" not in tail  # self.proj(x), self.fc1(x)
+                if not submodule and not _TORCH_PRODUCER.search(tail):
+                    return False  # an unknown function of a tensor returns a Python value here
             return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords)
         if isinstance(e, ast.Compare):
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
-                return False
-            if all(isinstance(op, (ast.In, ast.NotIn)) for op in e.ops) and not t(e.left):
-                return False
+            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+                return False  # identity and membership are Python-level tests
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, (str, type(None))) for c in [e.left, *e.comparators]):
+                return False  # compared with a string or None: not an array
             return t(e.left) or any(t(c) for c in e.comparators)
         if isinstance(e, ast.BinOp):
             return t(e.left) or t(e.right)
@@ -730,7 +771,7 @@ class TracedMap:
             for g in e.generators:
                 if t(g.iter):
                     inner |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-            return self._expr_traced(e.elt, inner)
+            return self._expr_traced(e.elt, inner, torch)
         return False
 
 
