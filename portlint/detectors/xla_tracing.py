@@ -186,10 +186,8 @@ class _Walker:
             r = r.parent
         for node in self.tm._walk_no_defs(region.body_nodes):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                root = node.value
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(node.value, (ast.Attribute, ast.Name)) and isinstance(root, ast.Name) and root.id in out:
+                root = _field_root(node.value)
+                if isinstance(root, ast.Name) and root.id in out:
                     out.add(node.targets[0].id)
         return out
 
@@ -201,10 +199,8 @@ class _Walker:
             test = test.operand
         if isinstance(test, ast.BoolOp):
             return all(self.bare_param_truth(v, region) or not self.traced(v, region) for v in test.values)
-        root = test
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return isinstance(root, ast.Name) and isinstance(test, (ast.Name, ast.Attribute)) and root.id in self._params(region)
+        root = _field_root(test)
+        return isinstance(root, ast.Name) and root.id in self._params(region)
 
     def report_801(self, where, region, construct, fix, suggestion=None) -> None:
         if self.quiet_torch(where, region) or self.bare_param_truth(where, region):
@@ -382,6 +378,13 @@ class _Walker:
             sugg = ("Keep the shape static: torch.where(mask, x, 0) or x.masked_fill(~mask, 0) and reduce; "
                     "torch.topk with a static k instead of selecting with nonzero.")
         self.out.add("PTL804", node, self.targets(region), sugg, op=what, region=region.why, effect=effect)
+
+
+def _field_root(e):
+    """`a.b["k"].c` -> the Name `a` (fields and constant keys only), else None."""
+    while isinstance(e, ast.Attribute) or (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str)):
+        e = e.value
+    return e if isinstance(e, ast.Name) else None
 
 
 # ---- file-level rules (no traced region needed) --------------------------------------------
