@@ -1,67 +1,167 @@
 """Content-hash result cache (`.portlint_cache/` by default).
 
-An entry is keyed by the file's bytes and display path, the tool version, the rule files'
-hash and the settings that change findings, so editing a rule or the config invalidates it.
-Entries are JSON with a checksum; a corrupt or unreadable one is ignored and rewritten."""
+An entry's key is a hash of: the file's bytes and display path, the bytes of the headers
+it can include (C/C++/CUDA: guards and the libclang pass read them), and a salt made of the
+cache format, the tool version, portlint's own code, the rule files and the settings that
+change findings. So editing a file, a header it includes, a rule, a detector or the config
+gives a different key; stale entries are simply never looked up again.
+
+An entry is one file `<key[:2]>/<key[2:]>.json`: a first line with sha256(key + body), then
+the JSON body. A truncated, corrupt or misplaced entry fails that check, is ignored, and is
+rewritten after the file is scanned again. Entries are written to a temporary file and
+renamed into place, so worker processes writing at the same time never expose half an
+entry. A cache directory that cannot be written (read-only checkout) only turns writing off."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
 from portlint import __version__
 
-_FORMAT = 1
+_FORMAT = 2
+_C_FAMILY = {".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
+# Any #include, quoted or angled: resolved like the preprocessor would (includer's folder for
+# quotes, then the scanned file's folder, which the libclang pass puts on -I). Conditional
+# includes are all followed, so the set is a superset of what a build reads.
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+_MAX_HEADERS = 256
+
+
+def code_fingerprint() -> str:
+    """A hash of portlint's own source (detectors, engine, helpers, bundled headers): a
+    changed detector must not be answered from a cache its old code filled."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".h", ".json", ".csv", ".toml") and path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def settings_fingerprint(settings) -> str:
+    parts = [settings.key()]
+    cc = getattr(settings, "compile_commands", None)
+    if cc:  # its flags (-I, -D) change what the libclang pass sees
+        try:
+            parts.append(hashlib.sha256(Path(cc).read_bytes()).hexdigest())
+        except OSError:
+            parts.append("unreadable")
+    return "\0".join(parts)
 
 
 class Cache:
     def __init__(self, directory: Path, settings):
         from portlint.rules import rules_fingerprint
 
-        self.dir = directory
-        salt = f"{_FORMAT}\0{__version__}\0{rules_fingerprint()}\0{settings.key()}"
+        self.dir = Path(directory)
+        salt = "\0".join((str(_FORMAT), __version__, code_fingerprint(), rules_fingerprint(), settings_fingerprint(settings)))
         self.salt = hashlib.sha256(salt.encode()).hexdigest()
-        self._ok = True
+        self.writable = True
+        self._headers: dict[Path, tuple[bytes, list[bytes]] | None] = {}
 
-    def key(self, display_path: str, data: bytes) -> str:
+    # ---- keys ---------------------------------------------------------------------------------
+    def key(self, display_path: str, data: bytes, real_path: Path | None = None) -> str:
         h = hashlib.sha256()
         h.update(self.salt.encode())
-        h.update(display_path.encode())
-        h.update(b"\0")
+        h.update(display_path.encode() + b"\0")
         h.update(data)
+        if real_path is not None and Path(real_path).suffix.lower() in _C_FAMILY:
+            h.update(b"\0headers\0")
+            h.update(self._header_digest(Path(real_path), data))
         return h.hexdigest()
 
+    def _header(self, path: Path) -> tuple[bytes, list[bytes]] | None:
+        """(sha256, includes) of one header, read once per cache object (= per scan)."""
+        if path not in self._headers:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                self._headers[path] = None
+            else:
+                self._headers[path] = (hashlib.sha256(data).digest(), _INCLUDE.findall(data))
+        return self._headers[path]
+
+    def _header_digest(self, path: Path, data: bytes) -> bytes:
+        """Hash of every header reachable from `data` through #include, as found on disk."""
+        base = path.parent
+        digest = hashlib.sha256()
+        seen: set[Path] = set()
+        todo = [(base, inc) for inc in _INCLUDE.findall(data)]
+        while todo and len(seen) < _MAX_HEADERS:
+            folder, inc = todo.pop()
+            name = inc.decode("utf-8", "replace")
+            for candidate in (folder / name, base / name):
+                try:
+                    if not candidate.is_file():
+                        continue
+                    candidate = candidate.resolve()
+                except OSError:
+                    continue
+                if candidate not in seen:
+                    seen.add(candidate)
+                    info = self._header(candidate)
+                    if info is not None:
+                        todo.extend((candidate.parent, nested) for nested in info[1])
+                break
+        for header in sorted(seen):
+            info = self._header(header)
+            digest.update(str(header).encode() + b"\0" + (info[0] if info else b"unreadable"))
+        return digest.digest()
+
+    # ---- entries ------------------------------------------------------------------------------
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key[2:]}.json"
 
+    @staticmethod
+    def _check(key: str, body: bytes) -> bytes:
+        return hashlib.sha256(key.encode() + b"\0" + body).hexdigest().encode()
+
     def get(self, key: str):
+        """The cached FileResult for `key`, or None (missing, corrupt, unreadable)."""
         from portlint.engine import FileResult
 
         try:
             raw = self._path(key).read_bytes()
-            digest, _, body = raw.partition(b"\n")
-            if hashlib.sha256(body).hexdigest().encode() != digest:
+            check, sep, body = raw.partition(b"\n")
+            if not sep or check != self._check(key, body):
                 return None
             return FileResult.from_dict(json.loads(body))
-        except (OSError, ValueError, KeyError, TypeError):
+        except Exception:  # anything wrong with an entry means: not cached
             return None
 
     def put(self, key: str, result) -> None:
-        if not self._ok:
+        if not self.writable:
             return
-        body = json.dumps(result.to_dict(), separators=(",", ":"), sort_keys=True).encode()
+        body = json.dumps(result.to_dict(), separators=(",", ":")).encode()  # key order is data (targets)
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            gitignore = self.dir / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# created by portlint\n*\n")
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-            os.replace(tmp, path)
+            self._write_gitignore()
+            _atomic_write(path, self._check(key, body) + b"\n" + body)
         except OSError:
-            self._ok = False  # read-only checkout and the like: run without a cache
+            self.writable = False  # read-only checkout, full disk: run without writing
+
+    def _write_gitignore(self) -> None:
+        gitignore = self.dir / ".gitignore"
+        if not gitignore.exists():
+            _atomic_write(gitignore, b"# created by portlint\n*\n")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

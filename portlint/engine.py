@@ -280,6 +280,15 @@ def _suppression_findings(ctx: FileContext, plan: _Plan, sups) -> list[Finding]:
 
 
 # ---- many files ---------------------------------------------------------------------------
+#
+# scan_files looks every file up in the cache first, in this process: a warm rescan reads and
+# hashes the files and never starts a worker. The misses go to a pool of forked workers,
+# largest files first so that no big file is left to run alone at the end; each worker
+# writes its own cache entries (atomic renames, see cache.py). Results are merged and sorted,
+# so neither the worker count nor the completion order can change the report.
+
+_POOL_MIN_FILES = 8  # below this many files to analyse, workers cost more than they save
+
 
 def scan_one(sf: SourceFile, settings: Settings, cache=None) -> FileResult:
     data, notices = read_source(sf, settings)
@@ -288,7 +297,7 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None) -> FileResult:
     result = None
     key = None
     if cache is not None:
-        key = cache.key(sf.display, data)
+        key = cache.key(sf.display, data, sf.real)
         result = cache.get(key)
     if result is None:
         result = scan_source(sf, data, settings)
@@ -298,19 +307,33 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None) -> FileResult:
     return result
 
 
+def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | None, int]:
+    """(result, size): the result when the file needs no analysis (unreadable, skipped or
+    cached), else None and the file's size for scheduling."""
+    data, notices = read_source(sf, settings)
+    if data is None:
+        return FileResult(notices=notices), 0
+    result = cache.get(cache.key(sf.display, data, sf.real))
+    if result is None:
+        return None, len(data)
+    result.notices = notices + result.notices
+    return result, len(data)
+
+
 _WORKER_SETTINGS: Settings | None = None
 _WORKER_CACHE = None
 
 
-def _init_worker(settings: Settings) -> None:
+def _init_worker(settings: Settings, cache=None) -> None:
     global _WORKER_SETTINGS, _WORKER_CACHE
     _WORKER_SETTINGS = settings
-    _WORKER_CACHE = _open_cache(settings)
+    _WORKER_CACHE = cache
 
 
-def _work(sf: SourceFile) -> dict:
+def _work(item: tuple[int, SourceFile]) -> tuple[int, dict]:
     assert _WORKER_SETTINGS is not None
-    return scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE).to_dict()
+    index, sf = item
+    return index, scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE).to_dict()
 
 
 def _open_cache(settings: Settings):
@@ -321,36 +344,75 @@ def _open_cache(settings: Settings):
     return Cache(settings.cache_dir, settings)
 
 
+def _size(sf: SourceFile) -> int:
+    try:
+        return sf.real.stat().st_size
+    except OSError:
+        return 0
+
+
+def _prepare_parent(settings: Settings) -> None:
+    """Load the detectors and the CUDA grammar once, before forking, so workers inherit them."""
+    plan = _plan(settings)
+    if "cuda" in plan.by_language:
+        from portlint.cuda.parse import cuda_language
+
+        cuda_language()
+
+
+def _scan_parallel(pending: list[tuple[int, SourceFile, int]], settings: Settings, cache, jobs: int, done) -> None:
+    import multiprocessing
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    if method == "fork":
+        _prepare_parent(settings)
+    order = [(i, sf) for i, sf, _ in sorted(pending, key=lambda p: (-p[2], p[0]))]
+    chunk = max(1, min(8, len(order) // (jobs * 16)))
+    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
+        for index, data in pool.imap_unordered(_work, order, chunksize=chunk):
+            done(index, FileResult.from_dict(data))
+
+
 def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
     from portlint.config import default_jobs
 
     jobs = settings.jobs or default_jobs()
-    results: list[FileResult] = []
-    if jobs > 1 and len(files) >= 2 * jobs and len(files) > 16:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+    cache = _open_cache(settings)
+    results: list[FileResult | None] = [None] * len(files)
+    finished = 0
 
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=_init_worker, initargs=(settings,)) as pool:
-            chunk = max(1, min(64, len(files) // (jobs * 8)))
-            for i, data in enumerate(pool.map(_work, files, chunksize=chunk)):
-                results.append(FileResult.from_dict(data))
-                if progress:
-                    progress(i + 1, len(files))
+    def done(index: int, result: FileResult) -> None:
+        nonlocal finished
+        results[index] = result
+        finished += 1
+        if progress:
+            progress(finished, len(files))
+
+    pending: list[tuple[int, SourceFile, int]] = []
+    for i, sf in enumerate(files):
+        if cache is None:
+            pending.append((i, sf, _size(sf)))
+            continue
+        hit, size = _lookup(sf, settings, cache)
+        if hit is None:
+            pending.append((i, sf, size))
+        else:
+            done(i, hit)
+    if jobs > 1 and len(pending) >= max(_POOL_MIN_FILES, 2 * jobs):
+        _scan_parallel(pending, settings, cache, jobs, done)
     else:
-        cache = _open_cache(settings)
-        for i, sf in enumerate(files):
-            results.append(scan_one(sf, settings, cache))
-            if progress:
-                progress(i + 1, len(files))
+        for i, sf, _ in pending:
+            done(i, scan_one(sf, settings, cache))
     out = ScanResult(files_scanned=len(files))
     for r in results:
+        assert r is not None
         out.findings.extend(r.findings)
         out.notices.extend(r.notices)
         for k, v in r.counters.items():
             out.counters[k] = out.counters.get(k, 0) + v
     out.findings.sort(key=Finding.sort_key)
     out.notices.sort(key=Notice.sort_key)
+    out.counters = dict(sorted(out.counters.items()))
     return out
 
 
