@@ -155,8 +155,10 @@ class _Walker:
         elif isinstance(node, ast.BoolOp):
             parent = self.tm.parents.get(node)
             in_test = isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) or isinstance(parent, ast.comprehension)
+            # `a and b` / `a or b` calls bool() on every operand but the last (returned as is)
+            tested = node.values[:-1]
             constant_operand = any(isinstance(v, ast.Constant) for v in node.values)
-            if not in_test and self.traced(node, region) and not (region.kind == "torch" and constant_operand):
+            if not in_test and any(self.traced(v, region) for v in tested) and not (region.kind == "torch" and constant_operand):
                 self.report_801(node, region, "and" if isinstance(node.op, ast.And) else "or", None)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             parent = self.tm.parents.get(node)

@@ -194,7 +194,7 @@ def _defaults(fn) -> dict[str, ast.AST]:
 
 
 # framework calls that answer about the host or the runtime, not about array values
-_HOST_API = re.compile(r"\.(is_\w+|get_\w+|set_\w+)$|^torch\.(backends|cuda|distributed|jit|compiler|_dynamo|utils|hub|profiler|autograd\.profiler)\.|^torch\.(no_grad|enable_grad|inference_mode|autocast|manual_seed|device|Size|finfo|iinfo|is_tensor)$")
+_HOST_API = re.compile(r"^jax\.experimental\.pallas\.tpu\.(make_async_copy|async_copy|make_async_remote_copy|async_remote_copy|semaphore_\w+|get_barrier_semaphore)$|\.(is_\w+|get_\w+|set_\w+)$|^torch\.(backends|cuda|distributed|jit|compiler|_dynamo|utils|hub|profiler|autograd\.profiler)\.|^torch\.(no_grad|enable_grad|inference_mode|autocast|manual_seed|device|Size|finfo|iinfo|is_tensor)$")
 # torch: callees whose result is a tensor when given one (models, losses, layers)
 _TORCH_PRODUCER = re.compile(
     r"^(model|net|network|module|generate|forward|criterion|loss_fn|loss_func|compute_loss|step|head|lm_head|encoder|"
@@ -260,6 +260,11 @@ def static_params_from_kwargs(fn, keywords: list[ast.keyword]) -> set[str]:
         elif kw.arg == "static_argnames":
             out.update(_const_strs(kw.value))
     return out
+
+
+def _is_enum_constant(e: ast.AST) -> bool:
+    name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
+    return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
 
 
 class TracedMap:
@@ -452,10 +457,13 @@ class TracedMap:
                     if name in JAX_TRANSFORMS:
                         self.add(node, "jax", f"decorated with {dotted(target)}", static_params_from_kwargs(node, keywords), jit_direct=name in JIT_LIKE)
             elif isinstance(node, ast.ClassDef) and self._class_is(node, FLAX_BASES):
+                # entry points: __call__ and @nn.compact methods; other methods become traced
+                # through the calls those make (self.helper(x) with a traced x)
                 for stmt in node.body:
-                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in ("setup", "__post_init__", "__init__", "__repr__", "__hash__"):
-                        if any(canon(d) in ("property", "functools.cached_property", "staticmethod", "classmethod") for d in stmt.decorator_list):
-                            continue
+                    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    decorators = {canon(d.func if isinstance(d, ast.Call) else d) or "" for d in stmt.decorator_list}
+                    if stmt.name == "__call__" or any(d.endswith(("linen.compact", "nn.compact", "compact")) for d in decorators):
                         self.add(stmt, "jax", f"method of the module class {node.name}", module_method=True)
             elif isinstance(node, ast.Call):
                 name = canon(node.func)
@@ -726,6 +734,8 @@ class TracedMap:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
+            if name in ("jax.lax.psum", "jax.lax.axis_size") and e.args and isinstance(e.args[0], ast.Constant):
+                return False  # psum(1, axis) is the axis size, a Python int at trace time
             if isinstance(e.func, ast.Attribute):
                 if e.func.attr in STATIC_METHODS or e.func.attr in ("item", "tolist", "numpy", "block_until_ready"):
                     return False
@@ -749,6 +759,8 @@ class TracedMap:
                 return False  # identity and membership are Python-level tests
             if any(isinstance(c, ast.Constant) and isinstance(c.value, (str, type(None))) for c in [e.left, *e.comparators]):
                 return False  # compared with a string or None: not an array
+            if any(_is_enum_constant(c) for c in [e.left, *e.comparators]):
+                return False  # compared with an UPPER_CASE constant or enum member: a mode switch
             return t(e.left) or any(t(c) for c in e.comparators)
         if isinstance(e, ast.BinOp):
             return t(e.left) or t(e.right)
