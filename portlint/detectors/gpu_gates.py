@@ -20,8 +20,11 @@ from portlint.python.rocm_branches import rocm_reach
 from portlint.registry import detector
 
 # (major, minor) that torch reports on AMD GPUs (pytorch/ao#4034 mapping; ROCm docs)
-AMD_CAPABILITIES = ((9, 0), (9, 4), (9, 5), (10, 3), (11, 0), (12, 0))
-_AMD_NAMES = {(9, 0): "MI210", (9, 4): "MI300X", (9, 5): "MI355X", (10, 3): "RDNA2", (11, 0): "RDNA3", (12, 0): "RDNA4"}
+# Instinct (CDNA) first; Radeon RDNA3/RDNA4 are supported by PyTorch on ROCm too. A gate that
+# only consumer RDNA GPUs pass is reported as a warning, one that Instinct GPUs pass as an error.
+AMD_CAPABILITIES = ((9, 0), (9, 4), (9, 5), (11, 0), (12, 0))
+_AMD_NAMES = {(9, 0): "MI210", (9, 4): "MI300X", (9, 5): "MI355X", (11, 0): "RDNA3", (12, 0): "RDNA4"}
+_INSTINCT = {(9, 0), (9, 4), (9, 5)}
 _OPS = {ast.GtE: operator.ge, ast.Gt: operator.gt, ast.LtE: operator.le, ast.Lt: operator.lt, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _FLIP = {ast.GtE: ast.LtE, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.Lt: ast.Gt, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
 
@@ -222,6 +225,7 @@ def capability_gate_misfires(node, ctx) -> None:
         return
     ctx.report(
         node,
+        targets={"rocm": "error" if set(hits) & _INSTINCT else "warning"},
         expr=expr if len(expr) <= 80 else expr[:77] + "...",
         sm=f"sm_{nvidia[0]}{nvidia[1]}",
         effect=effect,

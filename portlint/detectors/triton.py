@@ -490,6 +490,9 @@ def triton_fp8_dtype(node: ast.Attribute, ctx) -> None:
         return  # the file chooses the format per architecture
     if _guarded(ctx, node):
         return
+    fn = ctx.fact(rocm_reach).enclosing_function(node)
+    if not _once(ctx, ("PTL708", node.attr, id(fn) if fn is not None else None)):
+        return  # one finding per dtype and function
     ctx.report(
         node,
         targets={"rocm": severity},

@@ -28,7 +28,7 @@ _NV_CALL = re.compile(r"^_*(?:is_|use_|on_|running_on_)?(?:cuda|nvidia|nv_gpu|nv
 # flags that switch NVIDIA-only features on (a kernel's `USE_TMA_LOAD: tl.constexpr`, `IS_HOPPER`)
 _NV_FLAG = re.compile(
     r"^_*(?:use|is|has|enable|with|supports?)_?(?:ptx|nv_?asm|inline_ptx|nvidia_asm|tma\w*|wgmma|hopper|blackwell|"
-    r"sm_?(?:9|10|12)\d|warp_?speciali[sz]\w*|tcgen05|cluster\w*|pdl\w*|nvidia\w*)$",
+    r"sm_?(?:9|10|12)\d|warp_?speciali[sz]\w*|tcgen05|cluster\w*|pdl\w*|gdc\w*|nvidia\w*)$",
     re.I,
 )
 # device types that are neither NVIDIA nor AMD: `device.type == "xpu"` is never true on ROCm

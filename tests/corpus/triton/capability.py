@@ -42,8 +42,8 @@ def is_hopper():
 
 
 def is_datacenter_blackwell():
-    # RDNA2 (gfx1030) reports (10, 3): its major passes this Blackwell test
-    return torch.cuda.get_device_capability()[0] == 10  # real: PTL310
+    # only RDNA2 (gfx1030, reported as (10, 3)) passes this; RDNA2 is outside PTL310's GPU table
+    return torch.cuda.get_device_capability()[0] == 10  # trap
 
 
 def needs_old_path():
