@@ -162,3 +162,20 @@ def test_suggest_command(tmp_path):
 )
 def test_vendor_guard_polarity(cond, expected):
     assert polarity(ast.parse(cond, mode="eval").body) == expected
+
+
+def test_ptl710_for_gaudi_needs_a_module_level_import(tmp_path):
+    kernel = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def copy(src, dst, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)\n"
+    )
+    gaudi = tmp_path / "gaudi_model.py"
+    gaudi.write_text("import habana_frameworks.torch.core as htcore\n" + kernel, encoding="utf-8")
+    hinted = tmp_path / "multi_backend.py"
+    hinted.write_text(kernel + "\n\ndef pick(device):\n    return device == 'hpu'\n", encoding="utf-8")
+    result = scan_paths([gaudi, hinted], root=tmp_path)
+    found = [f for f in result.findings if f.rule_id == "PTL710"]
+    assert [(f.path, set(f.targets)) for f in found] == [("gaudi_model.py", {"gaudi"})]
+    assert "hpu" in found[0].suggestion and "pallas" not in found[0].suggestion.lower()

@@ -592,7 +592,6 @@ def triton_config_tuned_for_nvidia(node, ctx) -> None:
 # ---- PTL710 Triton kernels on TPU / Trainium / Gaudi ----------------------------------------------------
 
 _KERNEL_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.experimental.gluon.jit")
-_TAG_TARGETS = {"jax": ("tpu",), "torch_xla": ("tpu", "trainium"), "nki": ("trainium",), "gaudi": ("gaudi",)}
 
 
 def is_triton_kernel(ctx, fn: ast.AST) -> bool:
@@ -605,14 +604,37 @@ def is_triton_kernel(ctx, fn: ast.AST) -> bool:
     return False
 
 
+_TARGET_MODULES = {
+    "jax": ("tpu",), "flax": ("tpu",),
+    "torch_xla": ("tpu", "trainium"),
+    "torch_neuronx": ("trainium",), "neuronxcc": ("trainium",), "nki": ("trainium",), "neuronx_distributed": ("trainium",),
+    "habana_frameworks": ("gaudi",), "optimum": (),  # optimum.habana below
+}
+
+
+def _module_level_import_targets(ctx) -> set[str]:
+    """Targets named by unconditional module-level imports (`import torch_xla`, `import jax`).
+    Imports inside try/if blocks are optional support in a multi-backend file, and device
+    strings such as "hpu" only mention a target: neither makes the kernels TPU/Trainium code."""
+    found: set[str] = set()
+    for stmt in ctx.module.body:
+        names: list[str] = []
+        if isinstance(stmt, ast.Import):
+            names = [a.name for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            names = [stmt.module]
+        for name in names:
+            if name.startswith("optimum.habana"):
+                found.add("gaudi")
+            found.update(_TARGET_MODULES.get(name.split(".")[0], ()))
+    return found
+
+
 def _kernel_targets(ctx) -> tuple[str, ...]:
     """The non-GPU targets this file (or the scan) is for."""
-    found: list[str] = []
-    for tag, targets in _TAG_TARGETS.items():
-        if tag in ctx.tags:
-            found += targets
+    found = ctx.fact(_module_level_import_targets) if ctx.tags & {"jax", "torch_xla", "nki", "gaudi"} else set()
     if "rocm" not in ctx.settings.targets:
-        found += ctx.settings.targets  # the user scans for TPU/Trainium/Gaudi only
+        found = found | set(ctx.settings.targets)  # the user scans for TPU/Trainium/Gaudi only
     return tuple(t for t in ("tpu", "trainium", "gaudi") if t in found)
 
 
