@@ -278,10 +278,6 @@ def pick_row(use: Use, owner: str) -> Row | None:
     return None
 
 
-def hip_since(row: Row) -> str:
-    return f" (HIP {row.hip_added}+)" if row.hip_added else ""
-
-
 # ---- code an AMD build leaves out on purpose ----------------------------------------------
 
 def amd_excluded(ctx, line: int) -> bool:

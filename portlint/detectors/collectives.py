@@ -145,7 +145,8 @@ def nccl_api_version_drift(ctx) -> None:
             alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""
         else:
             later, alt = NO_RCCL, ""
-        report(ctx, 
+        report(
+            ctx,
             _span(ctx, use.start, use.end),
             name=use.name,
             base=RCCL_BASE,

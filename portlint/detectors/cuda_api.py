@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from portlint.cuda.guards import guard_map
 from portlint.cuda.hipify import amd_excluded, api_uses, includes, leading_qualifiers, load_table, pick_row, report
-from portlint.cuda.parse import node_text, nodes_of_types
+from portlint.cuda.parse import node_text
 from portlint.model import Edit, Fix, Span
 from portlint.registry import detector
 
@@ -194,7 +194,8 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
         if row is None:
             continue
         extra = f"; deprecated in HIP {row.hip_deprecated}" if row.hip_deprecated else ""
-        report(ctx, 
+        report(
+            ctx,
             _span(ctx, use.start, use.end),
             name=use.name,
             hip=row.hip,
@@ -210,7 +211,8 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
         since = HEADER_SINCE.get(hip)
         text = node_text(path)
         new = text[0] + hip + text[-1]
-        report(ctx, 
+        report(
+            ctx,
             path,
             name=header,
             hip=hip,
@@ -225,21 +227,18 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
 # ---- PTL602 -------------------------------------------------------------------------------
 
 def _count_mechanical(ctx) -> None:
-    if b"#if" not in ctx.data:  # no conditional code: nothing is left out of an AMD build
-        n = sum(1 for use in ctx.fact(api_uses) if pick_row(use, "PTL601") is not None)
-        n += sum(1 for header, _ in header_includes(ctx) if header in HEADER_RENAMES or header.startswith("cub/"))
-        n += len(_cub_namespace_uses(ctx))
-        if n:
-            ctx.count("mechanical-ports", n)
-        return
-    n = 0
-    for use in ctx.fact(api_uses):
-        if pick_row(use, "PTL601") is not None and not _dead_for_amd(ctx, ctx.offset_to_pos(use.start)[0]):
-            n += 1
-    for header, path in header_includes(ctx):
-        if (header in HEADER_RENAMES or header.startswith("cub/")) and not _dead_for_amd(ctx, path.start_point[0] + 1):
-            n += 1
-    n += sum(1 for ns in _cub_namespace_uses(ctx) if not _dead_for_amd(ctx, ns.start_point[0] + 1))
+    """Count the uses PTL601 would list, leaving out code an AMD build does not compile."""
+    if b"#if" in ctx.data:
+        def live(line: int) -> bool:
+            return not _dead_for_amd(ctx, line)
+    else:  # no conditional code: everything is compiled
+        def live(line: int) -> bool:
+            return True
+
+    n = sum(1 for use in ctx.fact(api_uses) if pick_row(use, "PTL601") is not None and live(ctx.offset_to_pos(use.start)[0]))
+    n += sum(1 for header, path in header_includes(ctx)
+             if (header in HEADER_RENAMES or header.startswith("cub/")) and live(path.start_point[0] + 1))
+    n += sum(1 for ns in _cub_namespace_uses(ctx) if live(ns.start_point[0] + 1))
     if n:
         ctx.count("mechanical-ports", n)
 
@@ -256,7 +255,8 @@ def cuda_api_without_hip_equivalent(ctx) -> None:
         alt = ALTERNATIVES.get(use.name)
         if not alt and row.roc:
             alt = f"`{row.roc}` in the ROC library (rocBLAS/rocSPARSE/rocSOLVER/rocRAND/rocFFT)"
-        report(ctx, 
+        report(
+            ctx,
             _span(ctx, use.start, use.end),
             name=use.name,
             library=row.library,
@@ -277,7 +277,8 @@ def cuda_only_headers(node, ctx) -> None:
     if header not in CUDA_ONLY_HEADERS:
         return
     alt = CUDA_ONLY_HEADERS[header]
-    report(ctx, 
+    report(
+        ctx,
         path,
         header=header,
         suggestion=f"Closest alternative: {alt}." if alt else "No HIP counterpart: include it only in the CUDA build (`#ifndef __HIP_PLATFORM_AMD__`).",

@@ -13,7 +13,7 @@ from portlint.cuda.hipify import (
     amd_excluded, api_uses, identifier_uses, in_amd_branch, includes, is_call, leading_qualifiers, load_table, pick_row,
     report, word_regex,
 )
-from portlint.cuda.parse import node_text, nodes_of_types
+from portlint.cuda.parse import node_text
 from portlint.cuda.spaces import space_map
 from portlint.model import Edit, Fix, Span
 from portlint.registry import detector
@@ -87,7 +87,8 @@ def cublaslt_cublas_semantics(ctx) -> None:
             continue
         span = _span(ctx, use.start, use.end)
         if row.hip:
-            report(ctx, 
+            report(
+                ctx,
                 span,
                 message=f"`{use.name}` selects TF32/tensor-op math: `{row.hip}` exists in hipBLAS (HIP {row.hip_added or '?'}+) but AMD GPUs do not compute it the same way",
                 targets={"rocm": "warning"},
@@ -96,7 +97,8 @@ def cublaslt_cublas_semantics(ctx) -> None:
             )
         else:
             tensor_op = "HIPBLAS_GEMM_DEFAULT (AMD has no tensor-op algorithm choice). " if use.name.startswith("CUBLAS_GEMM_") else ""
-            report(ctx, 
+            report(
+                ctx,
                 span,
                 message=f"`{use.name}` ({row.library}) has no hipBLASLt/hipBLAS equivalent in {version}",
                 targets={"rocm": "error"},
@@ -117,7 +119,8 @@ def cusparselt_cutensor(ctx) -> None:
         hip = _PTL605_HEADERS.get(header)
         if hip:
             text = node_text(path)
-            report(ctx, 
+            report(
+                ctx,
                 path,
                 message=f"`{header}`: the HIP twin <{hip}> ships only with recent ROCm (hipSPARSELt/hipTENSOR)",
                 targets={"rocm": "warning"},
@@ -131,14 +134,16 @@ def cusparselt_cutensor(ctx) -> None:
         lib = "hipSPARSELt" if row.library == "cuSPARSELt" else "hipTENSOR"
         if row.hip:
             since = f"HIP {row.hip_added}+" if row.hip_added else "recent ROCm"
-            report(ctx, 
+            report(
+                ctx,
                 span,
                 message=f"`{use.name}` ({row.library}) is `{row.hip}` in {lib}, which needs {since}; check the ROCm you deploy",
                 targets={"rocm": "warning"},
                 fix=Fix(f"rename `{use.name}` to `{row.hip}`", (Edit(span, row.hip),), "unsafe"),
             )
         else:
-            report(ctx, 
+            report(
+                ctx,
                 span,
                 message=f"`{use.name}` ({row.library}) has no {lib} equivalent in {version}",
                 targets={"rocm": "error"},
@@ -336,7 +341,8 @@ def launch_bounds_second_argument(node, ctx) -> None:
     if in_amd_branch(node) or ctx.path.endswith(".hip"):
         return  # written for AMD: the second argument already means waves per EU
     extra = " and a third (max cluster size), which HIP has no use for" if len(args) > 2 else ""
-    report(ctx, 
+    report(
+        ctx,
         node,
         max_threads=max_threads,
         min_blocks=min_blocks,
