@@ -129,7 +129,7 @@ class _Walker:
         names: set[str] = set()
         self.bool_names[region.node] = names
         for _ in range(2):
-            for n in self.tm._walk_no_defs(region.body_nodes):
+            for n in self.tm.region_nodes(region):
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                     if self.boolish(n.value, region):
                         names.add(n.targets[0].id)
@@ -138,7 +138,7 @@ class _Walker:
     def run(self) -> None:
         for region in self.tm.regions.values():
             self.collect_bool_names(region)
-            for node in self.tm._walk_no_defs(region.body_nodes):
+            for node in self.tm.region_nodes(region):
                 if self.tm.region_of(node) is not region:
                     continue
                 self.visit(node, region)
@@ -186,7 +186,7 @@ class _Walker:
             if node is not None:
                 out |= {p.arg for p in params_of(node)}
             r = r.parent
-        for node in self.tm._walk_no_defs(region.body_nodes):
+        for node in self.tm.region_nodes(region):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 root = _field_root(node.value)
                 if isinstance(root, ast.Name) and root.id in out:
@@ -433,11 +433,15 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
         if "gaudi" in tags and _gaudi_lazy(ctx, tm):
             targets806["gaudi"] = "warning"
         wrapped_loader = re.search(r"MpDeviceLoader|ParallelLoader|accelerator\.prepare|\.prepare\(", ctx.text) is not None
-        boundary_fns = {fn for fn in ast.walk(tm.module) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-                        and any(isinstance(c, ast.Call) and tm._is_boundary_call(c) for c in ast.walk(fn))}
-        boundary_names = {fn.name for fn in boundary_fns}
+        boundary_names: set[str] = set()  # functions of this file that cut the graph
+        for c in tm.nodes:
+            if isinstance(c, ast.Call) and tm._is_boundary_call(c):
+                fn = tm.enclosing_function(c)
+                while fn is not None:
+                    boundary_names.add(getattr(fn, "name", ""))
+                    fn = tm.enclosing_function(fn)
         if targets806 and not wrapped_loader:
-            for loop in ast.walk(tm.module):
+            for loop in tm.nodes:
                 if not isinstance(loop, (ast.For, ast.While)):
                     continue
                 calls = [c for c in tm._walk_no_defs(loop.body) if isinstance(c, ast.Call)]
@@ -461,7 +465,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                         boundary=lazy)
     # PTL805: shapes that vary per batch
     if has_torch_target:
-        for call in ast.walk(tm.module):
+        for call in tm.nodes:
             if not isinstance(call, ast.Call):
                 continue
             name = canon(call.func) or ""
@@ -489,7 +493,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                         out.add("PTL805", call, torch_t, "Use padding='max_length' with a fixed max_length, or pad_to_multiple_of=B buckets.",
                                 what=f"padding={ast.unparse(pad)}", effect="pads each batch to its own longest sequence: one graph per length")
     # PTL809: float64 on the accelerator
-    for node in ast.walk(tm.module):
+    for node in tm.nodes:
         if jax_file and isinstance(node, ast.Call):
             name = canon(node.func) or ""
             if name.endswith("config.update") and node.args and _const(node.args[0]) == "jax_enable_x64" and len(node.args) > 1 and _const(node.args[1]) in (True, 1, "1", "True", "true"):
@@ -507,7 +511,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 out.add("PTL809", node, targets, "Use float32 (or bfloat16) for device tensors; keep float64 for host-side numpy.", what=text)
     # PTL810: CUDA-only torch.compile modes
     if has_torch_target:
-        for node in ast.walk(tm.module):
+        for node in tm.nodes:
             if isinstance(node, ast.Call) and canon(node.func) == "torch.compile":
                 mode, backend = _const(_kw(node, "mode")), _const(_kw(node, "backend"))
                 if mode in ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
@@ -521,7 +525,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
     # PTL807: jit re-created per iteration; loop counters in static arguments
     if jax_file:
         jitted = _jitted_statics(tm)
-        for node in ast.walk(tm.module):
+        for node in tm.nodes:
             if not isinstance(node, ast.Call):
                 continue
             loops = _loops_containing(tm, node)
@@ -609,7 +613,7 @@ def _jitted_statics(tm: TracedMap) -> dict[str, tuple[set[int], set[str]]]:
     from portlint.python.traced import _const_ints, _const_strs, _positional
 
     out: dict[str, tuple[set[int], set[str]]] = {}
-    for node in ast.walk(tm.module):
+    for node in tm.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
                 if isinstance(dec, ast.Call):

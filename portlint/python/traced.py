@@ -165,6 +165,7 @@ class Region:
     traced: set[str] = field(default_factory=set)  # traced local names (params + derived)
     static: set[str] = field(default_factory=set)  # names known static
     parent: "Region | None" = None
+    _nodes: list | None = None  # nodes of the region, outside nested defs (cached)
 
     @property
     def body_nodes(self) -> list[ast.AST]:
@@ -292,10 +293,11 @@ class TracedMap:
 
     # -- indexing --
     def _index(self) -> None:
-        for parent in ast.walk(self.module):
+        self.nodes: list[ast.AST] = list(ast.walk(self.module))  # one walk, reused by every pass
+        for parent in self.nodes:
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
-        for node in ast.walk(self.module):
+        for node in self.nodes:
             if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 defs: dict[str, ast.AST] = {}
                 for stmt in self._own_statements(node):
@@ -436,14 +438,14 @@ class TracedMap:
     # -- JAX --
     def _find_jax(self) -> None:
         canon = self.imports.canonical
-        for node in ast.walk(self.module):
+        for node in self.nodes:
             if isinstance(node, ast.Call):
                 name = canon(node.func)
                 if name in HOST_CALLBACKS and node.args:
                     fn = self.resolve(node.args[0], node)
                     if fn is not None:
                         self.host_fns.add(fn)
-        for node in ast.walk(self.module):
+        for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
                     target, keywords = dec, []
@@ -495,6 +497,12 @@ class TracedMap:
 
     def _loop_is_step(self, loop) -> bool:
         """A loop that runs training steps (and not an epoch loop around such a loop)."""
+        memo = self.__dict__.setdefault("_step_memo", {})
+        if loop not in memo:
+            memo[loop] = self._loop_is_step_uncached(loop)
+        return memo[loop]
+
+    def _loop_is_step_uncached(self, loop) -> bool:
         for node in self._walk_no_defs(loop.body):
             if isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
                 return False
@@ -505,6 +513,12 @@ class TracedMap:
                 if self._is_boundary_call(node):
                     return True
         return False
+
+    def region_nodes(self, region: Region) -> list[ast.AST]:
+        """Every node in the region's body outside nested defs (computed once)."""
+        if region._nodes is None:
+            region._nodes = list(self._walk_no_defs(region.body_nodes))
+        return region._nodes
 
     def _walk_no_defs(self, stmts):
         stack = list(stmts)
@@ -517,12 +531,12 @@ class TracedMap:
 
     def _find_torch(self) -> None:
         canon = self.imports.canonical
-        for node in ast.walk(self.module):
+        for node in self.nodes:
             if isinstance(node, ast.Call) and canon(node.func) in STEP_CLOSURE and node.args:
                 fn = self.resolve(node.args[0], node)
                 if fn is not None:
                     self.host_fns.add(fn)
-        for node in ast.walk(self.module):
+        for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lname = node.name.lower()
                 if any(canon(d) in TORCH_COMPILE or (isinstance(d, ast.Call) and canon(d.func) in TORCH_COMPILE) for d in node.decorator_list):
@@ -573,7 +587,7 @@ class TracedMap:
             changed = False
             for region in list(self.regions.values()):
                 self.compute_traced(region)
-                for node in self._walk_no_defs(region.body_nodes):
+                for node in self.region_nodes(region):
                     if not isinstance(node, ast.Call):
                         continue
                     tname = self.imports.canonical(node.func)
@@ -628,7 +642,7 @@ class TracedMap:
 
     def _nest(self) -> None:
         """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
-        for fn_node in list(ast.walk(self.module)):
+        for fn_node in list(self.nodes):
             if not isinstance(fn_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or fn_node in self.host_fns:
                 continue
             parent = self.region_of(fn_node, include_self=False)
@@ -666,10 +680,11 @@ class TracedMap:
             inherited = set(p.traced)
         assigned_static: set[str] = set()
         traced = set(region.traced) | inherited
-        # a name re-bound in this region from a static value is static here
+        bindings = [n for n in self.region_nodes(region)
+                    if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))]
         for _ in range(8):
             before = len(traced)
-            for node in self._walk_no_defs(region.body_nodes):
+            for node in bindings:
                 if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                     value = node.value
                     if value is None:
