@@ -304,29 +304,43 @@ def report(ctx, where, **kwargs):
 _AMD_MACRO = re.compile(r"\b(__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__|USE_ROCM|GGML_USE_HIP|USE_AMD_ROCM|__HIP_DEVICE_COMPILE__)\b")
 
 
-def in_amd_branch(node) -> bool:
-    """Inside the true branch of `#ifdef __HIP_PLATFORM_AMD__` / `#if defined(USE_ROCM)` (and
-    the like): code written for AMD on purpose."""
-    cur = node.parent
-    child = node
-    while cur is not None:
-        if cur.type in ("preproc_if", "preproc_ifdef", "preproc_elif"):
-            alt = cur.child_by_field_name("alternative")
-            in_true = alt is None or child.start_byte < alt.start_byte
-            if in_true:
-                if cur.type == "preproc_ifdef":
-                    first = cur.children[0] if cur.children else None
-                    name = cur.child_by_field_name("name")
-                    if first is not None and first.type == "#ifdef" and name is not None and _AMD_MACRO.search(node_text_of(name)):
-                        return True
-                else:
-                    cond = cur.child_by_field_name("condition")
-                    text = node_text_of(cond) if cond is not None else ""
-                    if _AMD_MACRO.search(text) and "!" not in text:
-                        return True
-        child = cur
-        cur = cur.parent
-    return False
+_DIRECTIVE = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)$")
+
+
+def amd_only_lines(ctx) -> list[bool]:
+    """ctx.fact(amd_only_lines): per 1-based line, whether it sits in a branch only AMD
+    builds take (`#ifdef __HIP_PLATFORM_AMD__`, `#if defined(USE_ROCM)`, the `#else` of
+    `#ifndef USE_ROCM`). Read from the directive lines, so it holds where error recovery
+    breaks the syntax tree (directives between `template <...>` and the function)."""
+    flags = [False]
+    stack: list[bool] = []
+    for line in ctx.lines:
+        m = _DIRECTIVE.match(line)
+        if m:
+            kind, rest = m.group(1), re.sub(r"//.*|/\*.*?\*/", "", m.group(2))
+            amd = bool(_AMD_MACRO.search(rest))
+            if kind == "ifdef":
+                stack.append(amd)
+            elif kind == "ifndef":
+                stack.append(False)
+                if amd:
+                    stack[-1] = None  # its #else is the AMD side
+            elif kind == "if":
+                stack.append(amd and "!" not in rest)
+            elif kind == "elif" and stack:
+                stack[-1] = amd and "!" not in rest
+            elif kind == "else" and stack:
+                stack[-1] = stack[-1] is None
+            elif kind == "endif" and stack:
+                stack.pop()
+        flags.append(any(v is True for v in stack))
+    return flags
+
+
+def in_amd_branch(ctx, line: int) -> bool:
+    """Inside a branch only AMD builds take: code written for AMD on purpose."""
+    flags = ctx.fact(amd_only_lines)
+    return flags[line] if 0 < line < len(flags) else False
 
 
 def node_text_of(node) -> str:

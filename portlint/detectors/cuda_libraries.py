@@ -338,7 +338,7 @@ def launch_bounds_second_argument(node, ctx) -> None:
     max_threads, min_blocks = node_text(args[0]), node_text(args[1])
     if min_blocks.strip() in ("1", "1u", "1U") and len(args) == 2:
         return  # one block per SM / one wave per EU: no constraint under either reading
-    if in_amd_branch(node) or ctx.path.endswith(".hip"):
+    if in_amd_branch(ctx, node.start_point[0] + 1) or ctx.path.endswith(".hip"):
         return  # written for AMD: the second argument already means waves per EU
     extra = " and a third (max cluster size), which HIP has no use for" if len(args) > 2 else ""
     report(
