@@ -324,6 +324,63 @@ def reported_by_api_rule(ctx, name: str) -> bool:
     return any(row.owner == "PTL602" for row in load_table().lookup(name))
 
 
+_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif|define)\b\s*(\w*)(.*)$")
+_FEATURE_GUARD = re.compile(r"^#\s*(?:ifdef\s+(\w+)|if\s+defined\s*\(?\s*(\w+)\s*\)?)\s*$")
+_VENDOR_WORD = re.compile(r"HIP|ROCM|AMD|MUSA|__gfx|__GFX")
+
+
+def _withheld_from(text: str) -> set[str]:
+    """Macros #defined only inside a branch chosen by a vendor test (`#ifndef
+    __HIP_PLATFORM_AMD__`, the `#else` of `#ifdef USE_ROCM`, ...): feature flags the project
+    withholds from the AMD build on purpose, like llama.cpp's CP_ASYNC_AVAILABLE."""
+    vendor_defs: set[str] = set()
+    other_defs: set[str] = set()
+    stack: list[str] = []  # the conditions of the open groups (all branches so far)
+    for line in text.split("\n"):
+        m = _DIRECTIVE.match(line)
+        if not m:
+            continue
+        kind, word, rest = m.groups()
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append(word + rest)
+        elif kind in ("elif", "else") and stack:
+            stack[-1] += " " + word + rest
+        elif kind == "endif" and stack:
+            stack.pop()
+        elif kind == "define" and word:
+            (vendor_defs if any(_VENDOR_WORD.search(c) for c in stack) else other_defs).add(word)
+    return vendor_defs - other_defs
+
+
+def _withheld_macros(ctx) -> set[str]:
+    from pathlib import Path
+
+    from portlint.cuda.symbols import _INCLUDE_LOCAL
+
+    out = _withheld_from(ctx.text)
+    real = getattr(ctx, "real_path", None)
+    if real is not None:
+        for inc in _INCLUDE_LOCAL.findall(ctx.text):
+            try:
+                out |= _withheld_from((Path(real).parent / inc).read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+    return out
+
+
+def withheld_from_amd(ctx, line: int) -> bool:
+    """The line sits under `#ifdef FLAG` (no alternative branch) where FLAG is a feature macro
+    the project defines only for non-AMD builds: the AMD build was excluded on purpose."""
+    from portlint.cuda.guards import guard_map
+
+    guard = ctx.fact(guard_map).dead_for_amd(line)
+    if guard is None or guard.has_alternative:
+        return False
+    m = _FEATURE_GUARD.match(guard.condition.strip())
+    flag = m and (m.group(1) or m.group(2))
+    return bool(flag) and flag in ctx.fact(_withheld_macros)
+
+
 def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:
     """Report the asm statements `rule_id` owns and the names it matches, one finding per
     line. `intro` opens the suggestion of an asm finding; a name finding's suggestion is
@@ -343,8 +400,8 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
         span = ctx.node_span(site.where)
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None
-        if narrowed == ():
-            continue  # the detector says this site is not a finding
+        if narrowed == () or withheld_from_amd(ctx, span.start_line):
+            continue  # not a finding: the detector says so, or the project withheld it from AMD
         ctx.report(
             span,
             what=site.first_of(rule_id),
@@ -356,6 +413,6 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
             continue
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None
-        if narrowed == ():
+        if narrowed == () or withheld_from_amd(ctx, span.start_line):
             continue
         ctx.report(span, what=name, suggestion=rule.advise(name), targets=narrowed)
