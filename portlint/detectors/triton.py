@@ -409,7 +409,8 @@ def triton_nvidia_only_scheduling(node, ctx) -> None:
         if knob and knob.startswith("warp_specialize"):
             effect = "warp specialization is an NVIDIA (Hopper/Blackwell) pipeline; AMD ignores the flag"
         elif knob and knob.startswith("num_ctas"):
-            effect = "block clusters are SM90+ only; AMD GPUs have no clusters"
+            effect = "block clusters are SM90+ only; Triton's AMD backend raises ValueError for num_ctas > 1 on GPUs without multi-CTA launch (all CDNA)"
+            targets = {"rocm": "error"}
     else:
         module = node.module if isinstance(node, ast.ImportFrom) else next((a.name for a in node.names if a.name.startswith(_GLUON_NV)), "")
         if not module or not module.startswith(_GLUON_NV) or (isinstance(node, ast.ImportFrom) and node.level):
@@ -445,12 +446,15 @@ def triton_dot_precision(node: ast.Call, ctx) -> None:
         val = kw.value.value if isinstance(kw.value, ast.Constant) else None
         severity = None
         if kw.arg == "input_precision" and isinstance(val, str):
-            if val in ("tf32x3", "bf16x3", "bf16x6"):
+            if val == "tf32x3":
                 severity = "error"
-                why = f"input_precision=\"{val}\" is not an allowed dot precision on AMD (only \"ieee\", and \"tf32\" on gfx942)"
+                why = "input_precision=\"tf32x3\" is not an allowed dot precision on AMD (\"ieee\", \"bf16x3\", \"bf16x6\", and \"tf32\" on gfx942 only)"
+            elif val in ("bf16x3", "bf16x6"):
+                severity = "warning"
+                why = f"input_precision=\"{val}\" is accepted by recent Triton AMD backends (3.9) but rejected by older ones, which allow only \"ieee\""
             elif val == "tf32":
                 severity = "warning"
-                why = "input_precision=\"tf32\" is accepted on gfx942 only; other AMD GPUs reject it"
+                why = "input_precision=\"tf32\" is accepted on gfx942 only; MI355X (gfx950) and other AMD GPUs reject it"
         elif kw.arg == "allow_tf32" and val is True:
             severity = "warning"
             why = "allow_tf32=True asks for TF32, which AMD provides on gfx942 only; results and tolerances differ"
@@ -471,10 +475,16 @@ def triton_dot_precision(node: ast.Call, ctx) -> None:
 
 # dtype -> (counterpart dtypes whose presence in the file means a per-arch choice, severity, why)
 _FP8 = {
-    "float8e4b15": ((), "error", "an NVIDIA-only format (no AMD GPU supports fp8e4b15)"),
-    "float8e4nv": (("float8e4b8", "fnuz"), "warning", "OCP e4m3; MI300X/MI325X (gfx942) compute in the FNUZ variant float8e4b8"),
-    "float8e4b8": (("float8e4nv",), "warning", "the MI300-only FNUZ e4m3; MI355X (gfx950) and NVIDIA use OCP float8e4nv"),
-    "float8e5b16": (("float8e5",), "warning", "the MI300-only FNUZ e5m2; MI355X (gfx950) and NVIDIA use OCP float8e5"),
+    "float8e4b15": ((), "error", "an NVIDIA-only format: no AMD backend supports fp8e4b15"),
+    "float8e4nv": (("float8e4b8", "fnuz"), "warning",
+                   "OCP e4m3; MI300X/MI325X (gfx942) implement FNUZ e4m3 (float8e4b8) in hardware, so Triton emulates it "
+                   "there (slowly; older Triton AMD backends reject it)"),
+    "float8e4b8": (("float8e4nv",), "warning",
+                   "the FNUZ e4m3 of MI300 (gfx942); MI355X (gfx950) and NVIDIA use OCP float8e4nv (gfx950 deprecates "
+                   "FNUZ dot operands, NVIDIA rejects them)"),
+    "float8e5b16": (("float8e5",), "warning",
+                    "the FNUZ e5m2 of MI300 (gfx942); MI355X (gfx950) and NVIDIA use OCP float8e5 (gfx950 deprecates "
+                    "FNUZ dot operands, NVIDIA rejects them)"),
 }
 
 
