@@ -407,7 +407,7 @@ def triton_nvidia_only_scheduling(node, ctx) -> None:
         knob = _knob(node)
         effect = "the HIP backend has no such option and drops it"
         if knob and knob.startswith("warp_specialize"):
-            effect = "warp specialization is an NVIDIA (Hopper/Blackwell) pipeline; AMD ignores the flag"
+            effect = "automatic warp specialization is built for NVIDIA Hopper/Blackwell pipelines (TMA producers, wgmma/tcgen05 consumers); AMD GPUs do not get that schedule"
         elif knob and knob.startswith("num_ctas"):
             effect = "block clusters are SM90+ only; Triton's AMD backend raises ValueError for num_ctas > 1 on GPUs without multi-CTA launch (all CDNA)"
             targets = {"rocm": "error"}
