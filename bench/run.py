@@ -122,12 +122,22 @@ def fresh(path: Path) -> Path:
     return path
 
 
+def semgrep_targets(files: list[Path], src: Path) -> list[str]:
+    """semgrep refuses symbolic links as targets: give it the file each link points to
+    (the same bytes portlint reads through the link), once."""
+    out: dict[str, None] = {}
+    for f in files:
+        real = f.resolve() if f.is_symlink() else f
+        out[os.path.relpath(real, src)] = None
+    return list(out)
+
+
 def semgrep_scan(exe: Path, files: list[Path], src: Path, out: Path, jobs: int) -> Measurement:
     cmd = [
         str(exe), "scan", "--config", str(BENCH / "semgrep" / "portability.yml"), "--metrics=off",
         "--disable-version-check", "--json", "-o", str(out), "--scan-unknown-extensions",
         "--no-git-ignore", "--quiet", "--jobs", str(jobs),
-    ] + [str(f.relative_to(src)) for f in files]
+    ] + semgrep_targets(files, src)
     return check_ok(run(cmd, cwd=src, env=semgrep_env(), interval=0.05), "semgrep")
 
 
