@@ -74,7 +74,7 @@ def test_detector_crash_becomes_internal_error_finding(tmp_path, monkeypatch):
     load_family("cuda_ptx")
     det = registry._DETECTORS["PTL201"]
 
-    def boom(node, ctx):
+    def boom(*args):
         raise RuntimeError("synthetic failure")
 
     monkeypatch.setitem(registry._DETECTORS, "PTL201", det.__class__(**{**det.__dict__, "func": boom}))
