@@ -30,7 +30,7 @@ ERRORS = {
     "PTL801": {"TracerBoolConversionError", "ConcretizationTypeError"},
     "PTL802": {"TracerIntegerConversionError", "ConcretizationTypeError"},
     "PTL803": {"ConcretizationTypeError", "TracerArrayConversionError", "TracerIntegerConversionError"},
-    "PTL804": {"NonConcreteBooleanIndexError", "ConcretizationTypeError"},
+    "PTL804": {"NonConcreteBooleanIndexError", "ConcretizationTypeError", "TypeError", "IndexError"},
 }
 ORACLE_FILES = [p for p in fixture_files(FIXTURES / "xla_tracing") if p.suffix == ".py" and "\nORACLE = {" in p.read_text(encoding="utf-8")]
 REWRITE_FILES = [p for p in ORACLE_FILES if p.with_name(p.stem + ".fixed.py").exists()]

@@ -324,6 +324,18 @@ class _Walker:
         kws = {k.arg for k in node.keywords}
         dynamic = None
         if jax:
+            shape_arg = None
+            if name == "jax.numpy.arange":
+                shape_arg = next((a for a in node.args if self.traced(a, region)), None)
+            elif name in ("jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "jax.numpy.full") and node.args:
+                shape_arg = node.args[0] if self.traced(node.args[0], region) else None
+            elif isinstance(func, ast.Attribute) and func.attr == "reshape" and self.traced(func.value, region) and not name.startswith("jax."):
+                shape_arg = next((a for a in node.args if self.traced(a, region)), None)
+            elif name == "jax.numpy.reshape" and len(node.args) > 1:
+                shape_arg = node.args[1] if self.traced(node.args[1], region) else None
+            if shape_arg is not None:
+                dynamic = f"{dotted(func) or 'reshape'}() with a traced size"
+        if jax and dynamic is None:
             if name.startswith("jax.numpy.") and last in _JNP_DYNAMIC and "size" not in kws and any(self.traced(a, region) for a in node.args[:1]):
                 dynamic = f"{dotted(func)}()"
             elif name == "jax.numpy.where" and len(node.args) == 1 and "size" not in kws and self.traced(node.args[0], region):
@@ -362,6 +374,11 @@ class _Walker:
     def subscript(self, node: ast.Subscript, region) -> None:
         sl = node.slice
         parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if region.kind == "jax" and self.traced(node.value, region):
+            for part in parts:
+                if isinstance(part, ast.Slice) and any(b is not None and self.traced(b, region) for b in (part.lower, part.upper, part.step)):
+                    self.report_804(node, region, "a slice with traced bounds")
+                    return
         if not any(self.boolish(p, region) for p in parts):
             return
         if not self.traced(node.value, region) and not (isinstance(node.value, ast.Attribute) and node.value.attr == "at"):
@@ -372,9 +389,10 @@ class _Walker:
 
     def report_804(self, node, region, what) -> None:
         if region.kind == "jax":
-            effect = "the result's shape depends on the data, which jax.jit cannot compile (NonConcreteBooleanIndexError / ConcretizationTypeError)"
+            effect = "the result's shape depends on traced values, which jax.jit cannot compile (NonConcreteBooleanIndexError / ConcretizationTypeError / TypeError / IndexError)"
             sugg = ("Keep the shape static: jnp.where(mask, x, 0) instead of x[mask]; "
-                    "jnp.nonzero(x, size=K, fill_value=0) / jnp.unique(x, size=K, fill_value=...) with a static K.")
+                    "jnp.nonzero(x, size=K, fill_value=0) / jnp.unique(x, size=K, fill_value=...) with a static K; "
+                    "jax.lax.dynamic_slice(x, (start,), (static_len,)) for a traced start; sizes from .shape or static arguments.")
         else:
             effect = "the output shape depends on the data: a recompile per distinct shape or a CPU fallback (aten::nonzero)"
             sugg = ("Keep the shape static: torch.where(mask, x, 0) or x.masked_fill(~mask, 0) and reduce; "

@@ -206,6 +206,8 @@ _TORCH_STATIC_PARAM = re.compile(
     r"^(self|cls|model|module|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
     r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
     r"|kwargs|len$|_len|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
+# names that hold shapes and sizes (static in practice: `shape`, `target_shape`, `batch_size`)
+_SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
 
 
@@ -445,6 +447,14 @@ class TracedMap:
                     fn = self.resolve(node.args[0], node)
                     if fn is not None:
                         self.host_fns.add(fn)
+                # initialisers given to self.param / self.variable / hk.get_parameter get
+                # shapes and dtypes, not arrays
+                is_init = (isinstance(node.func, ast.Attribute) and node.func.attr in ("param", "variable")
+                           and isinstance(node.func.value, ast.Name) and node.func.value.id == "self") or name == "haiku.get_parameter"
+                if is_init:
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:
+                        if isinstance(arg, ast.Lambda):
+                            self.host_fns.add(arg)
         for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
@@ -717,6 +727,7 @@ class TracedMap:
                         traced |= {n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name)}
             if len(traced) == before:
                 break
+        traced = {n for n in traced if not _SHAPE_NAME.search(n)}
         if torch:
             traced = {n for n in traced if not _TORCH_STATIC_PARAM.search(n)}
         region.traced = traced - (region.static - set(region.traced))
