@@ -121,3 +121,20 @@ def test_fixes_are_real_replacements(builder, tmp_path):
     assert "fixes" not in r2
     assert r2["level"] == "warning"  # explicit, although sarif-om's default is also "warning"
     assert validate(log) == []
+
+
+def test_fast_line_hashes_agree_with_the_rolling_reference():
+    """The window-slicing implementation gives GitHub's rolling-hash values on varied text."""
+    import random
+
+    from portlint.reporters.fingerprint import _line_hashes_rolling
+
+    rng = random.Random(7)
+    alphabet = ["a", "b", " ", "\t", "\n", "\r\n", "\r", "é", "{", "}", "x" * 120, "\n\n"]
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
+        assert line_hashes(text) == _line_hashes_rolling(text), repr(text)
+        wanted = {1, 3}
+        partial = line_hashes(text, wanted)
+        full = _line_hashes_rolling(text)
+        assert [partial[i - 1] for i in wanted if i <= len(full)] == [full[i - 1] for i in wanted if i <= len(full)]

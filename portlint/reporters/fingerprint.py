@@ -9,6 +9,7 @@ starts on it plus `:k`, where k counts earlier lines in the file with the same h
 from __future__ import annotations
 
 from collections import deque
+from operator import mul
 
 _MOD = 1 << 64
 _B = 37
@@ -17,8 +18,41 @@ _B_POW = pow(_B, _WINDOW, _MOD)
 _EOF = 65535
 
 
-def line_hashes(text: str) -> list[str]:
-    """The primaryLocationLineHash of every line of `text` (index 0 is line 1)."""
+_POWERS = [pow(_B, _WINDOW - 1 - i, _MOD) for i in range(_WINDOW)]
+
+
+def line_hashes(text: str, wanted: set[int] | None = None) -> list[str]:
+    """The primaryLocationLineHash of every line of `text` (index 0 is line 1).
+
+    With `wanted` (1-based line numbers), only those entries are filled (others are "").
+    The rolling hash of a window equals the polynomial hash of its 100 characters, and two
+    lines share a hash exactly when their windows are equal, so the window strings (sliced
+    in C) give the `:k` counts and only the wanted lines need arithmetic."""
+    if any(ord(ch) > 0xFFFF for ch in text):
+        return _line_hashes_rolling(text)  # astral characters: count UTF-16 units one by one
+    counted = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
+    starts = [0]
+    pos = counted.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = counted.find("\n", pos + 1)
+    padded = counted + chr(_EOF) + "\0" * _WINDOW
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    for line, start in enumerate(starts, start=1):
+        window = padded[start : start + _WINDOW]
+        k = seen.get(window, 0) + 1
+        seen[window] = k
+        if wanted is not None and line not in wanted:
+            out.append("")
+            continue
+        value = sum(map(mul, map(ord, window), _POWERS)) % _MOD
+        out.append(f"{value:x}:{k}")
+    return out
+
+
+def _line_hashes_rolling(text: str) -> list[str]:
+    """The reference algorithm, one UTF-16 code unit at a time."""
     raw = text.encode("utf-16-le")
     units = [raw[i] | (raw[i + 1] << 8) for i in range(0, len(raw), 2)]
     # 1. the characters that count, and where each line's first one is
