@@ -324,11 +324,12 @@ def test_libclang_failure_falls_back_with_one_notice(monkeypatch, tmp_path):
         raise RuntimeError("simulated libclang failure")
 
     monkeypatch.setattr(clang.cindex.Index, "create", staticmethod(broken))
-    (tmp_path / "cfg.h").write_text("#define GROUP 32\n")
+    (tmp_path / "cfg.h").write_text("#define GROUP 32\nconstexpr int kGroup = 32;\n")
     res = _scan_text(tmp_path, """
         #include "cfg.h"
-        __global__ void k(float* y) { y[threadIdx.x % GROUP] = 1.f; }
+        __global__ void k(float* y) { y[threadIdx.x % GROUP] = 1.f; y[threadIdx.x % kGroup] = 2.f; }
     """)
-    assert _rules(res) == [(2, "PTL102")]  # tree-sitter's header scan still sees the #define
+    # tree-sitter's header scan still sees the #define; the header constexpr needed libclang
+    assert _rules(res) == [(2, "PTL102")]
     notes = [n for n in res.notices if "libclang" in n.message]
     assert len(notes) == 1 and "\n" not in notes[0].message
