@@ -64,13 +64,16 @@ class _Plan:
         self.rules = load_rules()
         self.enabled = enabled_rules(settings)
         # the tool's own rules (family "tool") are called by the engine, not by the walk
-        detectable = {rid for rid in self.enabled if self.rules[rid].family != "tool"}
-        self.by_language: dict[str, list[Detector]] = {}
-        for det in detectors_for(detectable):
-            lang = self.rules[det.rule_id].language
-            langs = ("cuda", "python", "ptx") if lang == "any" else (lang,)
-            for language in langs:
-                self.by_language.setdefault(language, []).append(det)
+        self.detectable = {rid for rid in self.enabled if self.rules[rid].family != "tool"}
+        self._by_language: dict[str, list[Detector]] = {}
+
+    def detectors(self, language: str) -> list[Detector]:
+        """The detectors for one language, importing their families on first use (a scan of
+        CUDA files never imports the Python families, and the other way round)."""
+        if language not in self._by_language:
+            ids = {rid for rid in self.detectable if self.rules[rid].language in (language, "any")}
+            self._by_language[language] = detectors_for(ids)
+        return self._by_language[language]
 
 
 _PLAN: _Plan | None = None
@@ -115,7 +118,7 @@ def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
         return result
     ctx = FileContext(sf.display, data, language, tags, settings)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
-    detectors = [d for d in plan.by_language.get(language, []) if d.tokens is None or any(t in data for t in d.tokens)]
+    detectors = [d for d in plan.detectors(language) if d.tokens is None or any(t in data for t in d.tokens)]
     # a Python file that uses a framework we check is always parsed, so its syntax errors
     # are reported even when no detector's pre-filter matched
     if detectors or (language == "python" and tags):
@@ -351,21 +354,47 @@ def _size(sf: SourceFile) -> int:
         return 0
 
 
-def _prepare_parent(settings: Settings) -> None:
+def _prepare_parent(settings: Settings, languages: set[str]) -> None:
     """Load the detectors and the CUDA grammar once, before forking, so workers inherit them."""
     plan = _plan(settings)
-    if "cuda" in plan.by_language:
+    for language in sorted(languages):
+        plan.detectors(language)
+    if "cuda" in languages:
         from portlint.cuda.parse import cuda_language
 
         cuda_language()
 
 
+def _start_method() -> str:
+    """fork when it is safe (the command line: one thread), else a clean forkserver.
+
+    Forking a process that runs other threads (a library caller that imported JAX, a test
+    session) can deadlock the child on a lock some thread held."""
+    import multiprocessing
+    import threading
+
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1 and not _foreign_threads():
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def _foreign_threads() -> bool:
+    """Threads started outside Python (XLA's thread pools) do not show in threading."""
+    try:
+        return len(os.listdir("/proc/self/task")) > 1
+    except OSError:
+        return False
+
+
 def _scan_parallel(pending: list[tuple[int, SourceFile, int]], settings: Settings, cache, jobs: int, done) -> None:
     import multiprocessing
 
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    method = _start_method()
     if method == "fork":
-        _prepare_parent(settings)
+        from portlint.languages import classify
+
+        _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _ in pending})
     order = [(i, sf) for i, sf, _ in sorted(pending, key=lambda p: (-p[2], p[0]))]
     chunk = max(1, min(8, len(order) // (jobs * 16)))
     with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
