@@ -49,18 +49,9 @@ class Imports:
     _CANON = {"flax.nnx.nn": "flax.nnx", "jax.experimental.pjit.pjit": "jax.jit", "jax.experimental.shard_map.shard_map": "jax.shard_map"}
 
     def __init__(self, module: ast.Module):
-        self.alias: dict[str, str] = {}
-        for node in ast.walk(module):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.asname:
-                        self.alias[a.asname] = a.name
-                    else:
-                        top = a.name.split(".")[0]
-                        self.alias.setdefault(top, top)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for a in node.names:
-                    self.alias[a.asname or a.name] = f"{node.module}.{a.name}"
+        from portlint.python.pyimports import Aliases
+
+        self.alias: dict[str, str] = Aliases(module).names
 
     def canonical(self, node: ast.AST) -> str | None:
         name = dotted(node)
