@@ -415,20 +415,26 @@ class GuardMap:
 _HEADER_CACHE: dict[Path, dict[str, int | None | bool]] = {}
 
 
+def local_headers(path: Path, includes) -> list[Path]:
+    """The headers of `#include "..."` names that exist next to `path`, resolved."""
+    found = []
+    for inc in includes:
+        try:
+            target = (path.parent / inc).resolve()
+            if target.is_file():
+                found.append(target)
+        except OSError:
+            continue
+    return found
+
+
 def header_defines(path: Path, includes: list[str], depth: int = 2) -> dict[str, int | None | bool]:
     """Macros that headers included with quotes from next to `path` define for an AMD build.
 
     Values: an int, True (defined, value unknown), False (defined only in branches an AMD
     build skips, so effectively undefined), None (defined under an unknown condition)."""
     out: dict[str, int | None | bool] = {}
-    for inc in includes:
-        target = (path.parent / inc)
-        try:
-            target = target.resolve()
-            if not target.is_file():
-                continue
-        except OSError:
-            continue
+    for target in local_headers(path, includes):
         if target not in _HEADER_CACHE:
             _HEADER_CACHE[target] = {}
             try:

@@ -95,15 +95,10 @@ _HEADER_NAMES: dict[Path, set[str]] = {}
 def _header_names(path: Path, text: str, depth: int = 2) -> set[str]:
     """Names defined by headers included with quotes from next to `path` (a vendor shim
     header that maps `__trap` or `__vsubss4` for HIP makes their uses the project's own)."""
+    from portlint.cuda.guards import local_headers
+
     out: set[str] = set()
-    for inc in _INCLUDE_LOCAL.findall(text):
-        target = path.parent / inc
-        try:
-            target = target.resolve()
-            if not target.is_file():
-                continue
-        except OSError:
-            continue
+    for target in local_headers(path, _INCLUDE_LOCAL.findall(text)):
         if target not in _HEADER_NAMES:
             _HEADER_NAMES[target] = set()
             try:

@@ -28,19 +28,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from portlint.python.guards import dotted as dotted_or_empty
 
 # ---- names ---------------------------------------------------------------------------------
 
 def dotted(node: ast.AST) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
+    return dotted_or_empty(node) or None
 
 
 class Imports:
