@@ -38,6 +38,7 @@ class _Ignorer:
         self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(settings.exclude))
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[Path, object | None] = {}
+        self._chains: dict[Path, list[tuple[Path, object]]] = {}
         self._pathspec = pathspec
 
     def _gitignore(self, directory: Path):
@@ -65,17 +66,26 @@ class _Ignorer:
             return True
         if not self.respect_gitignore:
             return False
-        # every .gitignore from the root down to the file's folder (only the file's own
-        # folder when it lies outside the root)
-        if absolute.is_relative_to(self.root):
-            folders = [d for d in reversed(absolute.parents) if d == self.root or d.is_relative_to(self.root)]
-        else:
-            folders = [absolute.parent]
-        for directory in folders:
-            spec = self._gitignore(directory)
-            if spec is not None and spec.match_file(absolute.relative_to(directory).as_posix() + suffix):
+        for directory, spec in self._specs_above(absolute.parent):
+            if spec.match_file(absolute.relative_to(directory).as_posix() + suffix):
                 return True
         return False
+
+    def _specs_above(self, folder: Path) -> list[tuple[Path, object]]:
+        """The .gitignore specs that apply in `folder`: every one from the root down to it
+        (only the folder's own when it lies outside the root). Memoised per folder, since a
+        walk asks for the same folders once per entry."""
+        found = self._chains.get(folder)
+        if found is None:
+            if folder != self.root and folder.is_relative_to(self.root):
+                found = list(self._specs_above(folder.parent))
+            else:
+                found = []
+            spec = self._gitignore(folder)
+            if spec is not None:
+                found.append((folder, spec))
+            self._chains[folder] = found
+        return found
 
 
 def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], list[Notice]]:

@@ -174,12 +174,12 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, res
             line = getattr(exc, "lineno", None) or 1
             result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
             return
-        import ast
+        from portlint.python.astindex import nodes
 
         for det in file_level:
             call(det, ctx)
         if dispatch:
-            for node in ast.walk(module):
+            for node in nodes(module):
                 dets = dispatch.get(type(node).__name__)
                 if dets:
                     for det in dets:

@@ -31,7 +31,7 @@ STUB_DIR = "/__portlint_stubs__"
 AMD_DEFINES = ("__HIP_PLATFORM_AMD__=1", "__HIPCC__=1", "__HIP__=1", "USE_ROCM=1", "GGML_USE_HIP=1", "__HIP_DEVICE_COMPILE__=1")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
-_ANGLE_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>', re.M)
+_ANY_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">]', re.M)
 _MAX_ROUNDS = 6
 
 # Statistics of this process (read by the measurement in docs/libclang-pass.md).
@@ -106,29 +106,43 @@ def _arguments(ctx, path: Path) -> list[str]:
     return args
 
 
-def _angle_includes(path: Path, text: str, include_dirs: list[Path], depth: int = 3) -> set[str]:
-    """`<...>` headers named by the file and the quoted headers it reaches that no include
-    directory provides: stubbed up front, so clang rarely has to be run twice."""
-    seen: set[Path] = set()
+@lru_cache(maxsize=16384)
+def _is_file(path: str) -> bool:
+    return os.path.isfile(path)
+
+
+@lru_cache(maxsize=4096)
+def _includes_of(path: str) -> tuple[tuple[str, str], ...]:
+    """(`"` or `<`, name) of each #include line of a header; read once per process."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return tuple(_ANY_INCLUDE.findall(f.read()))
+    except OSError:
+        return ()
+
+
+def _stub_names(path: Path, text: str, include_dirs: list[Path], limit: int = 400) -> set[str]:
+    """Headers the file reaches that no directory provides, found by following its include
+    graph the way the preprocessor searches (`"..."` next to the including file first, then
+    the include directories; `<...>` in the include directories only). Each becomes an
+    empty stub up front, so clang runs once instead of once per missing header."""
+    dirs = [str(d) for d in include_dirs]
+    start = os.path.normpath(str(path))
+    seen: set[str] = {start}
     wanted: set[str] = set()
-    todo = [(path, text, depth)]
+    todo = [(start, tuple(_ANY_INCLUDE.findall(text)))]
     while todo:
-        cur, body, d = todo.pop()
-        wanted.update(_ANGLE_INCLUDE.findall(body))
-        if d <= 0:
-            continue
-        for inc in _QUOTED_INCLUDE.findall(body):
-            for base in [cur.parent, *include_dirs]:
-                target = base / inc
-                if target.is_file():
-                    if target not in seen:
-                        seen.add(target)
-                        try:
-                            todo.append((target, target.read_text(encoding="utf-8", errors="replace"), d - 1))
-                        except OSError:
-                            pass
-                    break
-    return {w for w in wanted if not any((base / w).is_file() for base in include_dirs)}
+        cur, includes = todo.pop()
+        here = os.path.dirname(cur)
+        for quoted, name in includes:
+            bases = [here, *dirs] if quoted == '"' else dirs
+            target = next((t for t in (os.path.normpath(os.path.join(b, name)) for b in bases) if _is_file(t)), None)
+            if target is None:
+                wanted.add(name)
+            elif target not in seen and len(seen) < limit:
+                seen.add(target)
+                todo.append((target, _includes_of(target)))
+    return wanted
 
 
 def _eval_tokens(tokens: list[str], known: dict[str, int]) -> int | None:
@@ -138,18 +152,39 @@ def _eval_tokens(tokens: list[str], known: dict[str, int]) -> int | None:
     return eval_text(" ".join(tokens), cmap)
 
 
+def _definitions(tu):
+    """The cursors that can define a constant, in source order: macro definitions, enum
+    constants and variables. Only declarations that can hold such definitions are entered
+    (namespaces, classes, enums, linkage blocks); functions, expressions and references are
+    not, which keeps the walk to a fraction of the tree (function bodies are skipped by the
+    parse options anyway)."""
+    from clang.cindex import CursorKind as K
+
+    containers = {K.TRANSLATION_UNIT, K.NAMESPACE, K.LINKAGE_SPEC, K.ENUM_DECL, K.STRUCT_DECL, K.CLASS_DECL,
+                  K.UNION_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION, K.UNEXPOSED_DECL}
+    wanted = {K.MACRO_DEFINITION, K.ENUM_CONSTANT_DECL, K.VAR_DECL}
+    stack = [tu.cursor]
+    while stack:
+        cur = stack.pop()
+        kind = cur.kind
+        if kind in wanted:
+            yield kind, cur
+        if kind in containers:
+            stack.extend(reversed(list(cur.get_children())))
+
+
 def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
     from clang.cindex import CursorKind
 
     values: dict[str, int] = {}
     origins: dict[str, str] = {}
-    for cur in tu.cursor.walk_preorder():
-        kind = cur.kind
+    builtins = str(BUILTINS)
+    for kind, cur in _definitions(tu):
         loc = cur.location
         if loc.file is None:
             continue
         fname = loc.file.name
-        if fname == str(BUILTINS) or fname.startswith(STUB_DIR):
+        if fname == builtins or fname.startswith(STUB_DIR):
             continue
         if kind == CursorKind.MACRO_DEFINITION:
             toks = [t.spelling for t in cur.get_tokens()][1:]
@@ -158,7 +193,7 @@ def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
             v = _eval_tokens(toks, values)
         elif kind == CursorKind.ENUM_CONSTANT_DECL:
             v = cur.enum_value
-        elif kind == CursorKind.VAR_DECL and cur.type.is_const_qualified():
+        elif cur.type.is_const_qualified():  # a variable
             toks = [t.spelling for t in cur.get_tokens()]
             if "=" not in toks:
                 continue
@@ -200,7 +235,7 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
         index = ci.Index.create()
         include_dirs = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a in ("-I", "-isystem", "-iquote")]
         include_dirs += [Path(a[2:]) for a in args if a.startswith("-I") and len(a) > 2 and not a.startswith(f"-I{STUB_DIR}")]
-        stubs: dict[str, str] = {name: "" for name in _angle_includes(path, ctx.text, include_dirs)}
+        stubs: dict[str, str] = {name: "" for name in _stub_names(path, ctx.text, include_dirs)}
         options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
         unsaved = [(str(path), ctx.data.decode("utf-8", errors="replace"))]
         tu = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from portlint.model import Edit, Fix, Span
+from portlint.python import astindex
 from portlint.python.devices import (
     relevant,
     device_replacement,
@@ -259,7 +260,7 @@ _XLA_HINTS = {
 def _tested_calls(ctx) -> frozenset[int]:
     """ids of the calls that sit inside a comparison or a test (if / while / assert / and / or)."""
     out: set[int] = set()
-    for node in ast.walk(ctx.module):
+    for node in astindex.nodes(ctx.module):
         tests: list[ast.AST] = []
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             tests.append(node)
@@ -606,7 +607,7 @@ _PRECISION_WORDS = {"fp16", "float16", "half", "amp", "apex", "precision", "mixe
 def _precision_choices(ctx) -> _Spans:
     """Spans of branches taken on a precision setting (`if args.fp16:`, `if dtype == torch.float16:`)."""
     spans = []
-    for node in ast.walk(ctx.module):
+    for node in astindex.nodes(ctx.module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and set(words(node.name)) & (_PRECISION_WORDS | {"grad"}):
             spans.append(((node.body[0].lineno, node.body[0].col_offset), (node.body[-1].end_lineno, node.body[-1].end_col_offset)))
             continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import operator
 
+from portlint.python import astindex
 from portlint.python.pyimports import aliases
 from portlint.python.rocm_branches import rocm_reach
 from portlint.registry import detector
@@ -73,7 +74,7 @@ class _Scopes:
     def __init__(self, module: ast.Module):
         self.kinds: dict[ast.AST, dict[str, str]] = {}
         self.attributes: dict[str, str] = {}  # `self.capability = ...` is seen by every method
-        scopes = [module] + [n for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        scopes = [module] + [n for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for _ in range(2):  # twice, so `cc = major * 10 + minor` sees `major`, methods see attributes
             for scope in scopes:
                 names = self.kinds.setdefault(scope, {})

@@ -11,6 +11,7 @@ import ast
 import re
 
 from portlint.model import Span
+from portlint.python import astindex
 from portlint.python.pyimports import aliases
 from portlint.python.rocm_branches import rocm_reach
 from portlint.registry import detector
@@ -53,7 +54,7 @@ def _str(node) -> str | None:
 def _module_strings(ctx) -> dict[str, str]:
     """Module- and function-level `NAME = "literal"` assignments (asm strings kept in constants)."""
     out: dict[str, str] = {}
-    for node in ast.walk(ctx.module):
+    for node in astindex.nodes(ctx.module):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             s = _str(node.value)
             if s is not None:

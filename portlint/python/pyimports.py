@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import ast
 
+from portlint.python.astindex import nodes
+
 
 class Aliases:
     def __init__(self, module: ast.Module):
         self.names: dict[str, str] = {}
-        for node in ast.walk(module):
+        for node in nodes(module):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:

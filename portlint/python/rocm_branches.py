@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 import re
 
+from portlint.python import astindex
+
 # identifiers that are true exactly on AMD builds/devices
 _AMD_NAME = re.compile(r"^_*(?:is_|use_|on_|has_|running_on_|in_)?(?:hip|rocm|amd|amdgpu|cdna\d*|mi\d{3}\w*|gfx\w*)(?:_\w*)?$", re.I)
 # calls that are true only on NVIDIA (vLLM `current_platform.is_cuda()`, Triton tutorials' `is_cuda()`)
@@ -155,12 +157,9 @@ class RocmReach:
     """Parent links for a module, and the question: can an AMD run reach this node?"""
 
     def __init__(self, module: ast.Module):
-        self.parent: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(module):
-            for child in ast.iter_child_nodes(node):
-                self.parent[child] = node
+        self.parent: dict[ast.AST, ast.AST] = astindex.parents(module)
         self._cache: dict[ast.AST, str | None] = {}
-        names = {n.name for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        names = {n.name for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         # `get_cuda_autotune_config` is the NVIDIA variant when `get_hip_autotune_config` exists
         self.amd_variants = {_VENDOR.sub("*", n.lower()) for n in names if _AMD_WORD.search(n)}
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+
+from portlint.python import astindex
 from portlint.python.guards import dotted as dotted_or_empty
 
 # ---- names ---------------------------------------------------------------------------------
@@ -280,10 +282,8 @@ class TracedMap:
 
     # -- indexing --
     def _index(self) -> None:
-        self.nodes: list[ast.AST] = list(ast.walk(self.module))  # one walk, reused by every pass
-        for parent in self.nodes:
-            for child in ast.iter_child_nodes(parent):
-                self.parents[child] = parent
+        self.nodes: list[ast.AST] = astindex.nodes(self.module)  # one walk, shared with the engine
+        self.parents = astindex.parents(self.module)
         for node in self.nodes:
             if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 defs: dict[str, ast.AST] = {}

@@ -28,7 +28,7 @@ def line_hashes(text: str, wanted: set[int] | None = None) -> list[str]:
     The rolling hash of a window equals the polynomial hash of its 100 characters, and two
     lines share a hash exactly when their windows are equal, so the window strings (sliced
     in C) give the `:k` counts and only the wanted lines need arithmetic."""
-    if any(ord(ch) > 0xFFFF for ch in text):
+    if not text.isascii() and max(text) > "\uffff":
         return _line_hashes_rolling(text)  # astral characters: count UTF-16 units one by one
     counted = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
     starts = [0]
