@@ -63,7 +63,8 @@ class Cache:
         salt = "\0".join((str(_FORMAT), __version__, code_fingerprint(), rules_fingerprint(), settings_fingerprint(settings)))
         self.salt = hashlib.sha256(salt.encode()).hexdigest()
         self.writable = True
-        self._headers: dict[Path, tuple[bytes, list[bytes]] | None] = {}
+        self._headers: dict[str, tuple[bytes, list[bytes]] | None] = {}
+        self._found: dict[tuple[str, str], str | None] = {}
 
     # ---- keys ---------------------------------------------------------------------------------
     def key(self, display_path: str, data: bytes, real_path: Path | None = None) -> str:
@@ -76,42 +77,47 @@ class Cache:
             h.update(self._header_digest(Path(real_path), data))
         return h.hexdigest()
 
-    def _header(self, path: Path) -> tuple[bytes, list[bytes]] | None:
+    def _header(self, path: str) -> tuple[bytes, list[bytes]] | None:
         """(sha256, includes) of one header, read once per cache object (= per scan)."""
         if path not in self._headers:
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as fh:
+                    data = fh.read()
             except OSError:
                 self._headers[path] = None
             else:
                 self._headers[path] = (hashlib.sha256(data).digest(), _INCLUDE.findall(data))
         return self._headers[path]
 
+    def _find(self, folder: str, name: str) -> str | None:
+        """The real path of `folder/name` when it is a file; memoised per scan."""
+        key = (folder, name)
+        if key not in self._found:
+            candidate = os.path.join(folder, name)
+            try:
+                self._found[key] = os.path.realpath(candidate) if os.path.isfile(candidate) else None
+            except (OSError, ValueError):
+                self._found[key] = None
+        return self._found[key]
+
     def _header_digest(self, path: Path, data: bytes) -> bytes:
         """Hash of every header reachable from `data` through #include, as found on disk."""
-        base = path.parent
+        base = os.path.dirname(os.path.abspath(path))
         digest = hashlib.sha256()
-        seen: set[Path] = set()
+        seen: set[str] = set()
         todo = [(base, inc) for inc in _INCLUDE.findall(data)]
         while todo and len(seen) < _MAX_HEADERS:
             folder, inc = todo.pop()
             name = inc.decode("utf-8", "replace")
-            for candidate in (folder / name, base / name):
-                try:
-                    if not candidate.is_file():
-                        continue
-                    candidate = candidate.resolve()
-                except OSError:
-                    continue
-                if candidate not in seen:
-                    seen.add(candidate)
-                    info = self._header(candidate)
-                    if info is not None:
-                        todo.extend((candidate.parent, nested) for nested in info[1])
-                break
+            found = self._find(folder, name) or self._find(base, name)
+            if found is not None and found not in seen:
+                seen.add(found)
+                info = self._header(found)
+                if info is not None:
+                    todo.extend((os.path.dirname(found), nested) for nested in info[1])
         for header in sorted(seen):
             info = self._header(header)
-            digest.update(str(header).encode() + b"\0" + (info[0] if info else b"unreadable"))
+            digest.update(header.encode() + b"\0" + (info[0] if info else b"unreadable"))
         return digest.digest()
 
     # ---- entries ------------------------------------------------------------------------------

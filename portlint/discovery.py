@@ -22,12 +22,21 @@ class SourceFile:
     display: str  # POSIX path relative to the settings root (absolute when outside it)
 
 
+def _relative(absolute: str, folder: str) -> str | None:
+    """`absolute` relative to `folder` (both absolute and normalised), or None when it lies
+    outside. String work: this runs for every entry of a walk, where pathlib is slow."""
+    if absolute == folder:
+        return "."
+    prefix = folder if folder.endswith(os.sep) else folder + os.sep
+    if absolute.startswith(prefix):
+        return absolute[len(prefix):].replace(os.sep, "/")
+    return None
+
+
 def display_path(path: Path, root: Path) -> str:
-    absolute = Path(os.path.abspath(path))
-    try:
-        return absolute.relative_to(root).as_posix()
-    except ValueError:
-        return absolute.as_posix()
+    absolute = os.path.abspath(path)
+    rel = _relative(absolute, str(root))
+    return rel if rel is not None else absolute.replace(os.sep, "/")
 
 
 class _Ignorer:
@@ -35,50 +44,52 @@ class _Ignorer:
         import pathspec
 
         self.root = settings.root
+        self._root = str(settings.root)
         self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(settings.exclude))
         self.respect_gitignore = settings.respect_gitignore
-        self._gitignores: dict[Path, object | None] = {}
-        self._chains: dict[Path, list[tuple[Path, object]]] = {}
+        self._gitignores: dict[str, object | None] = {}
+        self._chains: dict[str, list[tuple[str, object]]] = {}
         self._pathspec = pathspec
 
-    def _gitignore(self, directory: Path):
+    def _gitignore(self, directory: str):
         if directory not in self._gitignores:
             spec = None
-            gi = directory / ".gitignore"
-            if self.respect_gitignore and gi.is_file():
+            gi = os.path.join(directory, ".gitignore")
+            if self.respect_gitignore and os.path.isfile(gi):
                 try:
-                    spec = self._pathspec.GitIgnoreSpec.from_lines(gi.read_text(encoding="utf-8", errors="replace").splitlines())
+                    with open(gi, encoding="utf-8", errors="replace") as fh:
+                        spec = self._pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
                 except Exception:
                     spec = None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
 
     def excluded(self, path: Path, is_dir: bool) -> bool:
-        absolute = Path(os.path.abspath(path))
+        absolute = os.path.abspath(path)
         suffix = "/" if is_dir else ""
-        try:
-            rel = absolute.relative_to(self.root).as_posix()
-        except ValueError:
-            rel = absolute.name
+        name = os.path.basename(absolute)
+        rel = _relative(absolute, self._root)
+        if rel is None:
+            rel = name
         if rel != "." and self.exclude.match_file(rel + suffix):
             return True
-        if absolute.name in DEFAULT_EXCLUDES:
+        if name in DEFAULT_EXCLUDES:
             return True
         if not self.respect_gitignore:
             return False
-        for directory, spec in self._specs_above(absolute.parent):
-            if spec.match_file(absolute.relative_to(directory).as_posix() + suffix):
+        for directory, spec in self._specs_above(os.path.dirname(absolute)):
+            if spec.match_file(_relative(absolute, directory) + suffix):
                 return True
         return False
 
-    def _specs_above(self, folder: Path) -> list[tuple[Path, object]]:
+    def _specs_above(self, folder: str) -> list[tuple[str, object]]:
         """The .gitignore specs that apply in `folder`: every one from the root down to it
         (only the folder's own when it lies outside the root). Memoised per folder, since a
         walk asks for the same folders once per entry."""
         found = self._chains.get(folder)
         if found is None:
-            if folder != self.root and folder.is_relative_to(self.root):
-                found = list(self._specs_above(folder.parent))
+            if folder != self._root and _relative(folder, self._root) is not None:
+                found = list(self._specs_above(os.path.dirname(folder)))
             else:
                 found = []
             spec = self._gitignore(folder)

@@ -4,6 +4,7 @@ over worker processes; the result is sorted, so the worker count never changes i
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -293,13 +294,18 @@ def _suppression_findings(ctx: FileContext, plan: _Plan, sups) -> list[Finding]:
 _POOL_MIN_FILES = 8  # below this many files to analyse, workers cost more than they save
 
 
-def scan_one(sf: SourceFile, settings: Settings, cache=None) -> FileResult:
+def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, str] | None = None) -> FileResult:
+    """Scan one file, through the cache when there is one. `known` is (cache key, sha256 of
+    the bytes it was computed from) when the caller already looked the file up and found no
+    entry: the key is reused unless the file changed since."""
     data, notices = read_source(sf, settings)
     if data is None:
         return FileResult(notices=notices)
     result = None
     key = None
-    if cache is not None:
+    if cache is not None and known is not None and hashlib.sha256(data).hexdigest() == known[1]:
+        key = known[0]
+    elif cache is not None:
         key = cache.key(sf.display, data, sf.real)
         result = cache.get(key)
     if result is None:
@@ -310,17 +316,19 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None) -> FileResult:
     return result
 
 
-def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | None, int]:
-    """(result, size): the result when the file needs no analysis (unreadable, skipped or
-    cached), else None and the file's size for scheduling."""
+def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | None, int, tuple[str, str] | None]:
+    """(result, size, known): the result when the file needs no analysis (unreadable,
+    skipped or cached), else None, the file's size for scheduling and (its cache key, the
+    sha256 of the bytes read) for scan_one."""
     data, notices = read_source(sf, settings)
     if data is None:
-        return FileResult(notices=notices), 0
-    result = cache.get(cache.key(sf.display, data, sf.real))
+        return FileResult(notices=notices), 0, None
+    key = cache.key(sf.display, data, sf.real)
+    result = cache.get(key)
     if result is None:
-        return None, len(data)
+        return None, len(data), (key, hashlib.sha256(data).hexdigest())
     result.notices = notices + result.notices
-    return result, len(data)
+    return result, len(data), key
 
 
 _WORKER_SETTINGS: Settings | None = None
@@ -333,10 +341,10 @@ def _init_worker(settings: Settings, cache=None) -> None:
     _WORKER_CACHE = cache
 
 
-def _work(item: tuple[int, SourceFile]) -> tuple[int, dict]:
+def _work(item: tuple[int, SourceFile, tuple[str, str] | None]) -> tuple[int, dict]:
     assert _WORKER_SETTINGS is not None
-    index, sf = item
-    return index, scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE).to_dict()
+    index, sf, known = item
+    return index, scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()
 
 
 def _open_cache(settings: Settings):
@@ -387,15 +395,15 @@ def _foreign_threads() -> bool:
         return False
 
 
-def _scan_parallel(pending: list[tuple[int, SourceFile, int]], settings: Settings, cache, jobs: int, done) -> None:
+def _scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]], settings: Settings, cache, jobs: int, done) -> None:
     import multiprocessing
 
     method = _start_method()
     if method == "fork":
         from portlint.languages import classify
 
-        _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _ in pending})
-    order = [(i, sf) for i, sf, _ in sorted(pending, key=lambda p: (-p[2], p[0]))]
+        _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
+    order = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
     chunk = max(1, min(8, len(order) // (jobs * 16)))
     with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
         for index, data in pool.imap_unordered(_work, order, chunksize=chunk):
@@ -417,21 +425,21 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         if progress:
             progress(finished, len(files))
 
-    pending: list[tuple[int, SourceFile, int]] = []
+    pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]] = []
     for i, sf in enumerate(files):
         if cache is None:
-            pending.append((i, sf, _size(sf)))
+            pending.append((i, sf, _size(sf), None))
             continue
-        hit, size = _lookup(sf, settings, cache)
+        hit, size, known = _lookup(sf, settings, cache)
         if hit is None:
-            pending.append((i, sf, size))
+            pending.append((i, sf, size, known))
         else:
             done(i, hit)
     if jobs > 1 and len(pending) >= max(_POOL_MIN_FILES, 2 * jobs):
         _scan_parallel(pending, settings, cache, jobs, done)
     else:
-        for i, sf, _ in pending:
-            done(i, scan_one(sf, settings, cache))
+        for i, sf, _, known in pending:
+            done(i, scan_one(sf, settings, cache, known))
     out = ScanResult(files_scanned=len(files))
     for r in results:
         assert r is not None

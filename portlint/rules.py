@@ -7,7 +7,6 @@ are read from the repository's `rules/` folder."""
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -97,11 +96,14 @@ def _require(data: dict, key: str, kind: type, where: str):
     return value
 
 
-def parse_rule(path: Path) -> Rule:
+def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
+    import tomllib
+
     where = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        text = (path.read_bytes() if raw is None else raw).decode("utf-8")
+        data = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise RuleError(f"{where}: {exc}") from None
     known = {
         "id", "name", "family", "language", "summary", "message", "severity", "confidence",
@@ -171,14 +173,29 @@ def parse_rule(path: Path) -> Rule:
     )
 
 
-@lru_cache(maxsize=1)
-def load_rules() -> dict[str, Rule]:
-    """Every rule, keyed by id, in id order. Fails loudly on a malformed or duplicate file."""
-    root = rules_root()
+INDEX_FILE = "index.json"
+_INDEX_FORMAT = 1
+
+
+def _rule_files(root: Path) -> list[tuple[Path, bytes]]:
+    return [(path, path.read_bytes()) for path in sorted(root.glob("*/PTL*.toml"))]
+
+
+def _files_digest(root: Path, files: list[tuple[Path, bytes]]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path, data in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _parse_all(root: Path, files: list[tuple[Path, bytes]]) -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     names: dict[str, str] = {}
-    for path in sorted(root.glob("*/PTL*.toml")):
-        rule = parse_rule(path)
+    for path, data in files:
+        rule = parse_rule(path, data)
         if rule.family != path.parent.name:
             raise RuleError(f"{path}: family {rule.family!r} must match its folder {path.parent.name!r}")
         if rule.id in rules:
@@ -190,6 +207,66 @@ def load_rules() -> dict[str, Rule]:
     if not rules:
         raise RuleError(f"no rule files under {root}")
     return dict(sorted(rules.items()))
+
+
+def _rule_fields() -> list[str]:
+    from dataclasses import fields
+
+    return [f.name for f in fields(Rule)]
+
+
+def build_index() -> str:
+    """The text of rules/index.json: every rule as parsed and validated from its TOML file,
+    with a digest of those files. `scripts/generate_rule_index.py` writes it."""
+    import json
+
+    root = rules_root()
+    files = _rule_files(root)
+    rules = _parse_all(root, files)
+    body = {
+        "format": _INDEX_FORMAT,
+        "fields": _rule_fields(),
+        "sha256": _files_digest(root, files),
+        "rules": {
+            rid: {**{k: getattr(r, k) for k in _rule_fields()}, "severity": {t: s.value for t, s in r.severity.items()}}
+            for rid, r in rules.items()
+        },
+    }
+    # not sort_keys: the order of severity and docs.why is the canonical target order
+    return json.dumps(body, indent=1, ensure_ascii=False) + "\n"
+
+
+def _from_index(root: Path, digest: str) -> dict[str, Rule] | None:
+    """The rules from index.json when it was built from exactly these rule files by a
+    portlint with the same Rule fields; None otherwise (the TOML files are parsed then)."""
+    import json
+
+    try:
+        index = json.loads((root / INDEX_FILE).read_text(encoding="utf-8"))
+        if index.get("format") != _INDEX_FORMAT or index.get("sha256") != digest or index.get("fields") != _rule_fields():
+            return None
+        rules = {}
+        for rid, d in index["rules"].items():
+            d = dict(d)
+            d["severity"] = {t: Severity(v) for t, v in d["severity"].items()}
+            d["references"] = tuple(d["references"])
+            d["tags"] = tuple(d["tags"])
+            rules[rid] = Rule(**d)
+        return dict(sorted(rules.items()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> dict[str, Rule]:
+    """Every rule, keyed by id, in id order. Fails loudly on a malformed or duplicate file.
+
+    Parsing 79 TOML files is a sizeable share of a one-file scan, so the rules also ship
+    pre-parsed in rules/index.json; it is used only when its digest matches the rule files
+    read now, so an edited rule file is always parsed afresh."""
+    root = rules_root()
+    files = _rule_files(root)
+    return _from_index(root, _files_digest(root, files)) or _parse_all(root, files)
 
 
 def rules_fingerprint() -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -85,7 +86,7 @@ class Row:
 @dataclass(frozen=True)
 class Table:
     version: str  # e.g. "HIPIFY 014177bc (2024-10-24)"
-    rows: dict[str, tuple[Row, ...]]
+    rows: Mapping[str, tuple[Row, ...]]
     prefix_re: re.Pattern
 
     def lookup(self, name: str, library: str | None = None) -> tuple[Row, ...]:
@@ -99,20 +100,41 @@ def table_path() -> Path:
     return rules_root() / TABLE_FILE
 
 
+class _Rows(Mapping):
+    """name -> rows of the table, built on first access: a file uses a few dozen of the
+    8,000 names, and making every Row up front cost more than the rest of a small scan."""
+
+    def __init__(self, fields: list[str], raw: dict[str, list[list[str]]]):
+        self._fields = fields
+        self._raw = raw
+        self._built: dict[str, tuple[Row, ...]] = {}
+
+    def __getitem__(self, name: str) -> tuple[Row, ...]:
+        rows = self._built.get(name)
+        if rows is None:
+            entries = self._raw[name]  # KeyError for a name not in the table
+            rows = self._built[name] = tuple(Row(name=name, **dict(zip(self._fields, e))) for e in entries)
+        return rows
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 @lru_cache(maxsize=1)
 def load_table() -> Table:
     data = json.loads(table_path().read_text(encoding="utf-8"))
-    fields = data["fields"]
-    rows: dict[str, list[Row]] = {}
-    for name, entries in data["names"].items():
-        for entry in entries:
-            rec = dict(zip(fields, entry))
-            rows.setdefault(name, []).append(Row(name=name, **rec))
+    rows = _Rows(data["fields"], data["names"])
     # candidates are found with one regex over the file: an alternation of the names'
     # leading three characters (each is checked against the dict afterwards)
     heads = sorted({n[:3] for n in rows}, key=lambda s: (-len(s), s))
     prefix_re = word_regex(tuple(heads))
-    return Table(data["version"], {k: tuple(v) for k, v in rows.items()}, prefix_re)
+    return Table(data["version"], rows, prefix_re)
 
 
 # ---- uses in a file -----------------------------------------------------------------------
