@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from portlint import __version__
@@ -32,6 +32,7 @@ _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 _MAX_HEADERS = 256
 
 
+@lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A hash of portlint's own source (detectors, engine, helpers, bundled headers): a
     changed detector must not be answered from a cache its old code filled."""
@@ -160,6 +161,8 @@ class Cache:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:

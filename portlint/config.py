@@ -7,7 +7,6 @@ is a ConfigError, which the CLI prints as one line and exits 2."""
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,8 +105,13 @@ def find_config(start: Path) -> Path | None:
             return candidate
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
+            import tomllib
+
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+                text = candidate.read_text(encoding="utf-8")
+                if "portlint" not in text:
+                    continue  # cannot hold [tool.portlint]; not ours to parse
+                data = tomllib.loads(text)
             except (OSError, UnicodeDecodeError):
                 continue
             except tomllib.TOMLDecodeError as exc:
@@ -118,6 +122,8 @@ def find_config(start: Path) -> Path | None:
 
 
 def load_config(path: Path, settings: Settings) -> Settings:
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -280,6 +280,47 @@ def test_libclang_pass_finds_a_constexpr_only_it_can_see(monkeypatch):
     assert set(with_pass) - set(without) == {(12, "PTL102")}  # threadIdx.x % kGroupLanes
 
 
+def test_libclang_results_are_kept_in_the_cache_dir_and_follow_header_edits(tmp_path):
+    """pre-commit runs one file per process: the pass's result is kept under
+    <cache>/libclang/, reused while the directives and reached headers are unchanged, and
+    recomputed when a header changes or an entry is corrupt."""
+    from portlint.cuda import libclang_pass as lp
+
+    project = tmp_path / "p"
+    (project / "include").mkdir(parents=True)
+    header = project / "include" / "cfg.cuh"
+    header.write_text("#pragma once\nconstexpr int kGroupLanes = 32;\n")
+    src = project / "k.cu"
+    body = "#include \"include/cfg.cuh\"\n__global__ void k(float* y) { y[threadIdx.x % kGroupLanes] = 1.f; }\n"
+    src.write_text(body)
+    cache = tmp_path / "cache"
+
+    def scan() -> tuple[list, dict]:
+        lp._CACHE.clear()
+        before = dict(lp.STATS)
+        res = scan_paths([src], select=("PTL102",), root=project, cache_dir=cache)
+        return _rules(res), {k: lp.STATS[k] - before[k] for k in ("files", "kept")}
+
+    found, stats = scan()
+    assert found == [(2, "PTL102")] and stats == {"files": 1, "kept": 0}
+    entries = list((cache / "libclang").rglob("*.json"))
+    assert len(entries) == 1
+
+    src.write_text(body + "// an edit below the directives\n")
+    found, stats = scan()
+    assert found == [(2, "PTL102")] and stats == {"files": 1, "kept": 1}
+
+    entries[0].write_bytes(b"0" * 64 + b"\n{}")  # corrupt: ignored and rewritten
+    src.write_text(body + "// a second edit\n")
+    found, stats = scan()
+    assert found == [(2, "PTL102")] and stats["kept"] == 0
+    assert lp._disk_get(entries[0]) is not None
+
+    header.write_text("#pragma once\nconstexpr int kGroupLanes = 64;\n")  # a 64-lane group: not a warp
+    found, stats = scan()
+    assert found == [] and stats["kept"] == 0
+
+
 def test_compile_commands_include_paths_and_defines(tmp_path):
     inc = tmp_path / "third_party" / "inc"
     inc.mkdir(parents=True)

@@ -58,6 +58,11 @@ class ConstantMap:
     # the libclang pass. Deferred because the pass costs 0.2-0.4 s a file and most files
     # never look up a constant they do not define themselves.
     deferred: Callable[[], dict[str, tuple[int, str]]] | None = None
+    # While the file's own definitions are first evaluated, a miss does not start the pass:
+    # it is only noted here, and the pass runs when a detector asks for one of the local
+    # values that stayed unknown (most files never do).
+    _quiet: bool = False
+    _missed: bool = False
 
     def lookup(self, name: str) -> Const | None:
         """The definition an AMD build uses: a live local one, else one from the headers."""
@@ -65,19 +70,45 @@ class ConstantMap:
         if defs:
             live = [d for d in defs if d.live]
             if live:
+                if any(d.value is None for d in live):
+                    self._settle()
                 values = {d.value for d in live}
                 return live[-1] if len(values) == 1 else Const(name, None, live[-1].kind, live[-1].line)
         found = self.outside.get(name)
         if (found is None or found.value is None) and self.deferred is not None and _CONSTANT_NAME.match(name):
-            self._load_deferred()
-            found = self.outside.get(name)
+            if self._quiet:
+                self._missed = True
+            else:
+                self._load_deferred()
+                found = self.outside.get(name)
         return found
+
+    def value_of(self, c: Const) -> int | None:
+        """The value of one local definition, starting the deferred pass if it is needed."""
+        if c.value is None:
+            self._settle()
+        return c.value
+
+    def _settle(self) -> None:
+        if self._missed and not self._quiet and self.deferred is not None:
+            self._load_deferred()
 
     def _load_deferred(self) -> None:
         load, self.deferred = self.deferred, None
         for name, (v, origin) in load().items():
             if name not in self.outside or self.outside[name].value is None:
                 self.outside[name] = Const(name, v, "libclang", 0, live=True, origin=origin)
+        if self._missed:
+            self._evaluate_locals()
+
+    def _evaluate_locals(self) -> None:
+        """Values of the local definitions, in two rounds so constants defined from other
+        constants resolve (a definition already valued keeps its value)."""
+        for _ in range(2):
+            for defs in self.local.values():
+                for d in defs:
+                    if d.value is None and d.node is not None:
+                        d.value = eval_text(node_text(d.node), self) if d.kind == "define" else eval_int(d.node, self)
 
     def value(self, name: str) -> int | None:
         c = self.lookup(name)
@@ -208,11 +239,8 @@ def constant_map(ctx) -> ConstantMap:
     cmap.deferred = lambda: libclang_constants(ctx)
     for name, value, node, line in pending_defines:
         cmap.local.setdefault(name, []).append(Const(name, None, "define", line, value, node, not dead(line)))
-    # values, in two rounds so constants defined from other constants resolve
-    for _ in range(2):
-        for defs in cmap.local.values():
-            for d in defs:
-                if d.value is None:
-                    d.value = eval_text(node_text(d.node), cmap) if d.kind == "define" else eval_int(d.node, cmap)
+    cmap._quiet = True
+    cmap._evaluate_locals()
+    cmap._quiet = False
     del real
     return cmap

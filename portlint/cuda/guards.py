@@ -415,6 +415,11 @@ class GuardMap:
 _HEADER_CACHE: dict[Path, dict[str, int | None | bool]] = {}
 
 
+def forget_files() -> None:
+    """Drop what was read from headers (called by the engine at the start of each scan)."""
+    _HEADER_CACHE.clear()
+
+
 def local_headers(path: Path, includes) -> list[Path]:
     """The headers of `#include "..."` names that exist next to `path`, resolved."""
     found = []

@@ -270,6 +270,11 @@ def _header_macros(base: str, inc: str) -> dict | None:
     return header_defines(target.parent / "_", [target.name])
 
 
+def forget_files() -> None:
+    """Drop what was read from headers (called by the engine at the start of each scan)."""
+    _header_macros.cache_clear()
+
+
 def api_uses(ctx) -> list[Use]:
     """ctx.fact(api_uses): every use of a name in the table, in file order."""
     table = load_table()

@@ -18,6 +18,7 @@ one-line notice says so. `PORTLINT_LIBCLANG=0` turns the pass off (used to measu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -35,7 +36,7 @@ _ANY_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">]', re
 _MAX_ROUNDS = 6
 
 # Statistics of this process (read by the measurement in docs/libclang-pass.md).
-STATS = {"files": 0, "seconds": 0.0, "failures": 0}
+STATS = {"files": 0, "seconds": 0.0, "failures": 0, "kept": 0}
 
 
 def enabled(ctx) -> bool:
@@ -112,24 +113,30 @@ def _is_file(path: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _includes_of(path: str) -> tuple[tuple[str, str], ...]:
-    """(`"` or `<`, name) of each #include line of a header; read once per process."""
+def _header_info(path: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(sha256 of the bytes, the (`"` or `<`, name) of each #include line) of a header;
+    read once per process."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return tuple(_ANY_INCLUDE.findall(f.read()))
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError:
-        return ()
+        return "unreadable", ()
+    return hashlib.sha256(data).hexdigest(), tuple(_ANY_INCLUDE.findall(data.decode("utf-8", errors="replace")))
 
 
-def _stub_names(path: Path, text: str, include_dirs: list[Path], limit: int = 400) -> set[str]:
-    """Headers the file reaches that no directory provides, found by following its include
-    graph the way the preprocessor searches (`"..."` next to the including file first, then
-    the include directories; `<...>` in the include directories only). Each becomes an
-    empty stub up front, so clang runs once instead of once per missing header."""
+def _include_graph(path: Path, text: str, include_dirs: list[Path], limit: int = 400) -> tuple[set[str], list[str], bool]:
+    """(stubs, headers, complete) for a file, by following its include graph the way the
+    preprocessor searches (`"..."` next to the including file first, then the include
+    directories; `<...>` in the include directories only).
+
+    stubs: the headers it reaches that no directory provides; each becomes an empty stub up
+    front, so clang runs once instead of once per missing header. headers: the files it
+    reaches, sorted. complete: False when the walk stopped at `limit` headers."""
     dirs = [str(d) for d in include_dirs]
     start = os.path.normpath(str(path))
     seen: set[str] = {start}
     wanted: set[str] = set()
+    complete = True
     todo = [(start, tuple(_ANY_INCLUDE.findall(text)))]
     while todo:
         cur, includes = todo.pop()
@@ -139,10 +146,60 @@ def _stub_names(path: Path, text: str, include_dirs: list[Path], limit: int = 40
             target = next((t for t in (os.path.normpath(os.path.join(b, name)) for b in bases) if _is_file(t)), None)
             if target is None:
                 wanted.add(name)
-            elif target not in seen and len(seen) < limit:
+            elif target not in seen:
+                if len(seen) >= limit:
+                    complete = False
+                    continue
                 seen.add(target)
-                todo.append((target, _includes_of(target)))
-    return wanted
+                todo.append((target, _header_info(target)[1]))
+    seen.discard(start)
+    return wanted, sorted(seen), complete
+
+
+# ---- results kept across runs ----------------------------------------------------------------
+# A pre-commit run analyses one file in a fresh process, and the pass is most of its cost when
+# it runs. Its result depends on the folder, the arguments, the file's directives and the
+# headers it reaches, so with a cache directory (and no compile database, whose -I folders
+# are not hashed) it is kept under <cache>/libclang/, keyed by all of those and by portlint's
+# own source; an entry that does not check out is ignored.
+
+def _disk_entry(ctx, key: tuple, headers: list[str]) -> Path | None:
+    cache_dir = getattr(ctx.settings, "cache_dir", None)
+    if cache_dir is None or getattr(ctx.settings, "compile_commands", None):
+        return None
+    from portlint.cache import code_fingerprint
+
+    digest = hashlib.sha256()
+    for part in ("libclang-pass-1", code_fingerprint(), repr(key)):
+        digest.update(part.encode() + b"\0")
+    for header in headers:
+        digest.update(header.encode() + b"\0" + _header_info(header)[0].encode() + b"\0")
+    name = digest.hexdigest()
+    return Path(cache_dir) / "libclang" / name[:2] / f"{name[2:]}.json"
+
+
+def _disk_get(entry: Path) -> dict[str, tuple[int, str]] | None:
+    try:
+        check, sep, body = entry.read_bytes().partition(b"\n")
+        if not sep or check != hashlib.sha256(body).hexdigest().encode():
+            return None
+        return {name: (int(v), str(origin)) for name, (v, origin) in json.loads(body).items()}
+    except Exception:  # missing, truncated, corrupt: not cached
+        return None
+
+
+def _disk_put(entry: Path, found: dict[str, tuple[int, str]]) -> None:
+    from portlint.cache import _atomic_write
+
+    body = json.dumps({name: [v, origin] for name, (v, origin) in sorted(found.items())}, separators=(",", ":")).encode()
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        ignore = entry.parent.parent.parent / ".gitignore"
+        if not ignore.exists():
+            _atomic_write(ignore, b"# created by portlint\n*\n")
+        _atomic_write(entry, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    except OSError:
+        pass  # a read-only cache directory: the pass simply runs again next time
 
 
 def _eval_tokens(tokens: list[str], known: dict[str, int]) -> int | None:
@@ -214,6 +271,15 @@ _DIRECTIVE_LINE = re.compile(r"^\s*#\s*(?:include|define|undef|if|ifdef|ifndef|e
 _CACHE: dict[tuple, dict[str, tuple[int, str]]] = {}
 
 
+def forget_files() -> None:
+    """Drop what was read from files (called by the engine at the start of each scan: a
+    long-lived caller may edit headers between two scans)."""
+    _CACHE.clear()
+    _is_file.cache_clear()
+    _header_info.cache_clear()
+    _compile_database.cache_clear()
+
+
 def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
     """name -> (value, header) for integer macros and constants defined outside the file.
 
@@ -230,12 +296,20 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
     start = time.perf_counter()
     STATS["files"] += 1
     try:
+        include_dirs = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a in ("-I", "-isystem", "-iquote")]
+        include_dirs += [Path(a[2:]) for a in args if a.startswith("-I") and len(a) > 2 and not a.startswith(f"-I{STUB_DIR}")]
+        missing_headers, headers, complete = _include_graph(path, ctx.text, include_dirs)
+        entry = _disk_entry(ctx, key, headers) if complete else None
+        if entry is not None:
+            kept = _disk_get(entry)
+            if kept is not None:
+                STATS["kept"] += 1
+                _CACHE[key] = kept
+                return kept
+        stubs: dict[str, str] = {name: "" for name in missing_headers}
         import clang.cindex as ci
 
         index = ci.Index.create()
-        include_dirs = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a in ("-I", "-isystem", "-iquote")]
-        include_dirs += [Path(a[2:]) for a in args if a.startswith("-I") and len(a) > 2 and not a.startswith(f"-I{STUB_DIR}")]
-        stubs: dict[str, str] = {name: "" for name in _stub_names(path, ctx.text, include_dirs)}
         options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
         unsaved = [(str(path), ctx.data.decode("utf-8", errors="replace"))]
         tu = None
@@ -260,6 +334,8 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
         if len(_CACHE) > 512:
             _CACHE.clear()
         _CACHE[key] = found
+        if entry is not None:
+            _disk_put(entry, found)
         return found
     except Exception as exc:  # libclang missing, broken, or a crash on this file
         STATS["failures"] += 1

@@ -103,11 +103,15 @@ class Analysis:
     # -- constants --
     def warp_const_kind(self, c: Const) -> str | None:
         """'size' / 'log' / 'mask' when a definition is a warp constant of the 32-lane world."""
-        if c.value == 32 and WARP_SIZE_NAME.match(c.name):
+        size, log, mask = (p.match(c.name) is not None for p in (WARP_SIZE_NAME, LOG_WARP_NAME, LANE_MASK_NAME))
+        if not (size or log or mask):
+            return None  # names first: asking for a value may start the libclang pass
+        value = self.cmap.value_of(c)
+        if value == 32 and size:
             return "size"
-        if c.value == 5 and LOG_WARP_NAME.match(c.name):
+        if value == 5 and log:
             return "log"
-        if c.value == 31 and LANE_MASK_NAME.match(c.name):
+        if value == 31 and mask:
             return "mask"
         return None
 
