@@ -161,11 +161,12 @@ class Cache:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp")
+    """Write a temporary file next to `path` and rename it over `path`. The temporary name
+    carries the process id, so parallel workers never share one (and a leftover of a killed
+    process is simply overwritten by the next process with that id)."""
+    tmp = path.parent / f".tmp.{path.name}.{os.getpid()}"
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with open(tmp, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
     except BaseException:

@@ -105,7 +105,9 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         _fail(str(exc))
 
     from portlint.discovery import discover
-    from portlint.engine import scan_files, worst_severity
+    from portlint.engine import scan_files, tune_gc, worst_severity
+
+    tune_gc()
 
     try:
         files, notices = discover(paths, settings)

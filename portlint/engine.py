@@ -67,6 +67,7 @@ class _Plan:
         # the tool's own rules (family "tool") are called by the engine, not by the walk
         self.detectable = {rid for rid in self.enabled if self.rules[rid].family != "tool"}
         self._by_language: dict[str, list[Detector]] = {}
+        self._tokens: dict[str, tuple[bytes, ...]] = {}
 
     def detectors(self, language: str) -> list[Detector]:
         """The detectors for one language, importing their families on first use (a scan of
@@ -74,7 +75,15 @@ class _Plan:
         if language not in self._by_language:
             ids = {rid for rid in self.detectable if self.rules[rid].language in (language, "any")}
             self._by_language[language] = detectors_for(ids)
+            self._tokens[language] = tuple(sorted({t for d in self._by_language[language] for t in d.tokens or ()}))
         return self._by_language[language]
+
+    def detectors_for_file(self, language: str, data: bytes) -> list[Detector]:
+        """The detectors whose pre-filter passes on `data`: each distinct token is looked for
+        once per file (detectors share many), then every detector checks its own."""
+        detectors = self.detectors(language)
+        present = {t for t in self._tokens[language] if t in data}
+        return [d for d in detectors if d.tokens is None or not present.isdisjoint(d.tokens)]
 
 
 _PLAN: _Plan | None = None
@@ -119,7 +128,7 @@ def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
         return result
     ctx = FileContext(sf.display, data, language, tags, settings)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
-    detectors = [d for d in plan.detectors(language) if d.tokens is None or any(t in data for t in d.tokens)]
+    detectors = plan.detectors_for_file(language, data)
     # a Python file that uses a framework we check is always parsed, so its syntax errors
     # are reported even when no detector's pre-filter matched
     if detectors or (language == "python" and tags):
@@ -335,8 +344,22 @@ _WORKER_SETTINGS: Settings | None = None
 _WORKER_CACHE = None
 
 
+def tune_gc() -> None:
+    """Fewer cyclic garbage collections for a scan process.
+
+    A scan makes millions of short-lived, acyclic objects (syntax trees, AST nodes,
+    findings); with Python's default threshold (700 allocations) the collector ran some
+    2,600 times over the bench corpus, full passes included, and took 6 % of a serial
+    scan. 20,000 costs about 17 MB more at peak. The command line calls this; a library
+    caller keeps its own settings."""
+    import gc
+
+    gc.set_threshold(20_000, 20, 20)
+
+
 def _init_worker(settings: Settings, cache=None) -> None:
     global _WORKER_SETTINGS, _WORKER_CACHE
+    tune_gc()
     _WORKER_SETTINGS = settings
     _WORKER_CACHE = cache
 

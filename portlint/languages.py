@@ -23,19 +23,23 @@ _CUDA_CONTENT = re.compile(
     rb"|\bwarpSize\b|__shfl|__ballot|threadIdx|CUtensorMap"
 )
 
-# Python: framework tags from imports. Keys are tags the rule families ask for.
+# Python: framework tags from imports. Keys are tags the rule families ask for; values are
+# the top modules (a module or anything under it) whose import sets the tag.
 _PY_IMPORTS = {
-    "triton": re.compile(rb"^\s*(?:import|from)\s+triton\b", re.M),
-    "jax": re.compile(rb"^\s*(?:import|from)\s+(?:jax|flax|optax|equinox|haiku)\b", re.M),
-    "torch_xla": re.compile(rb"^\s*(?:import|from)\s+(?:torch_xla|torch_neuronx|neuronx_distributed|neuronxcc|libneuronxla)\b", re.M),
-    "gaudi": re.compile(rb"^\s*(?:import|from)\s+(?:habana_frameworks|optimum\.habana)\b", re.M),
-    "torch": re.compile(rb"^\s*(?:import|from)\s+torch\b", re.M),
-    "nki": re.compile(rb"^\s*(?:import|from)\s+(?:neuronxcc\.nki|nki)\b", re.M),
+    "triton": ("triton",),
+    "jax": ("jax", "flax", "optax", "equinox", "haiku"),
+    "torch_xla": ("torch_xla", "torch_neuronx", "neuronx_distributed", "neuronxcc", "libneuronxla"),
+    "gaudi": ("habana_frameworks", "optimum.habana"),
+    "torch": ("torch",),
+    "nki": ("neuronxcc.nki", "nki"),
 }
-# Device strings that mark a file as targeting a non-NVIDIA accelerator even without imports.
+# the module named first on each import line (one pass over the file for every tag)
+_IMPORT_LINE = re.compile(rb"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", re.M)
+# Device strings that mark a file as targeting a non-NVIDIA accelerator even without imports,
+# each with the words one of which any match contains (a cheap test before the regex).
 _PY_DEVICE_HINTS = {
-    "gaudi": re.compile(rb"[\"']hpu[\"']|\bhtcore\b"),
-    "torch_xla": re.compile(rb"[\"']xla[\"']|\bxm\.xla_device\b"),
+    "gaudi": ((b"hpu", b"htcore"), re.compile(rb"[\"']hpu[\"']|\bhtcore\b")),
+    "torch_xla": ((b"xla",), re.compile(rb"[\"']xla[\"']|\bxm\.xla_device\b")),
 }
 
 
@@ -56,9 +60,11 @@ def classify(path: str | PurePath, head: bytes) -> tuple[str | None, frozenset[s
 
 
 def python_tags(data: bytes) -> frozenset[str]:
-    tags = {tag for tag, rx in _PY_IMPORTS.items() if rx.search(data)}
-    for tag, rx in _PY_DEVICE_HINTS.items():
-        if rx.search(data):
+    modules = {m.decode("ascii") for m in _IMPORT_LINE.findall(data)}
+    tags = {tag for tag, roots in _PY_IMPORTS.items()
+            if any(m == root or m.startswith(root + ".") for m in modules for root in roots)}
+    for tag, (needles, rx) in _PY_DEVICE_HINTS.items():
+        if any(n in data for n in needles) and rx.search(data):
             tags.add(tag)
     return frozenset(tags)
 
