@@ -1057,6 +1057,9 @@ _WS_SUGGESTION = (
 
 # ---- PTL108: host code assuming 32-thread warps ------------------------------------------
 
+_NOT_A_WARP_UNIT = re.compile(r"tile|elem|byte|chunk|vec|pack|scale|row|col|bits", re.I)
+
+
 def _host_arith(a: Analysis, be, op: str) -> None:
     if op not in ("*", "/"):
         return
@@ -1065,6 +1068,10 @@ def _host_arith(a: Analysis, be, op: str) -> None:
     for x, y in pairs:
         v, how = a.value_of(y)
         if v != 32 or how == "local-warp" or x is None:
+            continue
+        # a 32 whose name says what it counts (MX scaling blocks: `chunkElems`, tiles,
+        # bytes) is that unit, not a warp
+        if y.type in ("identifier", "qualified_identifier") and _NOT_A_WARP_UNIT.search(node_text(y)):
             continue
         xname = node_text(x)
         if op == "*" and x.type in ("identifier", "field_expression") and WARP_COUNT_NAME.match(xname.split(".")[-1].split("->")[-1]):
