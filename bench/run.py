@@ -4,7 +4,8 @@
 
 It scans the pinned corpus (bench/corpus.toml) with, side by side, on the same files:
 portlint cold (empty cache), portlint warm (cache filled, nothing changed), portlint on
-one changed file (the pre-commit case), portlint start-up on a tiny file, semgrep with the
+changed files (the pre-commit case: a median-size CUDA file, a median-size Python file, five
+files in one call, and the largest CUDA file), portlint start-up on a tiny file, semgrep with the
 equivalent pattern set (bench/semgrep/portability.yml) and grep -E over the same tokens
 (bench/grep_floor.txt) as the floor. It reports wall time, CPU time, lines per second and
 the peak memory of each command's whole process tree, checks the issue's targets, and
@@ -36,7 +37,7 @@ RESULTS = BENCH / "results"
 TOOLS = BENCH / ".tools"
 SEMGREP_VERSION = "1.185.0"
 NEWLINE = b"\n"
-ONE_FILE_PACKAGE = "transformer-engine-torch"  # the pre-commit case edits its largest CUDA file
+ONE_FILE_PACKAGE = "transformer-engine-torch"  # the pre-commit cases edit files of this package
 TARGETS = {"speedup_vs_semgrep": 3.0, "warm_fraction": 0.10, "one_file_s": 0.5, "peak_mb": 500.0}
 
 
@@ -164,29 +165,58 @@ def grep_scan(files: list[Path], src: Path, out: Path, jobs: int) -> Measurement
     return check_ok(run(["bash", "-c", script], cwd=src, interval=0.02), "grep", ok_codes=(0,))
 
 
-def one_file_runs(package: Path, work: Path, repeats: int) -> tuple[Measurement, list[float], str]:
-    """pre-commit: a warm cache over a checkout, then one file changes and portlint is run
-    on that file alone. The file is the largest CUDA file of the package (the worst case)."""
+def _median_file(files: list[Path]) -> Path:
+    ranked = sorted(files, key=lambda p: (p.stat().st_size, p.as_posix()))
+    return ranked[len(ranked) // 2]
+
+
+def one_file_runs(package: Path, work: Path, repeats: int) -> list[tuple[str, Measurement, list[float], str]]:
+    """pre-commit: a warm cache over a checkout, then files change and portlint runs on
+    them alone (`--force-exclude`, as the hook does). Four cases, each the median of
+    `repeats` runs with a fresh edit before every run:
+
+    - the median-size CUDA file of the package and the median-size Python file (typical);
+    - the five CUDA/Python files around the median size, in one call (pre-commit hands a
+      handful of files to one process);
+    - the largest CUDA file (the worst case)."""
     tree = fresh(work) / package.name
     shutil.copytree(package, tree)
     (work / "portlint.toml").write_text("# one-file benchmark project\n")
     cache = work / ".cache"
-    prime = portlint_scan(work, work / "prime.json", jobs=None, cache=cache)
-    del prime
-    cu = max((p for p in tree.rglob("*") if p.suffix in (".cu", ".cuh")), key=lambda p: p.stat().st_size)
-    rel = cu.relative_to(work).as_posix()
-    original = cu.read_bytes()
-    walls: list[float] = []
-    runs: list[Measurement] = []
-    for i in range(repeats):
-        cu.write_bytes(original + f"\n// edit {i} {time.time_ns()}\n".encode())
-        cmd = portlint_cmd() + ["scan", "--force-exclude", "--no-progress", "--exit-zero", "--cache-dir", str(cache), rel]
-        m = check_ok(run(cmd, cwd=work, interval=0.005), "portlint one-file")
-        walls.append(m.wall)
-        runs.append(m)
-    cu.write_bytes(original)
-    median = sorted(runs, key=lambda m: m.wall)[len(runs) // 2]
-    return median, walls, f"{rel} ({original.count(NEWLINE)} lines)"
+    portlint_scan(work, work / "prime.json", jobs=None, cache=cache)
+    cuda = [p for p in tree.rglob("*") if p.suffix in (".cu", ".cuh") and p.is_file()]
+    python = [p for p in tree.rglob("*.py") if p.is_file()]
+    by_size = sorted(cuda + python, key=lambda p: (p.stat().st_size, p.as_posix()))
+    middle = len(by_size) // 2
+    cases = [
+        ("median-size CUDA file", [_median_file(cuda)]),
+        ("median-size Python file", [_median_file(python)]),
+        ("five median-size files, one call", by_size[middle - 2: middle + 3]),
+        ("largest CUDA file (worst case)", [max(cuda, key=lambda p: (p.stat().st_size, p.as_posix()))]),
+    ]
+    out = []
+    for label, paths in cases:
+        originals = {p: p.read_bytes() for p in paths}
+        rels = [p.relative_to(work).as_posix() for p in paths]
+        walls: list[float] = []
+        runs: list[Measurement] = []
+        for i in range(repeats):
+            for p, data in originals.items():
+                mark = b"# edit" if p.suffix == ".py" else b"// edit"
+                p.write_bytes(data + mark + f" {i} {time.time_ns()}\n".encode())
+            cmd = portlint_cmd() + ["scan", "--force-exclude", "--no-progress", "--exit-zero", "--cache-dir", str(cache), *rels]
+            m = check_ok(run(cmd, cwd=work, interval=0.005), "portlint one-file")
+            walls.append(m.wall)
+            runs.append(m)
+        for p, data in originals.items():
+            p.write_bytes(data)
+        median = sorted(runs, key=lambda m: m.wall)[len(runs) // 2]
+        if len(paths) == 1:
+            which = f"{rels[0]} ({originals[paths[0]].count(NEWLINE)} lines)"
+        else:
+            which = f"{len(paths)} files, {sum(d.count(NEWLINE) for d in originals.values())} lines"
+        out.append((label, median, walls, which))
+    return out
 
 
 def startup_runs(work: Path, repeats: int) -> tuple[Measurement, dict[str, bool]]:
@@ -321,11 +351,12 @@ def main(argv: list[str] | None = None) -> int:
     serial = portlint_scan(src, RESULTS / "jobs1.json", jobs=1, cache=None)
     rows.append(row("portlint --no-cache --jobs 1", serial, lines, f"report {sha(RESULTS / 'jobs1.json')}"))
 
-    log("portlint one changed file")
+    log("portlint changed files (pre-commit)")
     package = next(p["tree"] for p in packages if p["name"] == ONE_FILE_PACKAGE)
-    one, walls, which = one_file_runs(package, RESULTS / "onefile", args.one_file_repeat)
-    rows.append(row("portlint one changed file (warm cache, pre-commit)", one, None,
-                    f"median of {len(walls)} (max {max(walls):.2f} s); {which}"))
+    one_file = one_file_runs(package, RESULTS / "onefile", args.one_file_repeat)
+    for label, m, walls, which in one_file:
+        rows.append(row(f"portlint pre-commit: {label} (warm cache)", m, None,
+                        f"median of {len(walls)} (max {max(walls):.2f} s); {which}"))
 
     log("portlint start-up")
     start, loaded = startup_runs(RESULTS / "startup", args.one_file_repeat)
@@ -340,7 +371,12 @@ def main(argv: list[str] | None = None) -> int:
         checks.append((f"cold ≥ {TARGETS['speedup_vs_semgrep']:.0f}× faster than semgrep (wall)", f"{ratio:.2f}× ({cold.wall:.1f} s vs {sg.wall:.1f} s)", ratio >= TARGETS["speedup_vs_semgrep"]))
     frac = warm.wall / cold.wall
     checks.append((f"warm ≤ {TARGETS['warm_fraction']:.0%} of cold", f"{frac:.1%} ({warm.wall:.2f} s)", frac <= TARGETS["warm_fraction"]))
-    checks.append((f"one changed file ≤ {TARGETS['one_file_s']} s wall", f"{one.wall:.2f} s (median)", one.wall <= TARGETS["one_file_s"]))
+    typical = [(label, m) for label, m, _, _ in one_file if label.startswith("median-size")]
+    checks.append((f"one changed file ≤ {TARGETS['one_file_s']} s wall (median-size CUDA and Python files)",
+                   ", ".join(f"{round(m.wall, 3):.2f} s" for _, m in typical), all(m.wall <= TARGETS["one_file_s"] for _, m in typical)))
+    worst = next(m for label, m, _, _ in one_file if "worst" in label)
+    checks.append((f"one changed file ≤ {TARGETS['one_file_s']} s wall, largest CUDA file (worst case)",
+                   f"{round(worst.wall, 3):.2f} s", worst.wall <= TARGETS["one_file_s"]))
     peak = max(cold.peak_tree_mb, warm.peak_tree_mb, serial.peak_tree_mb)
     checks.append((f"peak memory ≤ {TARGETS['peak_mb']:.0f} MB on the corpus", f"{peak:.0f} MB (process tree, RSS summed)", peak <= TARGETS["peak_mb"]))
     checks.append(("findings identical: --jobs 1, --jobs 2, warm", "byte-identical JSON" if identical else "JSON reports differ", identical))
