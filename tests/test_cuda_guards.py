@@ -86,6 +86,27 @@ def test_elif_chains_pick_one_live_branch():
     assert dead(src, "fallback") is not None
 
 
+def test_else_after_an_unknown_if_and_an_amd_elif_is_dead():
+    """DeepSpeed's gemm_test.h shape: the #if is a project flag (unknown), the #elif holds for
+    AMD; whichever of the two is compiled, the #else never is."""
+    src = """
+    #if defined(MY_PROJECT_FLAG)
+      project();
+    #elif defined(__HIP_PLATFORM_AMD__)
+      hip();
+    #elif defined(USE_ROCM)
+      rocm_again();
+    #else
+      cuda();
+    #endif
+    """
+    g = gm(src)
+    assert g.unknown_for_amd(line_of(src, "project")) and g.unknown_for_amd(line_of(src, "hip()"))
+    assert dead(src, "rocm_again") is not None  # an earlier branch is compiled
+    guard = dead(src, "cuda()")
+    assert guard is not None and guard.has_alternative
+
+
 def test_unknown_project_macro_is_neither_live_nor_dead():
     src = """
     #ifdef MY_PROJECT_FAST_PATH

@@ -339,10 +339,13 @@ class GuardMap:
                 stack.append(fr)
                 open_branch(fr, v, directive, first, last)
                 fr["taken"] = v is True
+                fr["some_true"] = v is True
             elif kind in ("elif", "elifdef", "elifndef", "else") and stack:
                 fr = stack[-1]
                 close_branch(fr, first)
-                prior_true = fr["taken"]
+                # an earlier condition that holds for AMD: that branch, or one before it
+                # whose condition is unknown, is the one compiled, never a later one
+                prior_true = fr["taken"] or fr.get("some_true", False)
                 prior_unknown = any(x is None for x in frame_branch_values[fr["id"]])
                 if kind == "else":
                     v = False if prior_true else (None if prior_unknown else True)
@@ -354,6 +357,7 @@ class GuardMap:
                         v = None if st == "unknown" else (st is not False)
                         if kind == "elifndef" and v is not None:
                             v = not v
+                    fr["some_true"] = fr.get("some_true", False) or v is True
                     if prior_true:
                         v = False
                     elif prior_unknown and v is True:
