@@ -123,21 +123,16 @@ class Cache:
 
     # ---- entries ------------------------------------------------------------------------------
     def _path(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key[2:]}.json"
-
-    @staticmethod
-    def _check(key: str, body: bytes) -> bytes:
-        return hashlib.sha256(key.encode() + b"\0" + body).hexdigest().encode()
+        return _entry_path(self.dir, key)
 
     def get(self, key: str):
         """The cached FileResult for `key`, or None (missing, corrupt, unreadable)."""
         from portlint.engine import FileResult
 
+        body = read_entry(self.dir, key)
+        if body is None:
+            return None
         try:
-            raw = self._path(key).read_bytes()
-            check, sep, body = raw.partition(b"\n")
-            if not sep or check != self._check(key, body):
-                return None
             return FileResult.from_dict(json.loads(body))
         except Exception:  # anything wrong with an entry means: not cached
             return None
@@ -146,18 +141,43 @@ class Cache:
         if not self.writable:
             return
         body = json.dumps(result.to_dict(), separators=(",", ":")).encode()  # key order is data (targets)
-        path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._write_gitignore()
-            _atomic_write(path, self._check(key, body) + b"\n" + body)
+            write_entry(self.dir, key, body)
         except OSError:
             self.writable = False  # read-only checkout, full disk: run without writing
 
-    def _write_gitignore(self) -> None:
-        gitignore = self.dir / ".gitignore"
-        if not gitignore.exists():
-            _atomic_write(gitignore, b"# created by portlint\n*\n")
+
+# One entry format for every cache under the cache directory (results here, libclang values
+# in libclang_pass): `<dir>/<key[:2]>/<key[2:]>.json` holding sha256(key + body), a newline,
+# then the body. The check binds the body to its key, so a truncated, corrupt or misplaced
+# entry reads as missing.
+
+def _entry_path(directory: Path, key: str) -> Path:
+    return directory / key[:2] / f"{key[2:]}.json"
+
+
+def _entry_check(key: str, body: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\0" + body).hexdigest().encode()
+
+
+def read_entry(directory: Path, key: str) -> bytes | None:
+    """The body stored under `key`, or None when it is missing or does not check out."""
+    try:
+        check, sep, body = _entry_path(directory, key).read_bytes().partition(b"\n")
+    except OSError:
+        return None
+    return body if sep and check == _entry_check(key, body) else None
+
+
+def write_entry(directory: Path, key: str, body: bytes, root: Path | None = None) -> None:
+    """Store `body` under `key` atomically; `root` (default: `directory`) is the cache
+    directory that gets the `.gitignore` keeping it out of version control. Raises OSError."""
+    path = _entry_path(directory, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    gitignore = (root or directory) / ".gitignore"
+    if not gitignore.exists():
+        _atomic_write(gitignore, b"# created by portlint\n*\n")
+    _atomic_write(path, _entry_check(key, body) + b"\n" + body)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -337,7 +337,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     if result is None:
         return None, len(data), (key, hashlib.sha256(data).hexdigest())
     result.notices = notices + result.notices
-    return result, len(data), key
+    return result, len(data), None
 
 
 _WORKER_SETTINGS: Settings | None = None

@@ -285,7 +285,7 @@ class GuardMap:
         return None if v is None else bool(v)
 
     def _build(self, text: str) -> None:
-        # stack frames: [start_line, branches: list[(start, value, cond_text, dir_line)], taken]
+        # stack frames: {id, held, constant} plus the open branch (value, cond, start, dir_line)
         stack: list[dict] = []
         branches: list[tuple[int, int, bool | None, str, int, int]] = []  # (start, end, value, cond, dir_line, frame_id)
         frame_branch_values: dict[int, list[bool | None]] = {}
@@ -333,19 +333,18 @@ class GuardMap:
                         nxt = directives[index + 1]
                         if nxt[2] == "define" and nxt[3].split()[:1] == [name]:
                             v = True  # an include guard: the first inclusion compiles the body
-                fr = {"id": frame_counter, "taken": False, "constant": kind == "if" and _names_no_macro(rest)}
+                fr = {"id": frame_counter, "held": False, "constant": kind == "if" and _names_no_macro(rest)}
                 frame_counter += 1
                 frame_branch_values[fr["id"]] = []
                 stack.append(fr)
                 open_branch(fr, v, directive, first, last)
-                fr["taken"] = v is True
-                fr["some_true"] = v is True
+                # "held": some condition of the chain so far holds for AMD. That branch, or
+                # one before it whose condition is unknown, is the one compiled; no later one is.
+                fr["held"] = v is True
             elif kind in ("elif", "elifdef", "elifndef", "else") and stack:
                 fr = stack[-1]
                 close_branch(fr, first)
-                # an earlier condition that holds for AMD: that branch, or one before it
-                # whose condition is unknown, is the one compiled, never a later one
-                prior_true = fr["taken"] or fr.get("some_true", False)
+                prior_true = fr["held"]
                 prior_unknown = any(x is None for x in frame_branch_values[fr["id"]])
                 if kind == "else":
                     v = False if prior_true else (None if prior_unknown else True)
@@ -357,13 +356,12 @@ class GuardMap:
                         v = None if st == "unknown" else (st is not False)
                         if kind == "elifndef" and v is not None:
                             v = not v
-                    fr["some_true"] = fr.get("some_true", False) or v is True
+                    fr["held"] = prior_true or v is True
                     if prior_true:
                         v = False
                     elif prior_unknown and v is True:
                         v = None
                 open_branch(fr, v, directive, first, last)
-                fr["taken"] = fr["taken"] or v is True
             elif kind == "endif" and stack:
                 fr = stack.pop()
                 close_branch(fr, first)

@@ -163,7 +163,8 @@ def _include_graph(path: Path, text: str, include_dirs: list[Path], limit: int =
 # are not hashed) it is kept under <cache>/libclang/, keyed by all of those and by portlint's
 # own source; an entry that does not check out is ignored.
 
-def _disk_entry(ctx, key: tuple, headers: list[str]) -> Path | None:
+def _disk_entry(ctx, key: tuple, headers: list[str]) -> tuple[Path, Path, str] | None:
+    """(cache directory, folder of the pass's entries, entry key), or None without a cache."""
     cache_dir = getattr(ctx.settings, "cache_dir", None)
     if cache_dir is None or getattr(ctx.settings, "compile_commands", None):
         return None
@@ -174,30 +175,27 @@ def _disk_entry(ctx, key: tuple, headers: list[str]) -> Path | None:
         digest.update(part.encode() + b"\0")
     for header in headers:
         digest.update(header.encode() + b"\0" + _header_info(header)[0].encode() + b"\0")
-    name = digest.hexdigest()
-    return Path(cache_dir) / "libclang" / name[:2] / f"{name[2:]}.json"
+    return Path(cache_dir), Path(cache_dir) / "libclang", digest.hexdigest()
 
 
-def _disk_get(entry: Path) -> dict[str, tuple[int, str]] | None:
+def _disk_get(entry: tuple[Path, Path, str]) -> dict[str, tuple[int, str]] | None:
+    from portlint.cache import read_entry
+
+    body = read_entry(entry[1], entry[2])
+    if body is None:
+        return None
     try:
-        check, sep, body = entry.read_bytes().partition(b"\n")
-        if not sep or check != hashlib.sha256(body).hexdigest().encode():
-            return None
         return {name: (int(v), str(origin)) for name, (v, origin) in json.loads(body).items()}
-    except Exception:  # missing, truncated, corrupt: not cached
+    except Exception:  # a body that checks out but is not ours: not cached
         return None
 
 
-def _disk_put(entry: Path, found: dict[str, tuple[int, str]]) -> None:
-    from portlint.cache import _atomic_write
+def _disk_put(entry: tuple[Path, Path, str], found: dict[str, tuple[int, str]]) -> None:
+    from portlint.cache import write_entry
 
     body = json.dumps({name: [v, origin] for name, (v, origin) in sorted(found.items())}, separators=(",", ":")).encode()
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        ignore = entry.parent.parent.parent / ".gitignore"
-        if not ignore.exists():
-            _atomic_write(ignore, b"# created by portlint\n*\n")
-        _atomic_write(entry, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+        write_entry(entry[1], entry[2], body, root=entry[0])
     except OSError:
         pass  # a read-only cache directory: the pass simply runs again next time
 

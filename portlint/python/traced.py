@@ -268,10 +268,10 @@ class TracedMap:
         self.jax = "jax" in self.tags
         self.torch_target = bool({"torch_xla", "gaudi"} & self.tags)
         self.regions: dict[ast.AST, Region] = {}
-        self.parents: dict[ast.AST, ast.AST] = {}
         self.scopes: dict[ast.AST, dict[str, ast.AST]] = {}  # function/module -> local defs by name
         self.host_fns: set[ast.AST] = set()
         self.classes: dict[str, ast.ClassDef] = {}
+        self._step_memo: dict[ast.AST, bool] = {}
         self._index()
         if self.jax:
             self._find_jax()
@@ -283,7 +283,7 @@ class TracedMap:
     # -- indexing --
     def _index(self) -> None:
         self.nodes: list[ast.AST] = astindex.nodes(self.module)  # one walk, shared with the engine
-        self.parents = astindex.parents(self.module)
+        self.parents: dict[ast.AST, ast.AST] = astindex.parents(self.module)
         for node in self.nodes:
             if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 defs: dict[str, ast.AST] = {}
@@ -492,10 +492,9 @@ class TracedMap:
 
     def _loop_is_step(self, loop) -> bool:
         """A loop that runs training steps (and not an epoch loop around such a loop)."""
-        memo = self.__dict__.setdefault("_step_memo", {})
-        if loop not in memo:
-            memo[loop] = self._loop_is_step_uncached(loop)
-        return memo[loop]
+        if loop not in self._step_memo:
+            self._step_memo[loop] = self._loop_is_step_uncached(loop)
+        return self._step_memo[loop]
 
     def _loop_is_step_uncached(self, loop) -> bool:
         for node in self._walk_no_defs(loop.body):
