@@ -174,11 +174,6 @@ def rename_edits(ctx, use, hip: str) -> tuple[Edit, ...]:
     return tuple(edits)
 
 
-def header_includes(ctx) -> list[tuple[str, object]]:
-    """(header path, path node) for each #include (from the shared fact)."""
-    return [(header, path) for path, header in ctx.fact(includes)]
-
-
 def _cub_namespace_uses(ctx) -> list:
     """`cub::` qualifiers (hipify renames the namespace to `hipcub::`)."""
     return ctx.fact(leading_qualifiers).get("cub", [])
@@ -202,7 +197,7 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
             detail=f"{row.library}" + (f", HIP {row.hip_added}+" if row.hip_added else "") + extra,
             fix=Fix(f"rename `{use.name}` to `{row.hip}`", rename_edits(ctx, use, row.hip), "safe"),
         )
-    for header, path in header_includes(ctx):
+    for path, header in ctx.fact(includes):
         hip = HEADER_RENAMES.get(header)
         if hip is None and header.startswith("cub/"):
             hip = "hipcub/hipcub.hpp"
@@ -236,7 +231,7 @@ def _count_mechanical(ctx) -> None:
             return True
 
     n = sum(1 for use in ctx.fact(api_uses) if pick_row(use, "PTL601") is not None and live(ctx.offset_to_pos(use.start)[0]))
-    n += sum(1 for header, path in header_includes(ctx)
+    n += sum(1 for path, header in ctx.fact(includes)
              if (header in HEADER_RENAMES or header.startswith("cub/")) and live(path.start_point[0] + 1))
     n += sum(1 for ns in _cub_namespace_uses(ctx) if live(ns.start_point[0] + 1))
     if n:

@@ -25,11 +25,6 @@ def _span(ctx, start: int, end: int) -> Span:
     return Span(l1, c1, l2, c2)
 
 
-def _includes(ctx):
-    """(path node, header) for every #include in the file (shared fact)."""
-    return ctx.fact(includes)
-
-
 def _leftmost_namespaces(ctx, names: set[str]):
     """namespace_identifier nodes named in `names` that start a qualified name (`x::...`)."""
     quals = ctx.fact(leading_qualifiers)
@@ -60,7 +55,7 @@ def _qualified_tail(ns) -> list[str]:
 
 @detector("PTL603", tokens=("cudnn", "CUDNN"))
 def cudnn_to_miopen(ctx) -> None:
-    for path, header in _includes(ctx):
+    for path, header in ctx.fact(includes):
         if header == "cudnn.h" or header.startswith(("cudnn_", "cudnn/")):
             report(ctx, path, name=header, twin="MIOpen: include <miopen/miopen.h>")
     for use in ctx.fact(api_uses):
@@ -115,7 +110,7 @@ _PTL605_HEADERS = {"cusparseLt.h": "hipsparselt/hipsparselt.h", "cutensor.h": "h
 @detector("PTL605", tokens=("cusparseLt", "CUSPARSELT", "cutensor", "CUTENSOR"))
 def cusparselt_cutensor(ctx) -> None:
     version = load_table().version
-    for path, header in _includes(ctx):
+    for path, header in ctx.fact(includes):
         hip = _PTL605_HEADERS.get(header)
         if hip:
             text = node_text(path)
@@ -156,7 +151,7 @@ def cusparselt_cutensor(ctx) -> None:
 @detector("PTL606", tokens=("cutlass", "cute"))
 def cutlass_cute(ctx) -> None:
     # once per file: a CUTLASS kernel header includes dozens of CUTLASS headers
-    found = [(path, header) for path, header in _includes(ctx) if header.startswith(("cutlass/", "cute/"))]
+    found = [(path, header) for path, header in ctx.fact(includes) if header.startswith(("cutlass/", "cute/"))]
     found = [(p, h) for p, h in found if not amd_excluded(ctx, p.start_point[0] + 1)]
     if found:
         more = f" and {len(found) - 1} more CUTLASS/CuTe include{'s' if len(found) > 2 else ''}" if len(found) > 1 else ""
@@ -200,7 +195,7 @@ def _in_async_copy_type(ns) -> bool:
 
 @detector("PTL607", tokens=("cuda::", "cuda/", "cuda_cub", "system::cuda"))
 def thrust_cub_libcudacxx(ctx) -> None:
-    for path, header in _includes(ctx):
+    for path, header in ctx.fact(includes):
         if header.startswith(_LIBCUDACXX_HEADERS):
             report(ctx, path, message=f"<{header}> is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},
                        suggestion="Use std:: (<atomic>, <cmath>, ...), HIP's __hip_atomic_* builtins or rocPRIM/hipCUB.")
@@ -234,7 +229,7 @@ _NVTX_RE = word_regex(("nvtx",))
 
 @detector("PTL608", tokens=("nvtx", "nvToolsExt"))
 def nvtx_markers(ctx) -> None:
-    for path, header in _includes(ctx):
+    for path, header in ctx.fact(includes):
         if header in _NVTX_HEADERS:
             text = node_text(path)
             report(ctx, path, name=header, twin="roctracer/roctx.h",
@@ -260,7 +255,7 @@ _NVML_HEADERS = {"nvml.h": "rocm_smi/rocm_smi.h (or amd_smi/amdsmi.h)", "cupti.h
 
 @detector("PTL609", tokens=("nvml", "cupti"))
 def nvidia_management_and_profiling_tools(ctx) -> None:
-    for path, header in _includes(ctx):
+    for path, header in ctx.fact(includes):
         if header in _NVML_HEADERS or header.startswith("cupti_"):
             report(ctx, path, name=header, twin=_NVML_HEADERS.get(header, "rocprofiler-sdk"))
     for use in identifier_uses(ctx, _NVML_RE, lambda w: len(w) > 5 and (w[4] if w.startswith("nvml") else w[5:6]).isupper()):
@@ -407,7 +402,7 @@ def _rocshmem_name(name: str) -> str:
 
 @detector("PTL615", tokens=("nvshmem",))
 def nvshmem(ctx) -> None:
-    for path, header in _includes(ctx):
+    for path, header in ctx.fact(includes):
         if header in ("nvshmem.h", "nvshmemx.h") or header.startswith(("nvshmem/", "nvshmem_")):
             report(ctx, path, name=header, twin="rocSHMEM: include <rocshmem/rocshmem.hpp>")
     for use in identifier_uses(ctx, _NVSHMEM_RE, lambda w: w.startswith(("nvshmem_", "nvshmemx_"))):
