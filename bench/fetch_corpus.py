@@ -1,4 +1,6 @@
-"""Fetch the pinned benchmark corpus (bench/corpus.toml) into bench/corpus/src/.
+"""Fetch a pinned set of PyPI sdists (by default the benchmark corpus, bench/corpus.toml,
+into bench/corpus/src/; `--manifest M --dest D` for another set, such as the labelled
+real-code sets under tests/realcode/).
 
 Each package is fetched with pip itself, as a source distribution, with its archive hash
 pinned (`--require-hashes`, so pip refuses a different file before unpacking it). Several
@@ -8,6 +10,7 @@ tree that ends up in corpus/src/ is hashed and compared with `tree_sha256`.
 
     python bench/fetch_corpus.py            # fetch what is missing, verify everything
     python bench/fetch_corpus.py --pin      # print the tree hashes (to fill corpus.toml)
+    python bench/fetch_corpus.py --manifest tests/realcode/cuda/packages.toml --dest tests/realcode/cuda/trees
 """
 
 from __future__ import annotations
@@ -128,16 +131,16 @@ def _pip_fetch(pkg: dict, work: Path) -> Path:
     return candidates[0]
 
 
-def fetch(pkg: dict, *, pin: bool = False) -> dict:
+def fetch(pkg: dict, *, pin: bool = False, src: Path = SRC) -> dict:
     spec = f"{pkg['name']}=={pkg['version']}"
-    dest = SRC / f"{pkg['name']}-{pkg['version']}"
+    dest = src / f"{pkg['name']}-{pkg['version']}"
     if not dest.is_dir():
-        work = CORPUS / "work" / f"{pkg['name']}-{pkg['version']}"
+        work = src.parent / "work" / f"{pkg['name']}-{pkg['version']}"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         print(f"fetch_corpus: downloading {spec}", file=sys.stderr)
         tree = _pip_fetch(pkg, work)
-        SRC.mkdir(parents=True, exist_ok=True)
+        src.mkdir(parents=True, exist_ok=True)
         shutil.move(str(tree), dest)
         shutil.rmtree(work, ignore_errors=True)
     digest, files, lines = tree_digest(dest)
@@ -149,11 +152,11 @@ def fetch(pkg: dict, *, pin: bool = False) -> dict:
     return {"name": pkg["name"], "version": pkg["version"], "tree": dest, "files": files, "lines": lines, "tree_sha256": digest}
 
 
-def ensure_corpus(*, pin: bool = False) -> list[dict]:
+def ensure_corpus(*, pin: bool = False, manifest: Path = BENCH / "corpus.toml", src: Path = SRC) -> list[dict]:
     """Fetch what is missing and verify every package; also mark the corpus folder as
     its own portlint project so the repository's config and .gitignore do not apply."""
-    out = [fetch(pkg, pin=pin) for pkg in load_manifest()]
-    marker = SRC / "portlint.toml"
+    out = [fetch(pkg, pin=pin, src=src) for pkg in load_manifest(manifest)]
+    marker = src / "portlint.toml"
     if not marker.exists():
         marker.write_text("# the benchmark corpus is its own project: default settings\n")
     return out
@@ -162,9 +165,11 @@ def ensure_corpus(*, pin: bool = False) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pin", action="store_true", help="do not compare tree hashes; print them")
+    parser.add_argument("--manifest", type=Path, default=BENCH / "corpus.toml", help="the pinned package list (TOML)")
+    parser.add_argument("--dest", type=Path, default=SRC, help="where the unpacked trees go")
     args = parser.parse_args(argv)
     try:
-        packages = ensure_corpus(pin=args.pin)
+        packages = ensure_corpus(pin=args.pin, manifest=args.manifest.resolve(), src=args.dest.resolve())
     except CorpusError as exc:
         print(f"fetch_corpus: error: {exc}", file=sys.stderr)
         return 2
