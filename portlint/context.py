@@ -32,6 +32,7 @@ class FileContext:
         self._ascii = data.isascii()
         self.rule: "Rule | None" = None  # the rule of the detector now running (set by the engine)
         self.notices: list[tuple[str, str]] = []  # (message, level) one-line notices about this file
+        self.session: Any = None  # the ScanSession of the scan this file belongs to (set by the engine)
 
     # ---- text and positions -------------------------------------------------------------
     @cached_property

@@ -16,6 +16,7 @@ from portlint.languages import classify
 from portlint.model import Finding, Notice, ScanResult, Severity, Span
 from portlint.registry import Detector, detectors_for
 from portlint.rules import load_rules
+from portlint import session
 
 TOOL_UNUSED = "PTL001"
 TOOL_UNKNOWN = "PTL002"
@@ -128,6 +129,7 @@ def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
         return result
     ctx = FileContext(sf.display, data, language, tags, settings)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
+    ctx.session = session.current(settings)  # type: ignore[attr-defined]
     detectors = plan.detectors_for_file(language, data)
     # a Python file that uses a framework we check is always parsed, so its syntax errors
     # are reported even when no detector's pre-filter matched
@@ -448,6 +450,7 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
     from portlint.config import default_jobs
 
     _forget_file_memos()
+    session.begin(settings)
     jobs = settings.jobs or default_jobs()
     cache = _open_cache(settings)
     results: list[FileResult | None] = [None] * len(files)
