@@ -98,9 +98,9 @@ def fetch_trees(name: str) -> Path:
     return dest
 
 
-def scan(tree: Path, mode: str, extra: tuple[str, ...] = ()) -> list[dict]:
+def scan(tree: Path, mode: str, extra: tuple[str, ...] = (), paths: tuple[str, ...] = (".",)) -> list[dict]:
     """Findings of one package tree in one mode, through the real command line."""
-    args = [sys.executable, "-m", "portlint", "scan", ".", "--format", "json", "--no-cache",
+    args = [sys.executable, "-m", "portlint", "scan", *paths, "--format", "json", "--no-cache",
             "--exit-zero", "--no-progress", *extra]
     if mode != "inferred":
         args += ["--target", mode]
@@ -115,12 +115,15 @@ def evaluate(name: str) -> Outcome:
     settings = load_settings(name)
     trees = fetch_trees(name)
     extra = tuple(settings.get("scan_args", ()))
+    with open(set_dir(name) / "packages.toml", "rb") as fh:
+        # a package may name the folders of its tree that are scanned (`scan = [...]`)
+        scan_paths = {f"{p['name']}-{p['version']}": tuple(p.get("scan", (".",))) for p in tomllib.load(fh)["package"]}
     found: dict[tuple[str, str, str, int], list[str]] = {}
     for package, mode in sorted({(l.package, l.mode) for l in labels}):
         tree = trees / package
         if not tree.is_dir():
             raise LabelError(f"no tree {package} in packages.toml's fetch")
-        for f in scan(tree, mode, extra):
+        for f in scan(tree, mode, extra, scan_paths.get(package, (".",))):
             if f.get("suppressed"):
                 continue
             # paths are relative to the project root: the trees folder (its portlint.toml)
