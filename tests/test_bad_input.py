@@ -29,20 +29,18 @@ def test_binary_non_utf8_huge_and_syntax_errors_do_not_stop_the_scan(tmp_path):
 
 def test_unreadable_file(tmp_path, monkeypatch):
     """A file that cannot be opened (permissions; simulated, since tests may run as root)."""
-    import builtins
-
     import portlint.engine as engine
 
     (tmp_path / "secret.cu").write_text(BAD_ASM)
     (tmp_path / "open.cu").write_text(BAD_ASM)
-    real_open = builtins.open
+    real_open = engine._open_source
 
-    def guarded_open(path, *args, **kwargs):
+    def guarded_open(path):
         if str(path).endswith("secret.cu"):
             raise PermissionError(13, "Permission denied")
-        return real_open(path, *args, **kwargs)
+        return real_open(path)
 
-    monkeypatch.setattr(engine, "open", guarded_open, raising=False)
+    monkeypatch.setattr(engine, "_open_source", guarded_open)
     result = scan_paths([tmp_path], root=tmp_path)
     (notice,) = [n for n in result.notices if n.path == "secret.cu"]
     assert "Permission denied" in notice.message and notice.level == "error"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from portlint.config import Settings
+from portlint.discovery import discover
 from portlint.fixes import apply_edits, apply_fixes, fixed_text
 from portlint.model import Edit, Finding, Fix, Severity, Span
 
@@ -38,12 +39,13 @@ def test_apply_fixes_writes_atomically_and_diff_does_not(tmp_path):
     target.write_text("int lane = 31;\n")
     os.chmod(target, 0o640)
     settings = Settings(root=tmp_path)
+    files, _ = discover([tmp_path], settings)
     fs = [finding(1, 12, 14, "(warpSize - 1)")]
-    changed, diff = apply_fixes(fs, settings, write=False)
-    assert changed == 1 and "+int lane = (warpSize - 1);" in diff
+    run = apply_fixes(fs, settings, files, write=False)
+    assert run.changed == 1 and "+int lane = (warpSize - 1);" in run.diff
     assert target.read_text() == "int lane = 31;\n"
     inode = target.stat().st_ino
-    apply_fixes(fs, settings, write=True)
+    apply_fixes(fs, settings, files, write=True)
     assert target.read_text() == "int lane = (warpSize - 1);\n"
     assert target.stat().st_ino != inode  # replaced by rename, not rewritten in place
     assert oct(target.stat().st_mode & 0o777) == oct(0o640)
