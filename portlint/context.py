@@ -136,6 +136,11 @@ class FileContext:
         can tell the span still holds it; None when a span is not a position in this file."""
         import dataclasses
 
+        if self.language == "python" and self._python_starts is not None:
+            # detectors build some edit spans from ast's (line, byte) pairs, which count a
+            # lone CR as a line break: no fix is offered rather than one that lands elsewhere
+            self.notice("the file breaks lines with a lone CR, which Python counts as a line break: fixes are not offered")
+            return None
         edits = []
         for e in fix.edits:
             start = self._byte_map.byte_offset(e.span.start_line, e.span.start_col)
