@@ -5,10 +5,13 @@ its own folder), the default and configured excludes, and symlink loops. Files n
 explicitly are always scanned unless `--force-exclude` is given (pre-commit passes files
 one by one, and excludes must still apply). Problems become one-line Notices.
 
-The scanned tree is what the command line names: each directory, and for a file named
-explicitly, its folder (its scan root). A symlink whose target lies outside its scan root
-is skipped with a notice unless `--follow-symlinks`; `--fix` never writes outside a scan
-root either way (see fixes.write_target). A FIFO, device or socket is never opened."""
+The scanned tree is what the command line names. Each file gets a scan root: the directory
+named on the command line it was found under; for a file named itself, the working
+directory when it lies inside it, else its own folder. A path named inside the working
+directory that resolves outside it, and a symlink met in a walk whose target lies outside
+its scan root, are skipped with a notice unless `--follow-symlinks`; `--fix` never writes
+a file that resolves outside its scan root either way (see fixes.write_target). A FIFO,
+device or socket is never opened."""
 
 from __future__ import annotations
 
@@ -175,6 +178,8 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
             elif is_file and is_source_candidate(path):
                 add(path, root)
 
+    cwd = os.path.abspath(os.getcwd())
+    cwd_real = os.path.realpath(cwd)
     for raw in paths:
         path = Path(raw)
         if path.is_symlink() and not path.exists():
@@ -190,14 +195,24 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
                 continue
             notices.append(Notice(display_path(path, settings.root), f"cannot read: {exc.strerror or exc}"))
             continue
+        real = os.path.realpath(path)
+        if inside(os.path.abspath(path), cwd) and not inside(real, cwd_real):
+            # named inside the working directory, but a symlink leads out of it
+            if not settings.follow_symlinks:
+                notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
+                continue
+            root = cwd_real  # scanned, and never written: it lies outside its root
+        elif stat.S_ISDIR(st.st_mode):
+            root = real
+        else:
+            root = cwd_real if inside(os.path.abspath(path), cwd) else os.path.realpath(os.path.dirname(os.path.abspath(path)))
         if stat.S_ISDIR(st.st_mode):
-            walk(path, os.path.realpath(path))
+            walk(path, root)
             continue
         kind = _special_kind(st.st_mode)
         if kind is not None:
             notices.append(Notice(display_path(path, settings.root), f"is {kind}, not a regular file: skipped"))
             continue
-        root = os.path.realpath(os.path.dirname(os.path.abspath(path)))
         if settings.force_exclude and ignorer.excluded(path, False):
             continue
         if path.is_symlink() and leaves_tree(path, root):

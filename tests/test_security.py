@@ -160,6 +160,21 @@ def test_fix_never_writes_through_a_file_symlink_out_of_the_tree(tmp_path):
         assert (repo / "k.cu").is_symlink()
 
 
+def test_named_path_that_is_a_symlink_out_of_the_working_directory(tmp_path):
+    """`portlint scan src --fix` in CI, where a pull request replaced src/ by a symlink to
+    the runner's home; and a file named through such a folder (what `find -L` lists)."""
+    repo, outside = checkout(tmp_path)
+    (outside / "k.cu").write_bytes(KERNEL)
+    os.symlink("../outside", repo / "src")
+    for args in (("src",), ("src/k.cu",), ("src", "--follow-symlinks"), ("src/k.cu", "--follow-symlinks")):
+        proc = run_portlint("scan", *args, "--fix", "--no-cache", cwd=repo)
+        assert (outside / "k.cu").read_bytes() == KERNEL, (args, proc.stderr)
+    skipped = run_portlint("scan", "src", "--no-cache", cwd=repo)
+    assert skipped.returncode == 0 and "outside the scanned tree" in skipped.stderr
+    followed = run_portlint("scan", "src/k.cu", "--no-cache", "--follow-symlinks", cwd=repo)
+    assert followed.returncode == 1 and "PTL102" in followed.stdout  # scanned when asked, never written
+
+
 def test_symlink_inside_the_tree_is_written_through_and_stays_a_link(tmp_path):
     repo, _ = checkout(tmp_path)
     (repo / "src").mkdir()
