@@ -190,7 +190,10 @@ _SECRETS: dict[str, bytes | None] = {}
 
 def entry_secret() -> bytes | None:
     """This user's cache secret (created on first use), or None when there is no usable one."""
-    path = key_path()
+    try:
+        path = key_path()
+    except (RuntimeError, KeyError):  # no home directory to keep a key in
+        return None
     if str(path) not in _SECRETS:
         _SECRETS[str(path)] = _load_or_create_secret(path)
     return _SECRETS[str(path)]

@@ -31,37 +31,59 @@ from portlint.model import Notice
 class Spliced:
     data: bytes
     applied: list[tuple[int, int, int]]  # (start, end) in the original bytes, length of the new text
-    dropped: int = 0  # edits that were not positions of the file or no longer matched
+    fixes: int = 0  # fixes applied (all of their edits)
+    dropped: int = 0  # fixes with an edit that is not a position of the file or no longer matches
 
 
-def splice(data: bytes, edits) -> Spliced:
-    """Apply `edits` (portlint.model.Edit) to `data` at validated byte offsets."""
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Two ranges overlap, or are two insertions at one point (their order would be a guess)."""
+    return a[0] < b[1] and b[0] < a[1] or a[0] == a[1] == b[0] == b[1]
+
+
+def _locate(positions: line_model.ByteMap, data: bytes, e) -> tuple[int, int, bytes] | None:
+    """(start, end, new bytes) of an edit, or None when it does not fit the current bytes."""
+    start = positions.byte_offset(e.span.start_line, e.span.start_col)
+    end = positions.byte_offset(e.span.end_line, e.span.end_col)
+    if start is None or end is None or end < start or not isinstance(e.text, str):
+        return None
+    if e.old is not None and line_model.decode(data[start:end]) != e.old:
+        return None
+    try:
+        return start, end, e.text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: not text a file can hold
+        return None
+
+
+def splice(data: bytes, fixes) -> Spliced:
+    """Apply `fixes` (each a sequence of portlint.model.Edit) to `data` at validated byte
+    offsets. A fix is applied whole or not at all: when one of its edits does not fit the
+    current bytes it is dropped; when one overlaps an edit of a fix already taken (fixes are
+    taken from the end of the file backwards) it is skipped, unless the two are the same
+    edit."""
     positions = line_model.ByteMap(data)
-    spans: list[tuple[int, int, bytes]] = []
+    located: list[list[tuple[int, int, bytes]]] = []
     dropped = 0
-    for e in edits:
-        start = positions.byte_offset(e.span.start_line, e.span.start_col)
-        end = positions.byte_offset(e.span.end_line, e.span.end_col)
-        if start is None or end is None or end < start or not isinstance(e.text, str):
+    for fix in fixes:
+        spans = [_locate(positions, data, e) for e in fix]
+        if not spans or any(sp is None for sp in spans):
             dropped += 1
             continue
-        if e.old is not None and line_model.decode(data[start:end]) != e.old:
-            dropped += 1
+        located.append(sorted(spans))
+    taken: list[tuple[int, int, bytes]] = []
+    count = 0
+    for spans in sorted(located, key=lambda sp: (sp[0][0], sp[0][1]), reverse=True):
+        # an edit identical to one already taken (fixes that add the same import) is shared
+        fresh = [sp for sp in dict.fromkeys(spans) if sp not in taken]
+        ranges = [(st, en) for st, en, _ in fresh]
+        inner = any(_overlaps(r, q) for i, r in enumerate(ranges) for q in ranges[i + 1 :])
+        if inner or any(_overlaps(r, (t[0], t[1])) for r in ranges for t in taken):
             continue
-        try:
-            new = e.text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: not text a file can hold
-            dropped += 1
-            continue
-        spans.append((start, end, new))
+        taken.extend(fresh)
+        count += 1
     out = data
-    taken: list[tuple[int, int, int]] = []
-    for start, end, new in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
-        if any(start < t_end and t_start < end or (start == end == t_start) for t_start, t_end, _ in taken):
-            continue
+    for start, end, new in sorted(taken, reverse=True):
         out = out[:start] + new + out[end:]
-        taken.append((start, end, len(new)))
-    return Spliced(out, sorted(taken), dropped)
+    return Spliced(out, sorted((st, en, len(new)) for st, en, new in taken), count, dropped)
 
 
 def outside_unchanged(before: bytes, after: bytes, applied: list[tuple[int, int, int]]) -> bool:
@@ -121,27 +143,30 @@ def parse_regression(language: str | None, before: bytes, after: bytes) -> str |
 
 # ---- text conveniences (tests, library callers) ------------------------------------------
 
-def _chosen_edits(findings, include_unsafe: bool) -> tuple[list, int]:
-    edits = []
-    count = 0
+def _chosen_fixes(findings, include_unsafe: bool) -> list[tuple]:
+    """The edits of each fix to apply: not suppressed, not display-only, unsafe only when asked."""
+    chosen = []
     for f in findings:
         if f.suppressed or f.fix is None:
             continue
         if f.fix.applicability == "display-only" or (f.fix.applicability == "unsafe" and not include_unsafe):
             continue
-        edits.extend(f.fix.edits)
-        count += 1
-    return edits, count
+        chosen.append(f.fix.edits)
+    return chosen
 
 
 def apply_edits(text: str, edits) -> str:
-    """`text` with `edits` applied (through its UTF-8 bytes, like a file)."""
-    return line_model.decode(splice(text.encode("utf-8", errors="surrogateescape"), edits).data)
+    """`text` with each of `edits` applied as a fix of its own (through its UTF-8 bytes)."""
+    return line_model.decode(splice(text.encode("utf-8", errors="surrogateescape"), [(e,) for e in edits]).data)
 
 
 def fixed_text(text: str, findings, include_unsafe: bool = False) -> tuple[str, int]:
-    edits, count = _chosen_edits(findings, include_unsafe)
-    return (apply_edits(text, edits) if edits else text), count
+    """`text` with the chosen fixes of `findings` applied, and how many were applied."""
+    chosen = _chosen_fixes(findings, include_unsafe)
+    if not chosen:
+        return text, 0
+    result = splice(text.encode("utf-8", errors="surrogateescape"), chosen)
+    return line_model.decode(result.data), result.fixes
 
 
 # ---- files -----------------------------------------------------------------------------
@@ -192,9 +217,9 @@ def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: 
     diffs: list[str] = []
     fixed_through: dict[Path, str] = {}  # one real file reached under two names is fixed once
     for display, group in sorted(by_path.items()):
-        edits, count = _chosen_edits(group, include_unsafe)
+        chosen = _chosen_fixes(group, include_unsafe)
         sf = by_display.get(display)
-        if not count or sf is None:
+        if not chosen or sf is None:
             continue
         target, why = write_target(sf)
         if target is None:
@@ -212,9 +237,9 @@ def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: 
         if before is None:
             run.notices.append(Notice(display, "not fixed: not a regular file, or over the size limit"))
             continue
-        result = splice(before, edits)
+        result = splice(before, chosen)
         if result.dropped:
-            run.notices.append(Notice(display, f"{result.dropped} fix edit(s) dropped: the file no longer holds the text they replace", "note"))
+            run.notices.append(Notice(display, f"{result.dropped} fix(es) dropped: the file no longer holds the text they replace", "note"))
         if not result.applied or result.data == before:
             continue
         problem = None
@@ -225,7 +250,7 @@ def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: 
         if problem:
             run.notices.append(Notice(display, f"not fixed, file left untouched: {problem}", "error"))
             continue
-        run.changed += count
+        run.changed += result.fixes
         old_text, new_text = line_model.decode(before), line_model.decode(result.data)
         diffs.extend(_diff(old_text, new_text, display))
         if write:
@@ -233,7 +258,7 @@ def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: 
                 _atomic_write(target, result.data)
             except OSError as exc:
                 run.notices.append(Notice(display, f"not fixed: cannot write: {exc.strerror or exc}", "error"))
-                run.changed -= count
+                run.changed -= result.fixes
     run.diff = "".join(diffs)
     return run
 

@@ -94,10 +94,14 @@ def test_splice_changes_exactly_the_edited_ranges(data, draw):
     expected += data[pos:]
     # stale edits (the span no longer holds what they replace) must change nothing
     stale = [Edit(e.span, "STALE", e.old + "?") for e in edits]
-    result = splice(data, stale + edits)
+    result = splice(data, [(e,) for e in stale + edits])
     assert result.data == expected
-    assert result.dropped == len(stale)
-    assert splice(data, stale).data == data
+    assert (result.dropped, result.fixes) == (len(stale), len(edits))
+    assert splice(data, [(e,) for e in stale]).data == data
+    # the same edits as one fix: all applied together, or (with a stale one) none
+    assert splice(data, [tuple(edits)]).data == expected
+    if stale:
+        assert splice(data, [tuple(edits) + tuple(stale[:1])]).data == data
 
 
 KERNEL = ("__global__ void k(int* out) {{{nl}{filler}  int lane = threadIdx.x % 32;{nl}  out[lane] = 1;{nl}}}{nl}"

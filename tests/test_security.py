@@ -217,6 +217,9 @@ def test_forged_edit_positions_are_dropped():
         Edit(Span(1, 11, 2, 1), "X", "32"),  # the span holds ";\n", not "32"
         Edit(Span(2, 9, 2, 11), "warpSize", "32"),  # genuine
     ]
-    result = splice(data, edits)
-    assert result.dropped == 3
+    result = splice(data, [(e,) for e in edits])
+    assert (result.dropped, result.fixes) == (3, 1)
     assert result.data == b"int a = 32;\nint b = warpSize;\n"
+    # a fix is applied whole or not at all: one forged edit sinks the genuine one beside it
+    both = splice(data, [(edits[2], edits[3])])
+    assert (both.dropped, both.fixes, both.data) == (1, 0, data)
