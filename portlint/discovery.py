@@ -148,7 +148,10 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
             return
         key = (st.st_dev, st.st_ino)
         if key in seen_dirs:
-            notices.append(Notice(display_path(directory, settings.root), "symlink loop: directory already visited, skipped", "note"))
+            # reached again through a symlink: a loop (or a second way in); a folder named on
+            # the command line inside another one named there (`scan . sub`) is no news
+            if directory.is_symlink():
+                notices.append(Notice(display_path(directory, settings.root), "symlink loop: directory already visited, skipped", "note"))
             return
         seen_dirs.add(key)
         try:
