@@ -100,10 +100,16 @@ def outside_unchanged(before: bytes, after: bytes, applied: list[tuple[int, int,
 
 # ---- the re-parse check -----------------------------------------------------------------
 
-def _cuda_errors(data: bytes) -> int:
-    from portlint.cuda.parse import parse_cuda
+def _cuda_tree(data: bytes):
+    import tree_sitter
 
-    cursor = parse_cuda(data).walk()
+    from portlint.cuda.parse import cuda_language
+
+    return tree_sitter.Parser(cuda_language()).parse(data)
+
+
+def _cuda_errors(tree) -> int:
+    cursor = tree.walk()
     errors = 0
     while True:
         node = cursor.node
@@ -132,7 +138,10 @@ def parse_regression(language: str | None, before: bytes, after: bytes) -> str |
     """Why `after` parses worse than `before`, or None when it does not."""
     try:
         if language == "cuda":
-            old, new = _cuda_errors(before), _cuda_errors(after)
+            fixed = _cuda_tree(after)
+            if not fixed.root_node.has_error:
+                return None
+            old, new = _cuda_errors(_cuda_tree(before)), _cuda_errors(fixed)
             return f"the fixed file has {new} syntax error node(s), the original {old}" if new > old else None
         if language == "python":
             return "the fixed file is not valid Python" if _python_parses(before) and not _python_parses(after) else None

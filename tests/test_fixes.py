@@ -151,3 +151,14 @@ def test_cli_diff_writes_nothing_and_exits_1_when_there_is_a_change(tmp_path):
     (tmp_path / "k.cu").write_bytes(b"__global__ void k(int* o) { o[threadIdx.x] = 1; }\n")
     clean = run_portlint("scan", ".", "--no-cache", "--diff", cwd=tmp_path)
     assert clean.returncode == 0 and clean.stdout == ""
+
+
+def test_fix_in_a_file_that_already_has_a_syntax_error_is_applied(tmp_path):
+    """The re-parse check compares with the original: an existing error does not block a
+    fix that adds none."""
+    target = tmp_path / "k.cu"
+    original = KERNEL_WITH.format(sep=" ").encode() + b"int broken( {\n"
+    target.write_bytes(original)
+    run = _scan_and_fix(tmp_path)
+    assert run.changed == 1, run.notices
+    assert target.read_bytes() == original.replace(b"% 32;", b"% warpSize;")

@@ -223,3 +223,26 @@ def test_forged_edit_positions_are_dropped():
     # a fix is applied whole or not at all: one forged edit sinks the genuine one beside it
     both = splice(data, [(edits[2], edits[3])])
     assert (both.dropped, both.fixes, both.data) == (1, 0, data)
+
+
+def test_hard_link_to_a_file_outside_is_replaced_not_written_through(tmp_path):
+    repo, outside = checkout(tmp_path)
+    (outside / "k.cu").write_bytes(KERNEL)
+    os.link(outside / "k.cu", repo / "k.cu")  # what an unpacked archive can hold
+    run_portlint("scan", ".", "--fix", "--no-cache", cwd=repo)
+    assert (outside / "k.cu").read_bytes() == KERNEL
+    assert b"% warpSize" in (repo / "k.cu").read_bytes()
+
+
+def test_crafted_file_names_are_fixed_as_themselves(tmp_path):
+    """Names that look like options, diff headers or traversal are only ever names."""
+    repo, outside = checkout(tmp_path)
+    names = ["--fix.cu", "-rf.cu", "a\nb.cu", "+++ b%2f..%2foutside%2fvictim.cu", "..cu"]
+    for name in names:
+        (repo / name).write_bytes(KERNEL)
+    proc = run_portlint("scan", ".", "--fix", "--no-cache", cwd=repo)
+    assert "fixed 5 findings" in proc.stderr, proc.stderr
+    for name in names:
+        assert (repo / name).read_bytes() == KERNEL.replace(b"% 32", b"% warpSize"), name
+    assert (outside / "victim.cu").read_bytes() == VICTIM
+    assert sorted(p.name for p in repo.iterdir()) == sorted(names + ["portlint.toml"])
