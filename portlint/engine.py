@@ -98,7 +98,7 @@ def _plan(settings: Settings) -> _Plan:
     return _PLAN
 
 
-def _open_source(path) -> "io.BufferedReader":
+def open_source(path) -> "io.BufferedReader":
     """Open for reading without blocking (a FIFO or a device never stalls the scan)."""
     return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb")
 
@@ -112,7 +112,7 @@ def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[
     notices: list[Notice] = []
     limit = settings.max_file_size
     try:
-        with _open_source(sf.real) as fh:
+        with open_source(sf.real) as fh:
             st = os.fstat(fh.fileno())
             if stat.S_ISDIR(st.st_mode):
                 return None, [Notice(sf.display, "is a directory, skipped")]

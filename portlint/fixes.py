@@ -205,8 +205,11 @@ def write_target(sf) -> tuple[Path | None, str]:
 
 
 def _read_limited(path: Path, limit: int) -> bytes | None:
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
+    """The bytes of regular file `path`, or None when it is not one or exceeds `limit`
+    (opened and bounded the way the scan reads sources)."""
+    from portlint.engine import open_source
+
+    with open_source(path) as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             return None
         data = fh.read(limit + 1)

@@ -33,14 +33,14 @@ def test_unreadable_file(tmp_path, monkeypatch):
 
     (tmp_path / "secret.cu").write_text(BAD_ASM)
     (tmp_path / "open.cu").write_text(BAD_ASM)
-    real_open = engine._open_source
+    real_open = engine.open_source
 
     def guarded_open(path):
         if str(path).endswith("secret.cu"):
             raise PermissionError(13, "Permission denied")
         return real_open(path)
 
-    monkeypatch.setattr(engine, "_open_source", guarded_open)
+    monkeypatch.setattr(engine, "open_source", guarded_open)
     result = scan_paths([tmp_path], root=tmp_path)
     (notice,) = [n for n in result.notices if n.path == "secret.cu"]
     assert "Permission denied" in notice.message and notice.level == "error"
