@@ -8,8 +8,8 @@
 - Lines are numbered from 1; a column is 1-based and counts code points of the decoded line,
   where each run of invalid bytes that the decoder replaces is one code point.
 
-A position is turned into a byte offset of the original bytes with `byte_offset`, so an
-edit is applied to the bytes that were scanned, never to a re-decoded copy of them."""
+A position is turned into a byte offset of the original bytes with `ByteMap`, so an edit
+is applied to the bytes that were scanned, never to a re-decoded copy of them."""
 
 from __future__ import annotations
 
@@ -102,10 +102,6 @@ class ByteMap:
             chars = [start + c for c in char_offsets(self.data[start : content_end(self.data, self.starts, index)])]
             self._chars[index] = chars
         return chars[col - 1] if col <= len(chars) else None
-
-
-def byte_offset(data: bytes, line: int, col: int) -> int | None:
-    return ByteMap(data).byte_offset(line, col)
 
 
 def has_lone_cr(data: bytes) -> bool:
