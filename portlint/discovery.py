@@ -202,7 +202,7 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
         if inside(os.path.abspath(path), cwd) and not inside(real, cwd_real):
             # named inside the working directory, but a symlink leads out of it
             if not settings.follow_symlinks:
-                notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
+                notices.append(Notice(display_path(path, settings.root), _NAMED_OUTSIDE, "note"))
                 continue
             root = cwd_real  # scanned, and never written: it lies outside its root
         elif stat.S_ISDIR(st.st_mode):
@@ -226,3 +226,5 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
 
 
 _OUTSIDE = "symlink to outside the scanned tree, skipped (--follow-symlinks scans it)"
+_NAMED_OUTSIDE = ("resolves outside the working directory through a symlink, so it is outside the scanned tree: "
+                  "skipped (name its target to scan and fix it; --follow-symlinks scans it without fixing)")
