@@ -254,7 +254,6 @@ def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: 
             run.notices.append(Notice(display, f"{result.dropped} fix(es) dropped: the file no longer holds the text they replace", "note"))
         if not result.applied or result.data == before:
             continue
-        problem = None
         if not outside_unchanged(before, result.data, result.applied):
             problem = "the fix changed bytes outside the edited ranges"
         else:
