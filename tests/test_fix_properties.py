@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from portlint import lines as line_model
-from portlint.fixes import splice
+from portlint.fixes import outside_unchanged, splice
 from portlint.model import Edit, Span
 
 BOUNDED = settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -98,6 +98,11 @@ def test_splice_changes_exactly_the_edited_ranges(data, draw):
     assert result.data == expected
     assert (result.dropped, result.fixes) == (len(stale), len(edits))
     assert splice(data, [(e,) for e in stale]).data == data
+    # the check --fix runs before writing holds here, and fails for any byte changed outside
+    assert outside_unchanged(data, result.data, result.applied)
+    if pos < len(data):  # a byte after the last edit, unchanged so far
+        tampered = result.data[:-1] + bytes([result.data[-1] ^ 1])
+        assert not outside_unchanged(data, tampered, result.applied)
     # the same edits as one fix: all applied together, or (with a stale one) none
     assert splice(data, [tuple(edits)]).data == expected
     if stale:
