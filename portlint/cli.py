@@ -62,15 +62,17 @@ def main() -> None:
 @click.option("--sarif-category", help="Set SARIF runAutomationDetails.id to CATEGORY/ (one analysis per category on GitHub).")
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply safe fixes to the files (atomically), then report what is left.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply fixes marked unsafe.")
-@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file (even with --fix); exit 1 when there is a change to show.")
+@click.option("--follow-symlinks", is_flag=True, help="Scan through symlinks that lead out of the scanned tree (--fix still never writes there).")
 @click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes.")
 def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
          force_exclude, no_cache, cache_dir, compile_commands, sarif_include_suppressed, sarif_category, apply_fix,
-         unsafe_fixes, show_diff, max_file_size) -> None:
+         unsafe_fixes, show_diff, max_file_size, follow_symlinks) -> None:
     """Scan PATHS (files or directories; default: .) and report portability problems."""
     from portlint.config import ConfigError, Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
     from portlint.model import Severity
     from portlint.rules import RuleError
+    from portlint.cache import default_cache_dir
 
     paths = list(paths) or [Path(".")]
     try:
@@ -97,10 +99,11 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         if max_file_size:
             settings.max_file_size = max_file_size
         settings.force_exclude = force_exclude
+        settings.follow_symlinks = follow_symlinks
         settings.jobs = jobs if jobs is not None else 0
         settings.compile_commands = compile_commands.resolve() if compile_commands else None
         if not no_cache:
-            settings.cache_dir = (cache_dir or settings.root / ".portlint_cache").resolve()
+            settings.cache_dir = cache_dir.resolve() if cache_dir else default_cache_dir(settings.root)
     except (ConfigError, RuleError) as exc:
         _fail(str(exc))
 
@@ -129,14 +132,19 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
     if apply_fix or show_diff:
         from portlint.fixes import apply_fixes
 
-        changed, diff_text = apply_fixes(result.findings, settings, include_unsafe=unsafe_fixes, write=apply_fix)
+        # --diff changes no file, with or without --fix
+        run = apply_fixes(result.findings, settings, files, include_unsafe=unsafe_fixes, write=apply_fix and not show_diff)
+        for n in run.notices:
+            click.echo(f"portlint: {n.path}: {n.message}", err=True)
         if show_diff:
-            click.echo(diff_text, nl=False)
-            return sys.exit(EXIT_CLEAN)
-        if changed:
-            click.echo(f"portlint: fixed {changed} finding{'s' if changed != 1 else ''}; rescanning", err=True)
+            click.echo(run.diff, nl=False)
+            return sys.exit(EXIT_FINDINGS if run.diff else EXIT_CLEAN)
+        if run.changed:
+            click.echo(f"portlint: fixed {run.changed} finding{'s' if run.changed != 1 else ''}; rescanning", err=True)
             result = scan_files(discover(paths, settings)[0], settings)
-            result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
+            result.notices = sorted(notices + run.notices + result.notices, key=lambda n: n.sort_key())
+        elif run.notices:
+            result.notices = sorted(result.notices + run.notices, key=lambda n: n.sort_key())
 
     from portlint.reporters import render
 

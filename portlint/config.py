@@ -41,6 +41,7 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     respect_gitignore: bool = True
     force_exclude: bool = False
+    follow_symlinks: bool = False  # scan through symlinks that lead out of the scanned tree
     jobs: int = 0  # 0: all cores
     cache_dir: Path | None = None  # None: no cache
     compile_commands: Path | None = None

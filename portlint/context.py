@@ -11,6 +11,7 @@ from bisect import bisect_right
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable
 
+from portlint import lines as line_model
 from portlint.model import Finding, Fix, Severity, Span, TARGETS
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ class FileContext:
     def __init__(self, display_path: str, data: bytes, language: str, tags: frozenset[str], settings: "Settings"):
         self.path = display_path
         self.data = data
-        self.text = data.decode("utf-8", errors="replace")
+        self.text = line_model.decode(data)
         self.language = language
         self.tags = tags
         self.settings = settings
@@ -37,21 +38,23 @@ class FileContext:
     # ---- text and positions -------------------------------------------------------------
     @cached_property
     def lines(self) -> list[str]:
-        """Lines split on LF only (as tree-sitter and GitHub count them), CR of CRLF dropped."""
-        lines = self.text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+        """Lines as portlint.lines splits them: at LF or CRLF only (as tree-sitter and GitHub
+        count them), without the terminator."""
+        return line_model.split_lines(self.text)
 
     @cached_property
     def _line_starts(self) -> list[int]:
-        starts = [0]
-        data = self.data
-        pos = data.find(b"\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = data.find(b"\n", pos + 1)
-        return starts
+        return line_model.line_starts(self.data)
+
+    @cached_property
+    def _byte_map(self) -> line_model.ByteMap:
+        return line_model.ByteMap(self.data)
+
+    @cached_property
+    def _python_starts(self) -> list[int] | None:
+        """Python's own line starts when they differ from ours (a lone CR, which Python's
+        tokenizer counts as a line break), else None."""
+        return line_model.python_line_starts(self.data) if line_model.has_lone_cr(self.data) else None
 
     def line_text(self, line: int) -> str:
         """1-based line, without its newline ("" past the end)."""
@@ -62,7 +65,7 @@ class FileContext:
         if self._ascii:
             return byte_col + 1
         start = self._line_starts[line - 1] if line - 1 < len(self._line_starts) else len(self.data)
-        return len(self.data[start : start + byte_col].decode("utf-8", errors="replace")) + 1
+        return len(line_model.decode(self.data[start : start + byte_col])) + 1
 
     def offset_to_pos(self, offset: int) -> tuple[int, int]:
         """Byte offset -> (1-based line, 1-based column)."""
@@ -78,6 +81,11 @@ class FileContext:
             end_byte = getattr(node, "end_col_offset", None)
             if end_byte is None:
                 end_byte = node.col_offset
+            if self._python_starts is not None:  # ast counted a lone CR as a line break
+                py = self._python_starts
+                start = self.offset_to_pos(py[node.lineno - 1] + node.col_offset)
+                end = self.offset_to_pos(py[end_line - 1] + end_byte)
+                return Span(*start, *end)
             return Span(
                 node.lineno,
                 self.byte_col_to_col(node.lineno, node.col_offset),
@@ -123,6 +131,26 @@ class FileContext:
         self.counters[counter] = self.counters.get(counter, 0) + n
 
     # ---- reporting ------------------------------------------------------------------------
+    def _anchored(self, fix: Fix) -> Fix | None:
+        """`fix` with each edit's `old` set to the text its span holds now, so the fix engine
+        can tell the span still holds it; None when a span is not a position in this file."""
+        import dataclasses
+
+        if self.language == "python" and self._python_starts is not None:
+            # detectors build some edit spans from ast's (line, byte) pairs, which count a
+            # lone CR as a line break: no fix is offered rather than one that lands elsewhere
+            self.notice("the file breaks lines with a lone CR, which Python counts as a line break: fixes are not offered")
+            return None
+        edits = []
+        for e in fix.edits:
+            start = self._byte_map.byte_offset(e.span.start_line, e.span.start_col)
+            end = self._byte_map.byte_offset(e.span.end_line, e.span.end_col)
+            if start is None or end is None or end < start:
+                self.notice(f"internal: a fix of {self.rule.id if self.rule else '?'} points outside the file; fix dropped")
+                return None
+            edits.append(dataclasses.replace(e, old=line_model.decode(self.data[start:end])))
+        return dataclasses.replace(fix, edits=tuple(edits))
+
     def report(
         self,
         where: Any,
@@ -143,6 +171,8 @@ class FileContext:
         rule = self.rule
         assert rule is not None, "report() called outside a detector"
         span = self.node_span(where)
+        if fix is not None:
+            fix = self._anchored(fix)
         if targets is None:
             sev = dict(rule.severity)
         elif isinstance(targets, dict):

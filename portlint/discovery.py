@@ -3,11 +3,20 @@
 Directories are walked in sorted order, honouring `.gitignore` files (each applies below
 its own folder), the default and configured excludes, and symlink loops. Files named
 explicitly are always scanned unless `--force-exclude` is given (pre-commit passes files
-one by one, and excludes must still apply). Problems become one-line Notices."""
+one by one, and excludes must still apply). Problems become one-line Notices.
+
+The scanned tree is what the command line names. Each file gets a scan root: the directory
+named on the command line it was found under; for a file named itself, the working
+directory when it lies inside it, else its own folder. A path named inside the working
+directory that resolves outside it, and a symlink met in a walk whose target lies outside
+its scan root, are skipped with a notice unless `--follow-symlinks`; `--fix` never writes
+a file that resolves outside its scan root either way (see fixes.write_target). A FIFO,
+device or socket is never opened."""
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +29,19 @@ from portlint.model import Notice
 class SourceFile:
     real: Path  # the path to open
     display: str  # POSIX path relative to the settings root (absolute when outside it)
+    root: str | None = None  # the resolved scan root it was found under (None: none known)
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether resolved `path` is `root` or lies below it (both resolved)."""
+    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+
+def _special_kind(mode: int) -> str | None:
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None
 
 
 def _relative(absolute: str, folder: str) -> str | None:
@@ -105,11 +127,20 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
     notices: list[Notice] = []
     seen_dirs: set[tuple[int, int]] = set()
 
-    def add(path: Path) -> None:
-        sf = SourceFile(path, display_path(path, settings.root))
+    def add(path: Path, root: str) -> None:
+        sf = SourceFile(path, display_path(path, settings.root), root)
         files.setdefault(sf.display, sf)
 
-    def walk(directory: Path) -> None:
+    def leaves_tree(path: Path, root: str) -> bool:
+        """Whether the symlink `path` resolves to a place outside `root` (and that matters)."""
+        if settings.follow_symlinks:
+            return False
+        try:
+            return not inside(os.path.realpath(path), root)
+        except (OSError, ValueError):
+            return True
+
+    def walk(directory: Path, root: str) -> None:
         try:
             st = directory.stat()
         except OSError as exc:
@@ -117,7 +148,10 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
             return
         key = (st.st_dev, st.st_ino)
         if key in seen_dirs:
-            notices.append(Notice(display_path(directory, settings.root), "symlink loop: directory already visited, skipped", "note"))
+            # reached again through a symlink: a loop (or a second way in); a folder named on
+            # the command line inside another one named there (`scan . sub`) is no news
+            if directory.is_symlink():
+                notices.append(Notice(display_path(directory, settings.root), "symlink loop: directory already visited, skipped", "note"))
             return
         seen_dirs.add(key)
         try:
@@ -139,18 +173,23 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
                 continue
             if ignorer.excluded(path, is_dir):
                 continue
+            if entry.is_symlink() and (is_dir or is_source_candidate(path)) and leaves_tree(path, root):
+                notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
+                continue
             if is_dir:
-                walk(path)
+                walk(path, root)
             elif is_file and is_source_candidate(path):
-                add(path)
+                add(path, root)
 
+    cwd = os.path.abspath(os.getcwd())
+    cwd_real = os.path.realpath(cwd)
     for raw in paths:
         path = Path(raw)
         if path.is_symlink() and not path.exists():
             notices.append(Notice(display_path(path, settings.root), "broken symlink, skipped"))
             continue
         try:
-            path.stat()
+            st = path.stat()
         except FileNotFoundError:
             raise FileNotFoundError(str(raw)) from None
         except OSError as exc:
@@ -159,10 +198,33 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
                 continue
             notices.append(Notice(display_path(path, settings.root), f"cannot read: {exc.strerror or exc}"))
             continue
-        if path.is_dir():
-            walk(path)
-        elif settings.force_exclude and ignorer.excluded(path, False):
-            continue
+        real = os.path.realpath(path)
+        if inside(os.path.abspath(path), cwd) and not inside(real, cwd_real):
+            # named inside the working directory, but a symlink leads out of it
+            if not settings.follow_symlinks:
+                notices.append(Notice(display_path(path, settings.root), _NAMED_OUTSIDE, "note"))
+                continue
+            root = cwd_real  # scanned, and never written: it lies outside its root
+        elif stat.S_ISDIR(st.st_mode):
+            root = real
         else:
-            add(path)  # named explicitly: scanned whatever its extension says (language decides)
+            root = cwd_real if inside(os.path.abspath(path), cwd) else os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        if stat.S_ISDIR(st.st_mode):
+            walk(path, root)
+            continue
+        kind = _special_kind(st.st_mode)
+        if kind is not None:
+            notices.append(Notice(display_path(path, settings.root), f"is {kind}, not a regular file: skipped"))
+            continue
+        if settings.force_exclude and ignorer.excluded(path, False):
+            continue
+        if path.is_symlink() and leaves_tree(path, root):
+            notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
+            continue
+        add(path, root)  # named explicitly: scanned whatever its extension says (language decides)
     return sorted(files.values(), key=lambda f: f.display), notices
+
+
+_OUTSIDE = "symlink to outside the scanned tree, skipped (--follow-symlinks scans it)"
+_NAMED_OUTSIDE = ("resolves outside the working directory through a symlink, so it is outside the scanned tree: "
+                  "skipped (name its target to scan and fix it; --follow-symlinks scans it without fixing)")

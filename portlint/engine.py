@@ -5,6 +5,7 @@ over worker processes; the result is sorted, so the worker count never changes i
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,18 +98,35 @@ def _plan(settings: Settings) -> _Plan:
     return _PLAN
 
 
+def open_source(path) -> "io.BufferedReader":
+    """Open for reading without blocking (a FIFO or a device never stalls the scan)."""
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb")
+
+
 def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[Notice]]:
+    """The file's bytes, or None and a notice. The file is opened without blocking and must
+    be a regular file (a FIFO swapped in after discovery is not read); at most one byte more
+    than the size limit is read, whatever size the file reports."""
+    import stat
+
     notices: list[Notice] = []
+    limit = settings.max_file_size
     try:
-        size = sf.real.stat().st_size
-        if size > settings.max_file_size:
-            return None, [Notice(sf.display, f"file is {size} bytes, over the {settings.max_file_size}-byte limit (max-file-size): skipped")]
-        with open(sf.real, "rb") as fh:
-            data = fh.read()
+        with open_source(sf.real) as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                return None, [Notice(sf.display, "is a directory, skipped")]
+            if not stat.S_ISREG(st.st_mode):
+                return None, [Notice(sf.display, "not a regular file (FIFO, device or socket): skipped")]
+            if st.st_size > limit:
+                return None, [Notice(sf.display, f"file is {st.st_size} bytes, over the {limit}-byte limit (max-file-size): skipped")]
+            data = fh.read(limit + 1)
     except IsADirectoryError:
         return None, [Notice(sf.display, "is a directory, skipped")]
     except OSError as exc:
         return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
+    if len(data) > limit:
+        return None, [Notice(sf.display, f"file is over the {limit}-byte limit (max-file-size) while reading: skipped")]
     if b"\0" in data[:_BINARY_SNIFF]:
         return None, [Notice(sf.display, "binary file (NUL bytes), skipped", "note")]
     try:
@@ -318,7 +336,7 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
         key = known[0]
     elif cache is not None:
         key = cache.key(sf.display, data, sf.real)
-        result = cache.get(key)
+        result = cache.get(key, sf.display)
     if result is None:
         result = scan_source(sf, data, settings)
         if cache is not None:
@@ -335,7 +353,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     if data is None:
         return FileResult(notices=notices), 0, None
     key = cache.key(sf.display, data, sf.real)
-    result = cache.get(key)
+    result = cache.get(key, sf.display)
     if result is None:
         return None, len(data), (key, hashlib.sha256(data).hexdigest())
     result.notices = notices + result.notices

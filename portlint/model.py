@@ -44,10 +44,14 @@ class Span:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace the text in `span` with `text` (an insertion when the span is empty)."""
+    """Replace the text in `span` with `text` (an insertion when the span is empty).
+
+    `old` is the text the span held when the file was scanned (the context fills it in when
+    a finding is reported); the fix engine drops an edit whose span no longer holds it."""
 
     span: Span
     text: str
+    old: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ class Finding:
             data["fix"] = {
                 "description": self.fix.description,
                 "applicability": self.fix.applicability,
-                "edits": [[*_span_list(e.span), e.text] for e in self.fix.edits],
+                "edits": [[*_span_list(e.span), e.text, e.old] for e in self.fix.edits],
             }
         return data
 
@@ -117,7 +121,7 @@ class Finding:
             f = data["fix"]
             fix = Fix(
                 f["description"],
-                tuple(Edit(Span(*e[:4]), e[4]) for e in f["edits"]),
+                tuple(Edit(Span(*e[:4]), e[4], e[5] if len(e) > 5 else None) for e in f["edits"]),
                 f["applicability"],
             )
         return cls(

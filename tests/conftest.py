@@ -13,6 +13,15 @@ SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_key_dir(tmp_path_factory):
+    """The cache's per-user secret lives in the user cache directory: tests (and the
+    command lines they start, which inherit the environment) get a fresh one of their own."""
+    import os
+
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+
+
 def run_portlint(*args: str, cwd: Path | None = None, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the real command line in a subprocess (exit codes and streams as a user sees them)."""
     import os

@@ -29,20 +29,18 @@ def test_binary_non_utf8_huge_and_syntax_errors_do_not_stop_the_scan(tmp_path):
 
 def test_unreadable_file(tmp_path, monkeypatch):
     """A file that cannot be opened (permissions; simulated, since tests may run as root)."""
-    import builtins
-
     import portlint.engine as engine
 
     (tmp_path / "secret.cu").write_text(BAD_ASM)
     (tmp_path / "open.cu").write_text(BAD_ASM)
-    real_open = builtins.open
+    real_open = engine.open_source
 
-    def guarded_open(path, *args, **kwargs):
+    def guarded_open(path):
         if str(path).endswith("secret.cu"):
             raise PermissionError(13, "Permission denied")
-        return real_open(path, *args, **kwargs)
+        return real_open(path)
 
-    monkeypatch.setattr(engine, "open", guarded_open, raising=False)
+    monkeypatch.setattr(engine, "open_source", guarded_open)
     result = scan_paths([tmp_path], root=tmp_path)
     (notice,) = [n for n in result.notices if n.path == "secret.cu"]
     assert "Permission denied" in notice.message and notice.level == "error"
@@ -95,3 +93,38 @@ def test_portlint_never_imports_scanned_python(tmp_path):
     (tmp_path / "evil.py").write_text(f"import jax\nopen({str(marker)!r}, 'w').write('x')\n")
     run_portlint("scan", ".", "--no-cache", cwd=tmp_path)
     assert not marker.exists()
+
+
+def _run_limited(args, cwd, timeout=60):
+    """The command line with a 1 GB address-space limit and a timeout, so a scan that would
+    block on a FIFO or read /dev/zero without end fails the test instead of the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, preexec_fn=limit)
+
+
+def test_fifo_and_device_named_on_the_command_line_are_skipped(tmp_path):
+    (tmp_path / "good.cu").write_text(BAD_ASM)
+    os.mkfifo(tmp_path / "pipe.cu")
+    proc = _run_limited(["scan", "pipe.cu", "/dev/zero", "good.cu", "--no-cache"], tmp_path)
+    assert proc.returncode == 1, proc.stderr  # good.cu's finding; nothing else went wrong
+    lines = proc.stderr.strip().splitlines()
+    assert any("pipe.cu" in ln and "FIFO" in ln for ln in lines), lines
+    assert any("/dev/zero" in ln and "device" in ln for ln in lines), lines
+    assert "good.cu:2:3: PTL201" in proc.stdout
+
+
+def test_size_limit_holds_for_a_file_that_reports_size_zero(tmp_path):
+    """/proc files are regular files that stat as 0 bytes, like /dev/zero-ish sources: the
+    limit must be enforced on what is read, not on what stat says."""
+    maps = "/proc/self/maps"
+    assert os.stat(maps).st_size == 0
+    proc = _run_limited(["scan", maps, "--no-cache", "--max-file-size", "100"], tmp_path)
+    assert "over the 100-byte limit" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

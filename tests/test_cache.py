@@ -190,7 +190,7 @@ def test_garbage_entries_are_misses(tmp_path, garbage):
     path = cache._path(key)
     path.parent.mkdir(parents=True)
     path.write_bytes(garbage)
-    assert cache.get(key) is None
+    assert cache.get(key, "x.cu") is None
 
 
 def test_entry_under_another_key_is_not_trusted(tmp_path):
@@ -199,11 +199,11 @@ def test_entry_under_another_key_is_not_trusted(tmp_path):
     scan(root, settings)
     cache = Cache(settings.cache_dir, settings)
     real_key = cache.key("kernel.cu", (root / "kernel.cu").read_bytes(), root / "kernel.cu")
-    assert cache.get(real_key) is not None
+    assert cache.get(real_key, "kernel.cu") is not None
     other = cache.key("kernel.cu", b"something else", root / "kernel.cu")
     cache._path(other).parent.mkdir(parents=True, exist_ok=True)
     cache._path(other).write_bytes(cache._path(real_key).read_bytes())
-    assert cache.get(other) is None
+    assert cache.get(other, "kernel.cu") is None
 
 
 def test_cache_dir_that_cannot_be_created_does_not_crash(tmp_path):
@@ -251,7 +251,7 @@ def _hammer(args):
     for i in range(200):
         key = cache.key("same.cu", b"same bytes")
         cache.put(key, FileResult(counters={"writer": worker, "round": i}))
-        got = cache.get(key)
+        got = cache.get(key, "same.cu")
         if got is None or set(got.counters) != {"writer", "round"}:
             bad += 1
     return bad

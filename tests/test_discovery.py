@@ -53,3 +53,18 @@ def test_language_by_extension_then_content():
     assert "gaudi" in classify("g.py", b"import habana_frameworks.torch.core as htcore\n")[1]
     assert classify("notes.txt", b"__global__")[0] is None
     assert classify("kernel.ptx", b".version 8.0")[0] == "ptx"
+
+
+def test_overlapping_named_folders_are_not_a_symlink_loop(tmp_path):
+    """`portlint scan . sub` (or `sub .`) scans each file once and reports no symlink loop."""
+    from portlint.config import Settings
+    from portlint.discovery import discover
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "b.cu").write_text("__global__ void k() {}\n")
+    settings = Settings(root=tmp_path)
+    for order in ([tmp_path, tmp_path / "sub"], [tmp_path / "sub", tmp_path]):
+        files, notices = discover(order, settings)
+        assert [f.display for f in files] == ["b.cu", "sub/a.cu"]
+        assert notices == []

@@ -3,6 +3,7 @@ span, the suggested rewrite, and a summary per severity and per target."""
 
 from __future__ import annotations
 
+from portlint import lines as line_model
 from portlint.model import TARGETS, Severity
 
 _COLORS = {"error": "\033[31;1m", "warning": "\033[33;1m", "note": "\033[36m", "bold": "\033[1m", "dim": "\033[2m", "reset": "\033[0m"}
@@ -94,10 +95,10 @@ class _SourceCache:
             if not p.is_absolute():
                 p = self.root / p
             try:
-                self._files[path] = p.read_bytes().decode("utf-8", errors="replace").split("\n")
+                self._files[path] = line_model.split_lines(line_model.decode(p.read_bytes()))
             except OSError:
                 self._files[path] = None
         lines = self._files[path]
         if lines is None or not 0 < line <= len(lines):
             return None
-        return lines[line - 1].rstrip("\r")
+        return lines[line - 1]
