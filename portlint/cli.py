@@ -26,6 +26,29 @@ def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _distinct_roots(paths: list[Path]) -> list[Path]:
+    """The paths to walk, without a directory named twice or lying inside another directory
+    on the command line (`portlint scan . sub`): the outer walk finds its files, and walking
+    it again would look like a symlink loop. Files named explicitly are always kept."""
+    dirs = sorted({os.path.abspath(p) for p in paths if p.is_dir()}, key=len)
+    kept: list[Path] = []
+    seen: set[str] = set()
+    for p in paths:
+        absolute = os.path.abspath(p)
+        if p.is_dir():
+            if absolute in seen or any(absolute.startswith(d.rstrip(os.sep) + os.sep) for d in dirs if d != absolute):
+                continue
+            seen.add(absolute)
+        kept.append(p)
+    return kept
+
+
+def _printable(text: str) -> str:
+    from portlint.reporters.text import escape_controls
+
+    return escape_controls(text)
+
+
 def _use_color(choice: str, stream) -> bool:
     if choice == "always":
         return True
@@ -87,7 +110,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             if not Path.cwd().resolve().is_relative_to(settings.root):
                 settings.root = Path.cwd().resolve()
         if select:
-            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line")
+            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line", allow_empty=False)
         if ignore:
             settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
         if targets:
@@ -109,6 +132,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
 
     tune_gc()
 
+    paths = _distinct_roots(paths)
     try:
         files, notices = discover(paths, settings)
     except FileNotFoundError as exc:
@@ -122,9 +146,13 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         result = scan_files(files, settings, progress)
     except RuleError as exc:
         _fail(str(exc))
+    except Exception as exc:  # per-file failures are notices; this is a bug outside any one file
+        _fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
+    # notices go to stderr only (as ruff prints them); the text report does not repeat
+    # them, the JSON and SARIF reports carry them as data
     for n in result.notices:
-        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+        click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
     if apply_fix or show_diff:
         from portlint.fixes import apply_fixes

@@ -29,12 +29,16 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
+    # False when the file was not analysed at all (unreadable, too large, binary, not a
+    # language portlint knows, or analysis failed): it does not count as "scanned"
+    scanned: bool = True
 
     def to_dict(self) -> dict:
         return {
             "findings": [f.to_dict() for f in self.findings],
             "notices": [[n.path, n.message, n.level] for n in self.notices],
             "counters": self.counters,
+            "scanned": self.scanned,
         }
 
     @classmethod
@@ -43,6 +47,7 @@ class FileResult:
             [Finding.from_dict(f) for f in data["findings"]],
             [Notice(*n) for n in data["notices"]],
             dict(data["counters"]),
+            bool(data.get("scanned", True)),
         )
 
 
@@ -119,13 +124,34 @@ def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[
 
 
 def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
-    """Scan one file's bytes (no I/O besides headers next to it for guard evaluation)."""
+    """Scan one file's bytes (no I/O besides headers next to it for guard evaluation).
+
+    Every failure stays inside this file: a detector that raises becomes a PTL003 finding
+    (see `_run_detectors`); anything else that raises while analysing it (a parser or a
+    shared analysis that recurses too deep on a pathological expression, memory running
+    out, a bug in post-processing) becomes one error notice for this file, and the other
+    files' findings are reported as usual."""
+    try:
+        return _analyse(sf, data, settings)
+    except Exception as exc:  # RecursionError and MemoryError included
+        return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while analysing the file: skipped, no findings for it", "error")], scanned=False)
+
+
+def _failure(exc: BaseException) -> str:
+    """`exc` in one line, for a notice (messages of pathological inputs can be huge)."""
+    text = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     plan = _plan(settings)
     result = FileResult()
     language, tags = classify(sf.display if sf.display else sf.real.name, data)
     if language is None:
         language, tags = classify(sf.real.name, data)
     if language is None:
+        result.scanned = False
         return result
     ctx = FileContext(sf.display, data, language, tags, settings)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
@@ -185,6 +211,11 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, res
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None) or 1
             result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
+            return
+        except (RecursionError, MemoryError) as exc:
+            # CPython's parser gives up on very deep nesting (a 3,000-term concatenation,
+            # 100,000 unary minuses): the file cannot be analysed, the scan goes on
+            result.notices.append(Notice(ctx.path, f"too deeply nested for Python's parser ({_failure(exc)}); Python rules skipped", "error"))
             return
         from portlint.python.astindex import nodes
 
@@ -311,7 +342,7 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     entry: the key is reused unless the file changed since."""
     data, notices = read_source(sf, settings)
     if data is None:
-        return FileResult(notices=notices)
+        return FileResult(notices=notices, scanned=False)
     result = None
     key = None
     if cache is not None and known is not None and hashlib.sha256(data).hexdigest() == known[1]:
@@ -333,7 +364,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     sha256 of the bytes read) for scan_one."""
     data, notices = read_source(sf, settings)
     if data is None:
-        return FileResult(notices=notices), 0, None
+        return FileResult(notices=notices, scanned=False), 0, None
     key = cache.key(sf.display, data, sf.real)
     result = cache.get(key)
     if result is None:
@@ -478,7 +509,7 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
     else:
         for i, sf, _, known in pending:
             done(i, scan_one(sf, settings, cache, known))
-    out = ScanResult(files_scanned=len(files))
+    out = ScanResult(files_scanned=sum(1 for r in results if r is not None and r.scanned))
     for r in results:
         assert r is not None
         out.findings.extend(r.findings)

@@ -95,3 +95,83 @@ def test_portlint_never_imports_scanned_python(tmp_path):
     (tmp_path / "evil.py").write_text(f"import jax\nopen({str(marker)!r}, 'w').write('x')\n")
     run_portlint("scan", ".", "--no-cache", cwd=tmp_path)
     assert not marker.exists()
+
+
+def _deep_python_files(folder):
+    """The three shapes that broke out of the engine: RecursionError (a long concatenation,
+    a deep attribute chain) and MemoryError (100,000 unary minuses) from Python's parser."""
+    (folder / "concat.py").write_text("import torch\nx = " + " + ".join(["'a'"] * 3000) + "\n")
+    (folder / "attrs.py").write_text("import torch\nx = a" + ".b" * 100_000 + "\n")
+    (folder / "minus.py").write_text("import torch\nx = " + "-" * 100_000 + "1\n")
+    return ("concat.py", "attrs.py", "minus.py")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_deep_python_expressions_are_a_notice_and_the_scan_goes_on(tmp_path, jobs):
+    names = _deep_python_files(tmp_path)
+    for i in range(8):  # enough files that -j 2 really uses worker processes
+        (tmp_path / f"good{i}.cu").write_text(BAD_ASM)
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "-j", jobs, "--exit-zero", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for name in names:
+        (line,) = [ln for ln in proc.stderr.splitlines() if name in ln]
+        assert "too deeply nested" in line
+    assert proc.stdout.count("PTL201 error") == 8
+    # without --exit-zero the exit code is the findings' (1), never a crash's
+    assert run_portlint("scan", ".", "--no-cache", "--isolated", "-j", jobs, cwd=tmp_path).returncode == 1
+    (tmp_path / "only").mkdir()
+    _deep_python_files(tmp_path / "only")
+    assert run_portlint("scan", "only", "--no-cache", "--isolated", "-j", jobs, cwd=tmp_path).returncode == 0
+
+
+def test_failure_outside_any_detector_is_a_notice_for_that_file(tmp_path, monkeypatch):
+    """A crash in post-processing (not in a detector) loses that file's findings only."""
+    import portlint.engine as engine
+
+    real = engine._postprocess
+
+    def fragile(ctx, plan, result):
+        if ctx.path == "bad.cu":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(ctx, plan, result)
+
+    monkeypatch.setattr(engine, "_postprocess", fragile)
+    (tmp_path / "bad.cu").write_text(BAD_ASM)
+    (tmp_path / "good.cu").write_text(BAD_ASM)
+    result = scan_paths([tmp_path], root=tmp_path)
+    assert [f.path for f in result.findings] == ["good.cu"]
+    (notice,) = [n for n in result.notices if n.path == "bad.cu"]
+    assert notice.level == "error" and "RecursionError" in notice.message
+    assert result.files_scanned == 1
+
+
+def test_a_skipped_file_is_not_counted_as_scanned(tmp_path):
+    (tmp_path / "huge.cu").write_text(BAD_ASM + "// pad\n" * 2000)
+    (tmp_path / "binary.cu").write_bytes(b"\x7fELF\x00\x00\x01")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "--max-file-size", "5000", cwd=tmp_path)
+    assert "No portability problems found in 0 files." in proc.stdout
+    (tmp_path / "small.cu").write_text("int x;\n")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "--max-file-size", "5000", cwd=tmp_path)
+    assert "No portability problems found in 1 file." in proc.stdout
+
+
+def test_terminal_escapes_in_source_are_shown_escaped(tmp_path):
+    hostile = '__global__ void k(float* x) {\n  asm volatile("membar.gl;"); // \x1b]0;owned\x07\x1b[2J\u202e\n}\n'
+    (tmp_path / "k.cu").write_text(hostile)
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "--color", "always", cwd=tmp_path)
+    assert "PTL201" in proc.stdout
+    assert "\x07" not in proc.stdout and "\u202e" not in proc.stdout and "\x1b]" not in proc.stdout
+    assert "\x1b[2J" not in proc.stdout
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\u202e" in proc.stdout
+    # the caret still sits under `asm`
+    lines = run_portlint("scan", ".", "--no-cache", "--isolated", "--color", "never", cwd=tmp_path).stdout.splitlines()
+    (src,) = [i for i, ln in enumerate(lines) if "| " in ln and "asm volatile" in ln]
+    assert lines[src].index("asm") == lines[src + 1].index("^")
+
+
+def test_notices_are_printed_once_on_stderr(tmp_path):
+    (tmp_path / "broken.py").write_text("import jax\ndef f(:\n")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", cwd=tmp_path)
+    assert proc.stderr.count("syntax error") == 1
+    assert "syntax error" not in proc.stdout
