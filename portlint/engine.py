@@ -254,7 +254,7 @@ def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception,
 
 
 def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
-    from portlint.suppressions import parse_suppressions
+    from portlint.suppressions import mentions_portlint, parse_suppressions
 
     settings = plan.settings
     findings = ctx.findings
@@ -296,8 +296,8 @@ def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
             flat = tuple(i for ids in drops for i in ids)
             findings = [f for f in findings if not f.rule_id.startswith(flat)]
     # 4. inline suppressions, then the tool's own findings about them
-    if "portlint:" in ctx.text:
-        sups = parse_suppressions(ctx.lines)
+    if mentions_portlint(ctx.text):
+        sups = parse_suppressions(ctx.text, ctx.language)
         for f in findings:
             if f.suppressed:
                 continue
