@@ -176,6 +176,12 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         "show_source": True,
     }
     text = render(fmt, result, settings, options)
+    if fmt == "sarif":
+        from portlint.reporters.sarif import over_limit_message
+
+        message = over_limit_message(result, options)
+        if message:
+            click.echo(f"portlint: warning: {message}", err=True)
     if output is not None:
         try:
             output.parent.mkdir(parents=True, exist_ok=True)

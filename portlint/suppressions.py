@@ -50,8 +50,14 @@ class SuppressionSet:
     items: list[Suppression]
     malformed: list[tuple[int, int, int, str]]  # (line, col, end_col, what is wrong)
 
-    def apply(self, rule_id: str, start_line: int, end_line: int) -> Suppression | None:
+    def __post_init__(self) -> None:
+        self._by_line: dict[int, list[Suppression]] = {}
+        self._file_level = [sup for sup in self.items if sup.kind == "ignore-file"]
         for sup in self.items:
+            self._by_line.setdefault(sup.line, []).append(sup)
+
+    def apply(self, rule_id: str, start_line: int, end_line: int) -> Suppression | None:
+        for sup in self._candidates(start_line, end_line):
             if (
                 sup.kind == "ignore-file"
                 or start_line <= sup.line <= end_line
@@ -62,6 +68,15 @@ class SuppressionSet:
                     sup.used.update(idents)
                     return sup
         return None
+
+    def _candidates(self, start_line: int, end_line: int) -> list[Suppression]:
+        """The suppressions that may cover a span, in file order (the first match wins)."""
+        if end_line - start_line > len(self._by_line):
+            return self.items
+        found = list(self._file_level)
+        for line in range(start_line - 1, end_line + 1):
+            found.extend(self._by_line.get(line, ()))
+        return sorted(found, key=lambda s: (s.line, s.col))
 
 
 def mentions_portlint(text: str) -> bool:
