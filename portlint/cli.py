@@ -26,23 +26,6 @@ def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _distinct_roots(paths: list[Path]) -> list[Path]:
-    """The paths to walk, without a directory named twice or lying inside another directory
-    on the command line (`portlint scan . sub`): the outer walk finds its files, and walking
-    it again would look like a symlink loop. Files named explicitly are always kept."""
-    dirs = sorted({os.path.abspath(p) for p in paths if p.is_dir()}, key=len)
-    kept: list[Path] = []
-    seen: set[str] = set()
-    for p in paths:
-        absolute = os.path.abspath(p)
-        if p.is_dir():
-            if absolute in seen or any(absolute.startswith(d.rstrip(os.sep) + os.sep) for d in dirs if d != absolute):
-                continue
-            seen.add(absolute)
-        kept.append(p)
-    return kept
-
-
 def _printable(text: str) -> str:
     from portlint.reporters.text import escape_controls
 
@@ -132,7 +115,6 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
 
     tune_gc()
 
-    paths = _distinct_roots(paths)
     try:
         files, notices = discover(paths, settings)
     except FileNotFoundError as exc:

@@ -175,3 +175,11 @@ def test_notices_are_printed_once_on_stderr(tmp_path):
     proc = run_portlint("scan", ".", "--no-cache", "--isolated", cwd=tmp_path)
     assert proc.stderr.count("syntax error") == 1
     assert "syntax error" not in proc.stdout
+
+
+def test_python_parser_warnings_do_not_echo_source_on_stderr(tmp_path):
+    """ast.parse prints SyntaxWarnings (with the scanned line in them, raw) unless silenced."""
+    (tmp_path / "w.py").write_text('import jax\nx = 1if True else 2  # \x1b[2J\ny = 1()\njax.devices("gpu")\n')
+    proc = run_portlint("scan", "w.py", "--no-cache", "--isolated", cwd=tmp_path)
+    assert proc.returncode == 1 and "PTL901" in proc.stdout
+    assert "SyntaxWarning" not in proc.stderr and "\x1b[2J" not in proc.stderr, proc.stderr

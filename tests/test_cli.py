@@ -148,15 +148,6 @@ def test_presets_ids_and_targets_any_case(tmp_path, flags):
     assert proc.returncode == 1 and "PTL201" in proc.stdout, proc.stderr
 
 
-def test_overlapping_roots_are_scanned_once_without_a_loop_notice(tmp_path):
-    (tmp_path / "sub").mkdir()
-    write_cuda(tmp_path / "sub" / "bad.cu")
-    proc = run_portlint("scan", ".", "sub", "./sub/", "--no-cache", "--isolated", cwd=tmp_path)
-    assert proc.returncode == 1
-    assert "loop" not in proc.stderr, proc.stderr
-    assert proc.stdout.count("PTL201") == 1
-
-
 def test_text_paths_are_relative_to_the_working_directory(tmp_path):
     (tmp_path / "portlint.toml").write_text("ignore = ['PTL3']\n")
     (tmp_path / "pkg" / "kernels").mkdir(parents=True)
