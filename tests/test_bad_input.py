@@ -183,3 +183,12 @@ def test_python_parser_warnings_do_not_echo_source_on_stderr(tmp_path):
     proc = run_portlint("scan", "w.py", "--no-cache", "--isolated", cwd=tmp_path)
     assert proc.returncode == 1 and "PTL901" in proc.stdout
     assert "SyntaxWarning" not in proc.stderr and "\x1b[2J" not in proc.stderr, proc.stderr
+
+
+def test_file_names_with_escapes_are_shown_escaped(tmp_path):
+    (tmp_path / "k\x1b[2J.cu").write_text(BAD_ASM)
+    (tmp_path / "b\x1b]0;x\x07.cu").write_bytes(b"\x00binary")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", cwd=tmp_path)
+    assert "k\\x1b[2J.cu:2:3: PTL201" in proc.stdout
+    assert "b\\x1b]0;x\\x07.cu" in proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr

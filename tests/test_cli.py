@@ -168,3 +168,20 @@ def test_no_suggestion_prints_a_literal_backslash_n():
     suggestions = {f.rule_id: f.suggestion for f in result.findings if f.suggestion}
     assert "PTL104" in suggestions
     assert all("\\n" not in s for s in suggestions.values()), [r for r, s in suggestions.items() if "\\n" in s]
+
+
+def test_an_internal_error_outside_any_file_is_exit_2_even_with_exit_zero(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import portlint.engine as engine
+    from portlint.cli import main
+
+    def broken(*args, **kwargs):
+        raise KeyError("planted bug")
+
+    monkeypatch.setattr(engine, "scan_files", broken)
+    write_cuda(tmp_path / "bad.cu")
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["scan", "bad.cu", "--isolated", "--no-cache", "--exit-zero"])
+    assert out.exit_code == 2
+    assert out.output.strip().splitlines() == ["portlint: error: internal error: KeyError: 'planted bug' (please report it)"]
