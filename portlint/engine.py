@@ -29,8 +29,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
-    # False when the file was not analysed at all (unreadable, too large, binary, not a
-    # language portlint knows, or analysis failed): it does not count as "scanned"
+    # False when the file was not analysed at all (unreadable, too large, binary, or the
+    # analysis failed): it does not count as "scanned"
     scanned: bool = True
 
     def to_dict(self) -> dict:
@@ -151,8 +151,7 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     if language is None:
         language, tags = classify(sf.real.name, data)
     if language is None:
-        result.scanned = False
-        return result
+        return result  # read and classified: nothing portlint checks (a plain C header)
     ctx = FileContext(sf.display, data, language, tags, settings)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
     ctx.session = session.current(settings)  # type: ignore[attr-defined]
@@ -375,6 +374,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
 
 _WORKER_SETTINGS: Settings | None = None
 _WORKER_CACHE = None
+_WORKER_SLOT: tuple | None = None  # (shared array, this worker's index in it)
 
 
 def tune_gc() -> None:
@@ -390,17 +390,27 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-def _init_worker(settings: Settings, cache=None) -> None:
-    global _WORKER_SETTINGS, _WORKER_CACHE
+def _init_worker(settings: Settings, cache=None, slots=None, counter=None) -> None:
+    global _WORKER_SETTINGS, _WORKER_CACHE, _WORKER_SLOT
     tune_gc()
     _WORKER_SETTINGS = settings
     _WORKER_CACHE = cache
+    if slots is not None and counter is not None:
+        with counter.get_lock():
+            _WORKER_SLOT = (slots, counter.value % len(slots))
+            counter.value += 1
 
 
-def _work(item: tuple[int, SourceFile, tuple[str, str] | None]) -> tuple[int, dict]:
+def _work_chunk(items: list[tuple[int, SourceFile, tuple[str, str] | None]]) -> list[tuple[int, dict]]:
     assert _WORKER_SETTINGS is not None
-    index, sf, known = item
-    return index, scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()
+    out = []
+    for index, sf, known in items:
+        if _WORKER_SLOT is not None:
+            _WORKER_SLOT[0][_WORKER_SLOT[1]] = index
+        out.append((index, scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()))
+    if _WORKER_SLOT is not None:
+        _WORKER_SLOT[0][_WORKER_SLOT[1]] = -1
+    return out
 
 
 def _open_cache(settings: Settings):
@@ -452,6 +462,14 @@ def _foreign_threads() -> bool:
 
 
 def _scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]], settings: Settings, cache, jobs: int, done) -> None:
+    """Scan `pending` in worker processes, surviving the death of a worker.
+
+    An exception in a worker is already a notice or a PTL003 finding (scan_source); a
+    worker can still die outright (the kernel's OOM killer, a crash in native parser
+    code). Each worker keeps the index of the file it is analysing in shared memory, so
+    when a pool breaks the files that were in progress are known: each of them is retried
+    alone in a fresh process, the one that kills its process again gets a notice, and the
+    files not yet done go to a new pool."""
     import multiprocessing
 
     method = _start_method()
@@ -459,11 +477,46 @@ def _scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | N
         from portlint.languages import classify
 
         _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
-    order = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
-    chunk = max(1, min(8, len(order) // (jobs * 16)))
-    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
-        for index, data in pool.imap_unordered(_work, order, chunksize=chunk):
-            done(index, FileResult.from_dict(data))
+    context = multiprocessing.get_context(method)
+    remaining = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
+    while remaining:
+        finished, broken, suspects = _run_pool(context, remaining, settings, cache, jobs, done)
+        if not broken:
+            return
+        if not suspects:  # the pool died outside any file's analysis: do not start it again
+            suspects = [item for item in remaining if item[0] not in finished]
+        for item in suspects:  # alone, so that a second death names the file
+            if _run_pool(context, [item], settings, cache, 1, done)[1]:
+                index, sf, _ = item
+                done(index, FileResult(notices=[Notice(sf.display, _WORKER_DIED, "error")], scanned=False))
+        settled = finished | {i for i, _, _ in suspects}
+        remaining = [item for item in remaining if item[0] not in settled]
+
+
+_WORKER_DIED = "the process analysing this file died (killed, or a crash in native code): skipped, no findings for it"
+
+
+def _run_pool(context, items, settings: Settings, cache, jobs: int, done) -> tuple[set[int], bool, list]:
+    """Run `items` in one pool: (indices finished, whether a worker died, the items that
+    were in progress when it did)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    slots = context.Array("q", [-1] * jobs, lock=False)  # per worker: the file it is analysing
+    counter = context.Value("i", 0)
+    chunk = max(1, min(8, len(items) // (jobs * 16)))
+    finished: set[int] = set()
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings, cache, slots, counter)) as pool:
+            futures = [pool.submit(_work_chunk, items[k : k + chunk]) for k in range(0, len(items), chunk)]
+            for future in as_completed(futures):
+                for index, data in future.result():
+                    finished.add(index)
+                    done(index, FileResult.from_dict(data))
+    except BrokenProcessPool:
+        in_progress = {i for i in slots if i >= 0} - finished
+        return finished, True, [item for item in items if item[0] in in_progress]
+    return finished, False, []
 
 
 def _forget_file_memos() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from conftest import run_portlint, scan_paths
@@ -192,3 +193,53 @@ def test_file_names_with_escapes_are_shown_escaped(tmp_path):
     assert "k\\x1b[2J.cu:2:3: PTL201" in proc.stdout
     assert "b\\x1b]0;x\\x07.cu" in proc.stderr
     assert "\x1b" not in proc.stdout + proc.stderr
+
+
+_KILLER = r'''
+import os, signal, sys
+from pathlib import Path
+from portlint import registry
+from portlint.config import Settings
+from portlint.discovery import discover
+from portlint.engine import scan_files
+
+registry.load_family("cuda_ptx")
+real = registry._DETECTORS["PTL201"]
+
+def killer(*args):
+    if b"KILL-THE-WORKER" in args[-1].data:  # args[-1] is the FileContext
+        os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does
+    return real.func(*args)
+
+planted = real.__class__(**{**real.__dict__, "func": killer})
+registry._DETECTORS["PTL201"] = planted
+registry._LOADED["cuda_ptx"] = [planted]
+root = Path(sys.argv[1])
+settings = Settings(root=root, jobs=2)
+files, _ = discover([root], settings)
+result = scan_files(files, settings)
+print(sorted({f.path for f in result.findings}))
+print([(n.path, n.message) for n in result.notices])
+print(result.files_scanned)
+'''
+
+
+def test_a_worker_process_that_dies_costs_only_its_file(tmp_path):
+    """multiprocessing.Pool waited forever for a killed worker's file; the scan now retries
+    the files that were in progress alone and gives the one that kills again a notice."""
+    import subprocess
+    import sys
+
+    for i in range(12):
+        (tmp_path / f"good{i:02}.cu").write_text(BAD_ASM)
+    (tmp_path / "deadly.cu").write_text(BAD_ASM.replace("{\n", "{  // KILL-THE-WORKER\n", 1))
+    proc = subprocess.run([sys.executable, "-c", _KILLER, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert proc.returncode == 0, proc.stderr
+    import ast
+
+    paths, notices, scanned = (ast.literal_eval(line) for line in proc.stdout.strip().splitlines())
+    assert paths == [f"good{i:02}.cu" for i in range(12)]
+    (notice,) = notices
+    assert notice[0] == "deadly.cu" and "died" in notice[1]
+    assert scanned == 12
