@@ -252,6 +252,8 @@ def suggest_cmd(target: str, to: str) -> None:
         module = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
         _fail(f"{path}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        _fail(f"{path}: cannot parse ({type(exc).__name__}: too deeply nested or not Python text)")
     kernels = triton_kernels(module)
     if kernel not in kernels:
         known = ", ".join(kernels) or "none"

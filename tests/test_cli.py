@@ -185,3 +185,10 @@ def test_an_internal_error_outside_any_file_is_exit_2_even_with_exit_zero(tmp_pa
     out = CliRunner().invoke(main, ["scan", "bad.cu", "--isolated", "--no-cache", "--exit-zero"])
     assert out.exit_code == 2
     assert out.output.strip().splitlines() == ["portlint: error: internal error: KeyError: 'planted bug' (please report it)"]
+
+
+def test_suggest_on_a_too_deep_file_is_one_line_exit_2(tmp_path):
+    (tmp_path / "deep.py").write_text("import triton\nx = " + " + ".join(["'a'"] * 3000) + "\n")
+    proc = run_portlint("suggest", "deep.py::k", "--to", "pallas", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "deep.py" in proc.stderr
