@@ -134,7 +134,7 @@ def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     try:
         return _analyse(sf, data, settings)
     except Exception as exc:  # RecursionError and MemoryError included
-        return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while analysing the file: skipped, no findings for it", "error")], scanned=False)
+        return _failed(sf, exc, "analysing")
 
 
 def _failure(exc: BaseException) -> str:
@@ -357,6 +357,19 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     return result
 
 
+def _scan_isolated(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, str] | None = None) -> FileResult:
+    """scan_one, with a failure outside the analysis itself (reading, the cache) kept to
+    this file too: the analysis isolates its own failures (scan_source)."""
+    try:
+        return scan_one(sf, settings, cache, known)
+    except Exception as exc:
+        return _failed(sf, exc, "reading or caching")
+
+
+def _failed(sf: SourceFile, exc: Exception, doing: str) -> FileResult:
+    return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while {doing} the file: skipped, no findings for it", "error")], scanned=False)
+
+
 def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | None, int, tuple[str, str] | None]:
     """(result, size, known): the result when the file needs no analysis (unreadable,
     skipped or cached), else None, the file's size for scheduling and (its cache key, the
@@ -407,7 +420,7 @@ def _work_chunk(items: list[tuple[int, SourceFile, tuple[str, str] | None]]) -> 
     for index, sf, known in items:
         if _WORKER_SLOT is not None:
             _WORKER_SLOT[0][_WORKER_SLOT[1]] = index
-        out.append((index, scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()))
+        out.append((index, _scan_isolated(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()))
     if _WORKER_SLOT is not None:
         _WORKER_SLOT[0][_WORKER_SLOT[1]] = -1
     return out
@@ -552,7 +565,10 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         if cache is None:
             pending.append((i, sf, _size(sf), None))
             continue
-        hit, size, known = _lookup(sf, settings, cache)
+        try:
+            hit, size, known = _lookup(sf, settings, cache)
+        except Exception as exc:
+            hit, size, known = _failed(sf, exc, "reading or caching"), 0, None
         if hit is None:
             pending.append((i, sf, size, known))
         else:
@@ -561,7 +577,7 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         _scan_parallel(pending, settings, cache, jobs, done)
     else:
         for i, sf, _, known in pending:
-            done(i, scan_one(sf, settings, cache, known))
+            done(i, _scan_isolated(sf, settings, cache, known))
     out = ScanResult(files_scanned=sum(1 for r in results if r is not None and r.scanned))
     for r in results:
         assert r is not None

@@ -243,3 +243,26 @@ def test_a_worker_process_that_dies_costs_only_its_file(tmp_path):
     (notice,) = notices
     assert notice[0] == "deadly.cu" and "died" in notice[1]
     assert scanned == 12
+
+
+@pytest.mark.parametrize("with_cache", [False, True])
+def test_failure_while_reading_is_a_notice_for_that_file(tmp_path, monkeypatch, with_cache):
+    import portlint.engine as engine
+
+    real = engine.read_source
+
+    def fragile(sf, settings):
+        if sf.display == "bad.cu":
+            raise MemoryError()
+        return real(sf, settings)
+
+    monkeypatch.setattr(engine, "read_source", fragile)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.cu").write_text(BAD_ASM)
+    (tmp_path / "src" / "good.cu").write_text(BAD_ASM)
+    extra = {"cache_dir": tmp_path / "cache"} if with_cache else {}
+    result = scan_paths([tmp_path / "src"], root=tmp_path / "src", **extra)
+    assert [f.path for f in result.findings] == ["good.cu"]
+    (notice,) = [n for n in result.notices if n.path == "bad.cu"]
+    assert notice.level == "error" and "MemoryError while reading or caching" in notice.message
+    assert result.files_scanned == 1
