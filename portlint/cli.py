@@ -40,7 +40,21 @@ def _use_color(choice: str, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group, with one rule for bugs: an exception that no command handled
+    (in a reporter, the fix engine, anywhere outside per-file isolation) is one line and
+    exit 2, never a traceback and exit 1, which would read as "findings"."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            _fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="portlint")
 def main() -> None:
     """Find CUDA, Triton and Python code that will not port to ROCm, TPU, Trainium or Gaudi."""
@@ -128,8 +142,6 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         result = scan_files(files, settings, progress)
     except RuleError as exc:
         _fail(str(exc))
-    except Exception as exc:  # per-file failures are notices; this is a bug outside any one file
-        _fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
     # notices go to stderr only (as ruff prints them); the text report does not repeat
     # them, the JSON and SARIF reports carry them as data

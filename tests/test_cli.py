@@ -170,21 +170,25 @@ def test_no_suggestion_prints_a_literal_backslash_n():
     assert all("\\n" not in s for s in suggestions.values()), [r for r, s in suggestions.items() if "\\n" in s]
 
 
-def test_an_internal_error_outside_any_file_is_exit_2_even_with_exit_zero(tmp_path, monkeypatch):
+@pytest.mark.parametrize("where", ["portlint.engine.scan_files", "portlint.reporters.text.render_text", "portlint.reporters.sarif.render_sarif"])
+def test_an_internal_error_outside_any_file_is_exit_2_even_with_exit_zero(tmp_path, monkeypatch, where):
     from click.testing import CliRunner
 
-    import portlint.engine as engine
     from portlint.cli import main
 
     def broken(*args, **kwargs):
         raise KeyError("planted bug")
 
-    monkeypatch.setattr(engine, "scan_files", broken)
+    monkeypatch.setattr(where, broken)
     write_cuda(tmp_path / "bad.cu")
     monkeypatch.chdir(tmp_path)
-    out = CliRunner().invoke(main, ["scan", "bad.cu", "--isolated", "--no-cache", "--exit-zero"])
+    fmt = "sarif" if "sarif" in where else "text"
+    out = CliRunner().invoke(main, ["scan", "bad.cu", "--isolated", "--no-cache", "--exit-zero", "--format", fmt])
     assert out.exit_code == 2
     assert out.output.strip().splitlines() == ["portlint: error: internal error: KeyError: 'planted bug' (please report it)"]
+    # usage errors keep click's own message and exit 2
+    usage = CliRunner().invoke(main, ["scan", "--format", "yaml"])
+    assert usage.exit_code == 2 and "Invalid value" in usage.output
 
 
 def test_suggest_on_a_too_deep_file_is_one_line_exit_2(tmp_path):
