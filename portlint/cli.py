@@ -26,6 +26,12 @@ def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _printable(text: str) -> str:
+    from portlint.reporters.text import escape_controls
+
+    return escape_controls(text)
+
+
 def _use_color(choice: str, stream) -> bool:
     if choice == "always":
         return True
@@ -34,7 +40,21 @@ def _use_color(choice: str, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group, with one rule for bugs: an exception that no command handled
+    (in a reporter, the fix engine, anywhere outside per-file isolation) is one line and
+    exit 2, never a traceback and exit 1, which would read as "findings"."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            _fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="portlint")
 def main() -> None:
     """Find CUDA, Triton and Python code that will not port to ROCm, TPU, Trainium or Gaudi."""
@@ -89,7 +109,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             if not Path.cwd().resolve().is_relative_to(settings.root):
                 settings.root = Path.cwd().resolve()
         if select:
-            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line")
+            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line", allow_empty=False)
         if ignore:
             settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
         if targets:
@@ -126,8 +146,10 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
     except RuleError as exc:
         _fail(str(exc))
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
+    # notices go to stderr only (as ruff prints them); the text report does not repeat
+    # them, the JSON and SARIF reports carry them as data
     for n in result.notices:
-        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+        click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
     if apply_fix or show_diff:
         from portlint.fixes import apply_fixes
@@ -156,6 +178,12 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         "show_source": True,
     }
     text = render(fmt, result, settings, options)
+    if fmt == "sarif":
+        from portlint.reporters.sarif import over_limit_message
+
+        message = over_limit_message(result, options)
+        if message:
+            click.echo(f"portlint: warning: {message}", err=True)
     if output is not None:
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -244,6 +272,8 @@ def suggest_cmd(target: str, to: str) -> None:
         module = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
         _fail(f"{path}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        _fail(f"{path}: cannot parse ({type(exc).__name__}: too deeply nested or not Python text)")
     kernels = triton_kernels(module)
     if kernel not in kernels:
         known = ", ".join(kernels) or "none"

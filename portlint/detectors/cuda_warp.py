@@ -868,12 +868,18 @@ def _masks(a: Analysis) -> None:
     _shifts(a)
 
 
-_MASK_SUGGESTION = (
-    "HIP's warp masks are 64-bit (`unsigned long long`) even on wave32. Keep one mask type per platform: "
-    "`#if defined(__HIP_PLATFORM_AMD__)\\n  using lane_mask_t = unsigned long long;\\n#else\\n  using lane_mask_t = unsigned;\\n#endif` "
-    "with `constexpr lane_mask_t kFullMask = ~lane_mask_t(0);`, or pass `__activemask()`, or call the non-sync HIP "
-    "shuffle (`__shfl_xor(v, o)`; AMD lanes run in lockstep). One 64-bit literal for both vendors narrows on CUDA."
-)
+# one line per source line: reporters print a multi-line suggestion as an indented block
+_MASK_SUGGESTION = "\n".join((
+    "HIP's warp masks are 64-bit (`unsigned long long`) even on wave32. Keep one mask type per platform:",
+    "#if defined(__HIP_PLATFORM_AMD__)",
+    "  using lane_mask_t = unsigned long long;",
+    "#else",
+    "  using lane_mask_t = unsigned;",
+    "#endif",
+    "constexpr lane_mask_t kFullMask = ~lane_mask_t(0);",
+    "Or pass `__activemask()`, or call the non-sync HIP shuffle (`__shfl_xor(v, o)`; AMD lanes run in lockstep).",
+    "One 64-bit literal for both vendors narrows on CUDA.",
+))
 
 
 def _ballot_sink(a: Analysis, call, facts: FunctionFacts) -> None:
