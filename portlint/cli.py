@@ -157,7 +157,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         # --diff changes no file, with or without --fix
         run = apply_fixes(result.findings, settings, files, include_unsafe=unsafe_fixes, write=apply_fix and not show_diff)
         for n in run.notices:
-            click.echo(f"portlint: {n.path}: {n.message}", err=True)
+            click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
         if show_diff:
             click.echo(run.diff, nl=False)
             return sys.exit(EXIT_FINDINGS if run.diff else EXIT_CLEAN)
