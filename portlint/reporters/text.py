@@ -9,14 +9,12 @@ command line prints them once, on stderr."""
 
 from __future__ import annotations
 
-<<<<<<< HEAD
 from portlint import lines as line_model
-=======
+
 import os
 import re
 from pathlib import Path
 
->>>>>>> trust-isolation
 from portlint.model import TARGETS, Severity
 
 # C0 controls but tab, DEL, C1 controls, and the bidirectional overrides and isolates that
