@@ -467,8 +467,8 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 opt_step = any(isinstance(c.func, ast.Attribute) and c.func.attr == "step" and not c.args and re.search(r"optim|opt\b|opt$", dotted(c.func.value) or "", re.I) for c in calls)
                 if not (backward and opt_step):
                     continue
-                if any(isinstance(inner, (ast.For, ast.While)) and inner is not loop for inner in tm._walk_no_defs(loop.body)
-                       if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in tm._walk_no_defs(getattr(inner, "body", [])))):
+                if any(_calls_backward(tm, inner) for inner in tm._walk_no_defs(loop.body)
+                       if isinstance(inner, (ast.For, ast.While)) and inner is not loop):
                     continue  # an inner loop is the step; this one is the epoch loop
                 if any(tm._is_boundary_call(c) or (dotted(c.func) or "").split(".")[-1] in boundary_names for c in calls):
                     continue
@@ -576,6 +576,12 @@ def _compile_sugg(tags) -> str:
     if "gaudi" in tags:
         out.append('torch.compile(model, backend="hpu_backend") on Gaudi')
     return "Use " + "; ".join(out) + "; drop CUDA-graph and Triton autotune modes and torch._inductor tuning."
+
+
+def _calls_backward(tm: TracedMap, loop) -> bool:
+    """Does a loop's body (a statement list: never an `IfExp`'s expression body) call `.backward()`?"""
+    return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward"
+               for c in tm._walk_no_defs(loop.body))
 
 
 def _loop_head(ctx, loop):
