@@ -243,9 +243,37 @@ _WARPS_NAME = re.compile(r"^_*num_?warps$", re.I)
 
 
 _WARPS_FUNCTION = re.compile(r"num_?warps|warps_for|get_warps", re.I)
+# positional place of num_warps in Triton's launch configs: Config(kwargs, num_warps, num_stages, ...)
+_WARPS_POSITION = {"triton.Config": 1, "triton.runtime.Config": 1, "triton.runtime.autotuner.Config": 1}
 
 
-@detector("PTL703", nodes=("keyword", "Assign", "AnnAssign", "Dict", "For", "comprehension", "Return"), tokens=("warps",))
+def _warps_positions(ctx) -> dict[str, int]:
+    """Classes of this file with a `num_warps` field (dataclasses, NamedTuples, classes whose
+    fields are annotated in the body) -> the field's positional index in the constructor."""
+    out: dict[str, int] = {}
+    for node in ctx.module.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields = [stmt.target.id for stmt in node.body
+                  if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                  and "ClassVar" not in ast.unparse(stmt.annotation)]
+        for i, name in enumerate(fields):
+            if _WARPS_NAME.match(name):
+                out[node.name] = i
+    return out
+
+
+def _positional_warps(ctx, call: ast.Call) -> ast.AST | None:
+    """The argument that lands in `num_warps` when it is passed by position."""
+    index = _WARPS_POSITION.get(_canon(ctx, call.func))
+    if index is None and isinstance(call.func, ast.Name):
+        index = ctx.fact(_warps_positions).get(call.func.id)
+    if index is None or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return None
+    return call.args[index] if index < len(call.args) else None
+
+
+@detector("PTL703", nodes=("keyword", "Assign", "AnnAssign", "Dict", "For", "comprehension", "Return", "Call"), tokens=("warps",))
 def num_warps_exceeds_wave64(node, ctx) -> None:
     if not _triton(ctx):
         return
@@ -269,6 +297,11 @@ def num_warps_exceeds_wave64(node, ctx) -> None:
     elif isinstance(node, (ast.For, ast.comprehension)):
         if isinstance(node.target, ast.Name) and _WARPS_NAME.match(node.target.id) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
             literals = [e for e in node.iter.elts if (_int(e) or 0) > _WAVE64_MAX_WARPS]
+    elif isinstance(node, ast.Call):
+        # `triton.Config({...}, 32, 3)`, `KernelConfig(128, 128, 32)` with a num_warps field
+        arg = _positional_warps(ctx, node)
+        if arg is not None:
+            literals = _big_literals(ctx, arg, _WAVE64_MAX_WARPS)
     for lit in literals:
         if not _once(ctx, ("PTL703", lit.lineno, lit.col_offset)):
             continue
