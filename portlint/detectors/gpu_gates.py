@@ -17,7 +17,7 @@ import operator
 
 from portlint.python import astindex
 from portlint.python.pyimports import aliases
-from portlint.python.rocm_branches import rocm_reach
+from portlint.python.guards import guard_map
 from portlint.registry import detector
 
 # (major, minor) that torch reports on AMD GPUs (pytorch/ao#4034 mapping; ROCm docs)
@@ -168,9 +168,11 @@ def _scopes(ctx) -> _Scopes:
 
 
 def _names_for(ctx, node) -> dict[str, str]:
-    reach = ctx.fact(rocm_reach)
     scopes = ctx.fact(_scopes)
-    fn = reach.enclosing_function(node)
+    parents = astindex.parents(ctx.module)
+    fn = parents.get(node)
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        fn = parents.get(fn)
     merged = {**scopes.kinds.get(ctx.module, {}), **scopes.attributes}
     if fn is not None:
         merged.update(scopes.kinds.get(fn, {}))
@@ -262,7 +264,7 @@ def capability_gate_misfires(node, ctx) -> None:
             effect = f"is also true on {amd}"
         else:
             effect = f"is false on {amd} too, as on the NVIDIA GPU it names, so the NVIDIA branch runs there"
-    if ctx.fact(rocm_reach).dead_for_amd(node) is not None:
+    if ctx.fact(guard_map).dead_for_amd(node) is not None:
         return
     ctx.report(
         node,

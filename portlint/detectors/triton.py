@@ -12,8 +12,8 @@ import re
 
 from portlint.model import Span
 from portlint.python import astindex
+from portlint.python.guards import guard_map
 from portlint.python.pyimports import aliases
-from portlint.python.rocm_branches import rocm_reach
 from portlint.registry import detector
 
 TL = "triton.language"
@@ -26,7 +26,19 @@ def _triton(ctx) -> bool:
 
 
 def _guarded(ctx, node) -> bool:
-    return ctx.fact(rocm_reach).dead_for_amd(node) is not None
+    return ctx.fact(guard_map).dead_for_amd(node) is not None
+
+
+def _ancestors(ctx, node):
+    parents = astindex.parents(ctx.module)
+    cur = parents.get(node)
+    while cur is not None:
+        yield cur
+        cur = parents.get(cur)
+
+
+def _enclosing_function(ctx, node):
+    return next((a for a in _ancestors(ctx, node) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
 
 
 def _canon(ctx, node) -> str:
@@ -156,11 +168,10 @@ def _portable_libdevice_import(stmts) -> bool:
 
 def _in_fallback_handler(ctx, node) -> bool:
     """`try: from triton.language.extra import libdevice` / `except ...: <cuda import>`."""
-    reach = ctx.fact(rocm_reach)
     child = node
-    for anc in reach.ancestors(node):
+    for anc in _ancestors(ctx, node):
         if isinstance(anc, ast.ExceptHandler):
-            try_node = reach.parent.get(anc)
+            try_node = astindex.parents(ctx.module).get(anc)
             if isinstance(try_node, ast.Try) and _portable_libdevice_import(try_node.body):
                 return True
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
@@ -186,7 +197,7 @@ def triton_cuda_libdevice_import(node, ctx) -> None:
     elif isinstance(node, ast.Attribute):
         # the `.cuda` of `tl.extra.cuda.libdevice.tanh`, reported once per use
         if node.attr == "cuda" and _canon(ctx, node) == _CUDA_EXTRA:
-            parent = ctx.fact(rocm_reach).parent.get(node)
+            parent = astindex.parents(ctx.module).get(node)
             use = _canon(ctx, parent) if isinstance(parent, ast.Attribute) else _CUDA_EXTRA
             what = use.replace("triton.language", "tl", 1)
     elif isinstance(node, ast.keyword) and node.arg == "extern_libs" and isinstance(node.value, ast.Dict):
@@ -212,8 +223,7 @@ def triton_cuda_libdevice_import(node, ctx) -> None:
 
 def _loop_values(ctx, node: ast.AST, name: str) -> list[ast.AST]:
     """Literal elements bound to `name` by an enclosing comprehension or for loop."""
-    reach = ctx.fact(rocm_reach)
-    for anc in reach.ancestors(node):
+    for anc in _ancestors(ctx, node):
         gens = []
         if isinstance(anc, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             gens = anc.generators
@@ -291,7 +301,7 @@ def num_warps_exceeds_wave64(node, ctx) -> None:
                 literals += _big_literals(ctx, v, _WAVE64_MAX_WARPS)
     elif isinstance(node, ast.Return) and node.value is not None:
         # `def get_num_warps(block): ... return 32`
-        fn = ctx.fact(rocm_reach).enclosing_function(node)
+        fn = _enclosing_function(ctx, node)
         if fn is not None and _WARPS_FUNCTION.search(fn.name):
             literals = _big_literals(ctx, node.value, _WAVE64_MAX_WARPS)
     elif isinstance(node, (ast.For, ast.comprehension)):
@@ -397,7 +407,7 @@ def triton_tma_descriptor(node: ast.Call, ctx) -> None:
     if api is None or _guarded(ctx, node):
         return
     # one finding per function: a kernel that builds five descriptors has one porting task
-    fn = ctx.fact(rocm_reach).enclosing_function(node)
+    fn = _enclosing_function(ctx, node)
     if not _once(ctx, ("PTL705", id(fn) if fn is not None else None)):
         return
     ctx.report(
@@ -534,7 +544,7 @@ def triton_fp8_dtype(node: ast.Attribute, ctx) -> None:
         return  # the file chooses the format per architecture
     if _guarded(ctx, node):
         return
-    fn = ctx.fact(rocm_reach).enclosing_function(node)
+    fn = _enclosing_function(ctx, node)
     if not _once(ctx, ("PTL708", node.attr, id(fn) if fn is not None else None)):
         return  # one finding per dtype and function
     ctx.report(
