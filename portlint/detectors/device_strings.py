@@ -96,6 +96,23 @@ def _cuda_defaults(args: ast.arguments):
     return [(a, d) for a, d in pairs if _device_parameter(a) and is_cuda_device_value(d)]
 
 
+def _places_on(fn: ast.AST, name: str) -> bool:
+    """Does `fn` put tensors on the device its parameter `name` holds: `.to(name)`,
+    `device=name` (and the other device keywords), `torch.device(name)`, `.cuda(name)`?"""
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    is_param = lambda e: isinstance(e, ast.Name) and e.id == name  # noqa: E731
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if not isinstance(n, ast.Call):
+                continue
+            if any(k.arg in _DEVICE_KWARGS and is_param(k.value) for k in n.keywords):
+                return True
+            last = n.func.attr if isinstance(n.func, ast.Attribute) else dotted(n.func)
+            if last in ("to", "cuda", "torch.device", "device") and n.args and is_param(n.args[0]):
+                return True
+    return False
+
+
 @detector("PTL901", nodes=("Call", "Assign", "AnnAssign", "arguments"), tokens=("cuda", "gpu"))
 def cuda_device_string(node, ctx) -> None:
     """Hard-coded CUDA devices in a file that targets XLA or Gaudi; JAX GPU pins in JAX code."""
@@ -104,7 +121,10 @@ def cuda_device_string(node, ctx) -> None:
     if isinstance(node, ast.arguments):
         if not (ctx.tags & _TORCHISH):
             return
-        for _, default in _cuda_defaults(node):
+        fn = astindex.parents(ctx.module).get(node)
+        for param, default in _cuda_defaults(node):
+            if fn is None or not _places_on(fn, param.arg):
+                continue  # a name handed on or looked up (`getattr(torch, device_type)`), not a placement
             targets = _targets(ctx, default)
             if targets:
                 _report_901(ctx, default, targets, "a CUDA default for a device parameter", _string_fix(ctx, default, targets))
