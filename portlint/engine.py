@@ -226,9 +226,9 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, res
         try:
             module = ctx.module
         except (SyntaxError, ValueError) as exc:
-            line = getattr(exc, "lineno", None) or 1
-            result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
-            return
+            module = _newer_syntax(ctx, exc, result)
+            if module is None:
+                return
         except (RecursionError, MemoryError) as exc:
             # CPython's parser gives up on very deep nesting (a 3,000-term concatenation,
             # 100,000 unary minuses): the file cannot be analysed, the scan goes on
@@ -261,6 +261,28 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, res
         for det in file_level:
             call(det, ctx)
     ctx.rule = None
+
+
+def _newer_syntax(ctx: FileContext, exc: Exception, result: FileResult):
+    """A file the running `ast` rejects: if it is valid newer Python (tree-sitter-python
+    accepts it), the module with those constructs blanked in place; else a notice and None."""
+    import sys
+
+    from portlint.python.newer_syntax import downgrade
+
+    line = getattr(exc, "lineno", None) or 1
+    fallback = downgrade(ctx.data, ctx.path)
+    if fallback is None:
+        result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
+        return None
+    ctx.__dict__["module"] = fallback.module  # FileContext.module is a cached_property
+    running = "%d.%d" % sys.version_info[:2]
+    shown = ", ".join(fallback.blanked[:4]) + (f" and {len(fallback.blanked) - 4} more" if len(fallback.blanked) > 4 else "")
+    result.notices.append(Notice(
+        ctx.path,
+        f"syntax newer than Python {running} ({shown}): read with tree-sitter-python; every Python rule ran "
+        "on the rest of the file, those constructs were not analysed", "note"))
+    return fallback.module
 
 
 def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception, node) -> None:

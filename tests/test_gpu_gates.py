@@ -62,6 +62,11 @@ def test_reported_gates_open_on_mi300x(monkeypatch):
     assert ns["TORCH_INDUCTOR_FLAGS"]["triton.enable_persistent_tma_matmul"] is True
     with pytest.raises(TypeError):
         ns["triton_arch_gate"]()  # 'gfx942' >= 90
+    assert ns["cc_inline"]() is True
+    assert ns["cc_swapped"]() is True
+    assert ns["float8_dtype"]() == torch.float8_e4m3fn  # the OCP FP8 type MI300X does not use
+    assert ns["use_wgmma"]() is True
+    assert ns["use_tma"]() is True
 
 
 @pytest.mark.oracle
@@ -81,11 +86,12 @@ def test_near_misses_stay_on_the_amd_side(monkeypatch):
     assert ns["dispatch"]() == "ck"
     assert ns["blackwell_exact"]() is False
     assert ns["mi300"](0) is True
+    assert ns["wgmma_checked"]() is False
 
 
 def test_every_positive_gate_is_reported_once():
     result = scan_paths([POSITIVE])
     lines = sorted(f.span.start_line for f in result.findings if f.rule_id == "PTL310")
-    assert len(lines) == len(set(lines)) == 11
+    assert len(lines) == len(set(lines)) == 16
     msg = next(f.message for f in result.findings if f.rule_id == "PTL310")
     assert "MI300X (9, 4)" in msg

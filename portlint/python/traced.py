@@ -136,7 +136,7 @@ STATIC_CALLS = {
     "math.prod", "math.ceil", "math.floor", "math.sqrt", "math.log", "math.log2", "math.exp",
     "torch.is_tensor", "torch.is_floating_point", "torch.device", "torch.Size", "torch.finfo",
     "torch.iinfo", "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autocast",
-    "dataclasses.fields",
+    "dataclasses.fields", "jax.experimental.pallas.next_power_of_2", "jax.experimental.pallas.cdiv",
     "int", "float", "bool", "complex",  # host syncs: reported by PTL803, static afterwards
 }
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.", "torch.", "optax.", "jax.experimental.pallas.")
