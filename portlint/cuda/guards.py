@@ -258,10 +258,10 @@ class GuardMap:
         return self._unknown[line] if 0 < line < len(self._unknown) else False
 
 
-def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]) -> dict[str, int | None | bool]:
+def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str], config: tuple[str, ...] = ()) -> dict[str, int | None | bool]:
     """Macros `header` (and what it includes) leaves defined for `platform`, kept in the scan's
     include graph. A header met again while it is being read (an include cycle) adds nothing."""
-    key = ("macros", header, platform.name, reach.dirs)
+    key = ("macros", header, platform.name, reach.dirs, config)
     cached = graph.derived.get(key)
     if cached is not None:
         return cached
@@ -270,7 +270,7 @@ def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]
     busy.add(header)
     nested: dict[str, int | None | bool] = {}
     for child in reach.edges.get(header, ()):
-        nested.update(_header_macros(graph, reach, child, platform, busy))
+        nested.update(_header_macros(graph, reach, child, platform, busy, config))
     busy.discard(header)
     h = graph.header(header)
     if h is None:
@@ -278,7 +278,11 @@ def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]
     elif not any(d.kind in ("define", "undef") for d in h.directives):
         found = nested
     else:
-        found = GuardMap(h.text, header_defines=nested, platform=platform, file_directives=h.directives).final_defines()
+        from portlint.cuda.platform_macros import infer
+
+        inferred = infer(h.directives, blank_comments(h.text).split("\n"), config)
+        found = GuardMap(h.text, header_defines=nested, platform=platform, platform_macros=inferred,
+                         file_directives=h.directives).final_defines()
     graph.derived[key] = found
     return found
 
@@ -294,9 +298,10 @@ def header_defines(ctx, platform: Platform = AMD) -> dict[str, int | None | bool
     if reach is None or not reach.headers:
         return {}
     graph = graph_of(ctx)
+    config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
     out: dict[str, int | None | bool] = {}
     for child in reach.edges.get(reach.root, ()):
-        out.update(_header_macros(graph, reach, child, platform, {reach.root}))
+        out.update(_header_macros(graph, reach, child, platform, {reach.root}, config))
     return out
 
 

@@ -130,9 +130,7 @@ class Analysis:
                 return None, "none"
             if name in self.warp_consts:
                 return c.value, "local-warp"
-            if c.line == 0:
-                if self.reported_elsewhere(c):
-                    return c.value, "local-warp"
+            if c.line == 0:  # a header's: reported at its definition and at each use here
                 return c.value, "outside"
             return c.value, "const"
         v = eval_int(node, self.cmap)
@@ -213,23 +211,6 @@ class Analysis:
 
     def is_device(self, node) -> bool:
         return self.spaces.is_device(node)
-
-    def reported_elsewhere(self, c: Const) -> bool:
-        """A warp constant of a header in this file's own tree is reported at its definition
-        when the scan reads that header (PTL101): one mistake, one finding. Headers found
-        through include paths elsewhere (third-party trees) are reported at the use."""
-        if self.warp_const_kind(c) is None:
-            return False
-        if c.kind == "header" or not c.origin:
-            return True
-        real = getattr(self.ctx, "real_path", None)
-        if real is None:
-            return True
-        try:
-            Path(c.origin).resolve().relative_to(Path(real).resolve().parent)
-            return True
-        except ValueError:
-            return False
 
     def file_logical32(self) -> bool:
         """Do the file's shuffles pass an explicit width of 32 (and none a different width)?"""
