@@ -244,3 +244,29 @@ def test_no_module_level_header_memos_remain():
     for module in (guards, hipify, lp, symbols):
         assert not hasattr(module, "forget_files")
     assert not hasattr(symbols, "_HEADER_NAMES") and not hasattr(guards, "_HEADER_CACHE") and not hasattr(lp, "_CACHE")
+
+
+def test_fast_directive_reader_matches_the_reference_reading():
+    """`directives` reads only the lines that start with `#` and finds block comments by
+    search; it must agree with blanking every comment and trying every logical line."""
+    from portlint.cuda.preprocessor import directives_reference
+
+    tricky = src('''
+    #include "a.h" /* one
+    #if 0 still a comment */
+    #define S "/* not a comment"
+    const char* t = "// not one either"; /* a real
+    #define HIDDEN 1
+    */ #define NOT_A_DIRECTIVE 2
+    #if A /* inline */ && \\
+        B // tail
+    # ifdef X
+    #endif
+    #else
+    #endif
+    ''')
+    for text in (tricky, *(p.read_text(encoding="utf-8", errors="replace") for p in sorted((FIXTURES / "cuda_warp").rglob("*.cu*")))):
+        fast = [(d.first, d.last, d.kind, " ".join(d.rest.split())) for d in directives(text)]
+        slow = [(d.first, d.last, d.kind, " ".join(d.rest.split())) for d in directives_reference(text)]
+        assert fast == slow
+    assert [(d.kind, d.rest.split()[:1]) for d in directives(tricky)][:3] == [("include", ['"a.h"']), ("define", ["S"]), ("define", ["NOT_A_DIRECTIVE"])]

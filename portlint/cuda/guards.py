@@ -280,7 +280,10 @@ def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]
     else:
         from portlint.cuda.platform_macros import infer
 
-        inferred = infer(h.directives, blank_comments(h.text).split("\n"), config)
+        inferred = graph.derived.get(("platform-macros", header, config))
+        if inferred is None:
+            inferred = graph.derived[("platform-macros", header, config)] = infer(
+                h.directives, lambda: blank_comments(h.text).split("\n"), config)
         found = GuardMap(h.text, header_defines=nested, platform=platform, platform_macros=inferred,
                          file_directives=h.directives).final_defines()
     graph.derived[key] = found
@@ -294,15 +297,25 @@ def header_defines(ctx, platform: Platform = AMD) -> dict[str, int | None | bool
     condition)."""
     from portlint.cuda.includes import file_reach, graph_of
 
+    known = ctx.fact(_header_defines_by_platform)
+    if platform.name in known:
+        return known[platform.name]
     reach = ctx.fact(file_reach)
     if reach is None or not reach.headers:
+        known[platform.name] = {}
         return {}
     graph = graph_of(ctx)
     config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
     out: dict[str, int | None | bool] = {}
     for child in reach.edges.get(reach.root, ()):
         out.update(_header_macros(graph, reach, child, platform, {reach.root}, config))
+    known[platform.name] = out
     return out
+
+
+def _header_defines_by_platform(ctx) -> dict[str, dict]:
+    """ctx.fact: header_defines of the file, per platform name (filled on first use)."""
+    return {}
 
 
 def guard_map_for(ctx, platform: Platform) -> GuardMap:

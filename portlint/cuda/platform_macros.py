@@ -30,11 +30,21 @@ _NEGATING = frozenset(("NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "N
 _INCLUDE_GUARD = re.compile(r"_(?:H|HPP|HH|CUH|HXX|INC|INCLUDED)_*$|^_*INCLUDED_")
 # A simple test of one macro: `defined(X)`, `defined X`, `X`, optionally negated.
 _SIMPLE_IF = re.compile(r"^(!\s*)?(?:defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_]\w*)|([A-Za-z_]\w*))$")
-_HIP_CODE = re.compile(
-    r"#\s*include\s*[<\"]hip/|\bhip[A-Z]\w*\s*\(|\b__shfl(?:_xor|_up|_down)?\s*\(|\b__builtin_amdgcn_\w+"
-    r"|\b(?:hipcub|rocprim|rocwmma)::|\b\w*(?:WARP|WAVE)\w*(?:\s+|\s*=\s*)64\b|\bwarp_?size\w*\s*=\s*64\b",
-    re.I,
-)
+_HIP_CODE = re.compile(r"#\s*include\s*[<\"]hip/|\bhip[A-Z]\w*\s*\(|\b__shfl(?:_xor|_up|_down)?\s*\(|\b__builtin_amdgcn_\w+"
+                       r"|\b(?:hipcub|rocprim|rocwmma)::")
+_HIP_HINTS = ("hip", "__shfl", "amdgcn", "rocprim", "rocwmma")
+_WAVE64 = re.compile(r"(?:warp|wave)\w*(?:[ \t]+|\s*=\s*)64\b", re.I)
+
+
+def hip_code(body: str) -> re.Match | None:
+    """The first sign of HIP code in a text: a HIP header, a `hip*` call, `__shfl*` without
+    `_sync`, `__builtin_amdgcn_*`, hipCUB/rocPRIM/rocWMMA, a warp size of 64."""
+    found = _HIP_CODE.search(body) if any(h in body for h in _HIP_HINTS) else None
+    if "64" in body:
+        wide = _WAVE64.search(body)
+        if wide is not None and (found is None or wide.start() < found.start()):
+            return wide
+    return found
 
 
 @dataclass(frozen=True)
@@ -75,10 +85,32 @@ def _simple_test(kind: str, rest: str) -> tuple[str, bool] | None:
     return name, not m.group(1)
 
 
-def infer(found_directives, lines: list[str], config: tuple[str, ...] = ()) -> dict[str, PlatformMacro]:
-    """Platform macros of one file: name -> PlatformMacro (`lines` are the file's lines)."""
+def _known(name: str) -> bool:
+    from portlint.cuda.preprocessor import AMD, NVIDIA
+
+    return name in AMD.defined or name in AMD.undefined or name in NVIDIA.defined or name in NVIDIA.undefined
+
+
+def infer(found_directives, lines, config: tuple[str, ...] = ()) -> dict[str, PlatformMacro]:
+    """Platform macros of one file: name -> PlatformMacro. `lines` are the file's lines with
+    comments blanked, or a function returning them (called only when a branch is read)."""
     own = {head[0] for d in found_directives if d.kind == "define" for head in [defined_name(d)] if head}
     blocked = {c[1:] for c in config if c.startswith("!")}
+
+    def worth_reading(test) -> bool:
+        name = test[0]
+        return not (name in own or name in blocked or _known(name) or _INCLUDE_GUARD.search(name))
+
+    if callable(lines):
+        get_lines, lines = lines, None
+    else:
+        get_lines = None
+    cached: list = []
+
+    def file_lines():
+        if not cached:
+            cached.append(lines if lines is not None else get_lines())
+        return cached[0]
     out: dict[str, PlatformMacro] = {}
     evidence: dict[str, set[str]] = {}
     notes: dict[tuple[str, str], str] = {}
@@ -89,8 +121,8 @@ def infer(found_directives, lines: list[str], config: tuple[str, ...] = ()) -> d
             stack.append([_simple_test(d.kind, d.rest), d.last + 1, True])
         elif d.kind in ("elif", "elifdef", "elifndef", "else", "endif") and stack:
             test, start, first = stack[-1]
-            if test is not None:
-                _look(test, start, d.first - 1, lines, evidence, notes)
+            if test is not None and worth_reading(test):
+                _look(test, start, d.first - 1, file_lines(), evidence, notes)
             if d.kind == "endif":
                 stack.pop()
             elif d.kind == "else" and test is not None and first:
@@ -122,14 +154,15 @@ def infer(found_directives, lines: list[str], config: tuple[str, ...] = ()) -> d
 
 def _look(test: tuple[str, bool], start: int, end: int, lines: list[str], evidence, notes) -> None:
     name, when_defined = test
-    for ln in range(start, min(end, len(lines)) + 1):
-        m = _HIP_CODE.search(lines[ln - 1])
-        if m:
-            side = "amd" if when_defined else "nvidia"
-            evidence.setdefault(name, set()).add(side)
-            branch = "its branch" if when_defined else "the branch taken without it"
-            notes.setdefault((name, side), f"{branch} at line {ln} holds HIP code: `{m.group(0).strip()}`")
-            return
+    body = "\n".join(lines[start - 1:end])
+    m = hip_code(body) if body.strip() else None
+    if m is None:
+        return
+    ln = start + body.count("\n", 0, m.start())
+    side = "amd" if when_defined else "nvidia"
+    evidence.setdefault(name, set()).add(side)
+    branch = "its branch" if when_defined else "the branch taken without it"
+    notes.setdefault((name, side), f"{branch} at line {ln} holds HIP code: `{m.group(0).strip()}`")
 
 
 def platform_macros(ctx) -> dict[str, PlatformMacro]:
@@ -142,4 +175,4 @@ def platform_macros(ctx) -> dict[str, PlatformMacro]:
         return {}
     from portlint.cuda.preprocessor import blank_comments
 
-    return infer(found, blank_comments(ctx.text).split("\n"), config)
+    return infer(found, lambda: blank_comments(ctx.text).split("\n"), config)
