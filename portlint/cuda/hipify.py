@@ -153,14 +153,14 @@ class Use:
     in_macro: bool  # inside a #define body
 
 
-_CONDITION_LINE = re.compile(rb"\s*#\s*(?:if|elif|ifdef|ifndef|elifdef|elifndef)\b")
+def _condition_lines(ctx) -> frozenset[int]:
+    """ctx.fact(_condition_lines): the lines of the file's #if/#elif/#ifdef conditions (where
+    error recovery may have hidden the condition from the tree, e.g. around
+    `__has_include(<curand.h>)`)."""
+    from portlint.cuda.includes import file_directives
 
-
-def _on_condition_line(data: bytes, start: int) -> bool:
-    """On the line of an #if/#elif/#ifdef directive (where error recovery may have hidden
-    the condition from the tree, e.g. around `__has_include(<curand.h>)`)."""
-    line_start = data.rfind(b"\n", 0, start) + 1
-    return _CONDITION_LINE.match(data, line_start) is not None
+    kinds = ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef")
+    return frozenset(n for d in ctx.fact(file_directives) if d.kind in kinds for n in range(d.first, d.last + 1))
 
 
 def _in_condition(node) -> bool:
@@ -201,6 +201,7 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
     root = ctx.tree.root_node
     defined: set[str] = set()
     found: list[Use] = []
+    conditions = ctx.fact(_condition_lines) if b"#" in data else frozenset()
     for m in pattern.finditer(data):
         if m.group(1) is None:
             continue
@@ -223,7 +224,7 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
         if parent is not None and parent.type in ("preproc_def", "preproc_function_def") and parent.child_by_field_name("name") == node:
             defined.add(word)  # a shim: `#define cudaMalloc hipMalloc`
             continue
-        if _in_condition(node) or _on_condition_line(data, start):
+        if _in_condition(node) or (conditions and ctx.offset_to_pos(start)[0] in conditions):
             continue
         found.append(Use(word, start, end, node, False))
     if found:

@@ -71,7 +71,7 @@ def by_name(name: str) -> PlatformMacro | None:
     return None
 
 
-def _simple_test(kind: str, rest: str) -> tuple[str, bool] | None:
+def simple_test(kind: str, rest: str) -> tuple[str, bool] | None:
     """(macro, True when the branch is taken with it defined) for a one-macro condition."""
     if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
         name = rest.split()[0] if rest.split() else ""
@@ -118,7 +118,7 @@ def infer(found_directives, lines, config: tuple[str, ...] = ()) -> dict[str, Pl
     stack: list[list] = []
     for d in found_directives:
         if d.kind in ("if", "ifdef", "ifndef"):
-            stack.append([_simple_test(d.kind, d.rest), d.last + 1, True])
+            stack.append([simple_test(d.kind, d.rest), d.last + 1, True])
         elif d.kind in ("elif", "elifdef", "elifndef", "else", "endif") and stack:
             test, start, first = stack[-1]
             if test is not None and worth_reading(test):

@@ -324,7 +324,6 @@ def reported_by_api_rule(ctx, name: str) -> bool:
     return any(row.owner == "PTL602" for row in load_table().lookup(name))
 
 
-_FEATURE_GUARD = re.compile(r"^#\s*(?:ifdef\s+(\w+)|if\s+defined\s*\(?\s*(\w+)\s*\)?)\s*$")
 _VENDOR_WORD = re.compile(r"HIP|ROCM|AMD|MUSA|__gfx|__GFX")
 
 
@@ -378,9 +377,11 @@ def withheld_from_amd(ctx, line: int) -> bool:
     guard = ctx.fact(guard_map).dead_for_amd(line)
     if guard is None or guard.has_alternative:
         return False
-    m = _FEATURE_GUARD.match(guard.condition.strip())
-    flag = m and (m.group(1) or m.group(2))
-    return bool(flag) and flag in ctx.fact(_withheld_macros)
+    from portlint.cuda.platform_macros import simple_test
+
+    kind, _, rest = guard.condition.lstrip("#").partition(" ")
+    test = simple_test(kind, rest)  # `#ifdef FLAG`, `#if defined(FLAG)`
+    return test is not None and test[1] and (kind != "if" or "defined" in rest) and test[0] in ctx.fact(_withheld_macros)
 
 
 def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:

@@ -988,15 +988,22 @@ def _warpsize_const(a: Analysis) -> None:
             where = "a template argument" if bracket else _const_context_name(ident)
             a.hit("PTL107", ident, fields={"use": "`warpSize`", "place": where, "reason": _WS_REASON}, confidence="high", suggestion=_WS_SUGGESTION)
     # `#if` conditions are text
-    for first, _last, logical in _directive_lines(a.ctx.text):
-        m = re.match(r"\s*#\s*(?:el)?if\b(.*)", logical)
-        if m and re.search(r"\bwarpSize\b|__AMDGCN_WAVEFRONT_SIZE", m.group(1)):
-            col = logical.find("warpSize") if "warpSize" in logical else logical.find("__AMDGCN_WAVEFRONT_SIZE")
-            from portlint.model import Span
+    from portlint.cuda.includes import file_directives
+    from portlint.model import Span
 
-            word = "warpSize" if "warpSize" in logical else re.search(r"__AMDGCN_WAVEFRONT_SIZE\w*", logical).group()
-            a.hit("PTL107", Span(first, col + 1, first, col + 1 + len(word)), fields={"use": f"`{word}`", "place": "an #if condition", "reason": _WS_REASON if word == "warpSize" else _AMDGCN_REASON},
-                  confidence="high", suggestion=_WS_SUGGESTION)
+    for d in a.ctx.fact(file_directives):
+        if d.kind not in ("if", "elif") or not re.search(r"\bwarpSize\b|__AMDGCN_WAVEFRONT_SIZE", d.rest):
+            continue
+        word = "warpSize" if re.search(r"\bwarpSize\b", d.rest) else re.search(r"__AMDGCN_WAVEFRONT_SIZE\w*", d.rest).group()
+        line, col = d.first, -1
+        for n in range(d.first, d.last + 1):
+            col = a.ctx.line_text(n).find(word)
+            if col >= 0:
+                line = n
+                break
+        col = max(col, 0)
+        a.hit("PTL107", Span(line, col + 1, line, col + 1 + len(word)), fields={"use": f"`{word}`", "place": "an #if condition", "reason": _WS_REASON if word == "warpSize" else _AMDGCN_REASON},
+              confidence="high", suggestion=_WS_SUGGESTION)
 
 
 def _in_template_brackets(data: bytes, ident) -> bool:
@@ -1006,12 +1013,6 @@ def _in_template_brackets(data: bytes, ident) -> bool:
     before = data[line_start: ident.start_byte].decode("utf-8", "replace")
     after = data[ident.end_byte: line_end if line_end != -1 else len(data)].decode("utf-8", "replace")
     return bool(re.search(r"[A-Za-z_]\w*\s*<\s*(?:[^<>;()]*,\s*)?$", before) and re.match(r"\s*(?:,[^<>;()]*)?>(?![>=])", after))
-
-
-def _directive_lines(text):
-    from portlint.cuda.guards import _blank_comments, logical_lines
-
-    return logical_lines(_blank_comments(text))
 
 
 def _const_context_name(ident) -> str:
