@@ -341,3 +341,25 @@ def test_emptied_shim_header_is_read_again_by_the_next_scan(tmp_path):
     assert [f.rule_id for f in scan(src, settings).findings] == []
     shim.write_text("#pragma once\n")
     assert [(f.span.start_line, f.rule_id) for f in scan(src, settings).findings] == [(3, "PTL204")]
+
+
+def test_parallel_scan_keys_and_workers_see_one_include_graph(tmp_path):
+    """Keys are computed in the parent, files analysed in workers (forked or fresh): both
+    follow -I headers, so an edited header is seen with --jobs 2 as with --jobs 1."""
+    root, header, db = _include_path_project(tmp_path, 16)
+    src = root / "src"
+    body = (src / "k.cu").read_text()
+    entries_ = []
+    for i in range(12):
+        f = src / f"k{i}.cu"
+        f.write_text(body)
+        entries_.append({"directory": str(src), "command": f"nvcc -I../inc -c {f}", "file": str(f)})
+    db.write_text(json.dumps(entries_))
+
+    def rules():
+        res = scan(src, settings_for(root, compile_commands=db, jobs=2))
+        return sorted((f.path, f.span.start_line, f.rule_id) for f in res.findings)
+
+    assert rules() == [(f"src/k{i}.cu", 3, "PTL102") for i in sorted(range(12), key=str)]
+    header.write_text("#pragma once\n#define HALF 32\n")
+    assert rules() == []
