@@ -81,7 +81,9 @@ def _disk_entry(ctx, key: tuple, headers: list[str]) -> tuple[Path, Path, str] |
     from portlint.cuda.includes import graph_of
 
     graph = graph_of(ctx)
-    for header in headers:
+    args = key[1]
+    forced = [os.path.realpath(args[i + 1]) for i in range(len(args) - 1) if args[i] == "-include" and args[i + 1] != str(BUILTINS)]
+    for header in [*headers, *forced]:  # -include files of the compile command count too
         h = graph.header(header)
         digest.update(header.encode() + b"\0" + (h.digest.hex() if h is not None else "unreadable").encode() + b"\0")
     return Path(cache_dir), Path(cache_dir) / "libclang", digest.hexdigest()
