@@ -270,3 +270,32 @@ def test_fast_directive_reader_matches_the_reference_reading():
         slow = [(d.first, d.last, d.kind, " ".join(d.rest.split())) for d in directives_reference(text)]
         assert fast == slow
     assert [(d.kind, d.rest.split()[:1]) for d in directives(tricky)][:3] == [("include", ['"a.h"']), ("define", ["S"]), ("define", ["NOT_A_DIRECTIVE"])]
+
+
+def test_system_headers_are_in_the_key_but_not_the_projects_macros_or_names(tmp_path: Path):
+    """A CUDA toolkit reached through -isystem (or a search folder holding
+    cuda_runtime_api.h) defines CUDART_VERSION and inline intrinsics; an AMD build does not
+    see them, so they neither decide guards nor make intrinsics the project's own."""
+    import json
+
+    toolkit = tmp_path / "cuda" / "include"
+    toolkit.mkdir(parents=True)
+    (toolkit / "cuda_runtime_api.h").write_text("#pragma once\n#define CUDART_VERSION 12040\n")
+    (toolkit / "cuda_runtime.h").write_text('#pragma once\n#include "cuda_runtime_api.h"\n__device__ void __trap() {}\n')
+    kernel = tmp_path / "src" / "k.cu"
+    kernel.parent.mkdir()
+    kernel.write_text(src("""
+    #include <cuda_runtime.h>
+    __global__ void k() {
+    #if CUDART_VERSION >= 12000
+      __trap();
+    #endif
+    }
+    """))
+    db = tmp_path / "compile_commands.json"
+    for flag in ("-isystem", "-I"):
+        db.write_text(json.dumps([{"directory": str(kernel.parent), "command": f"nvcc {flag} {toolkit} -c {kernel}", "file": str(kernel)}]))
+        res = scan_paths([kernel], root=tmp_path, select=("PTL204",), compile_commands=db)
+        # the __trap line is not hidden by the toolkit's definition, and CUDART_VERSION is not
+        # defined for AMD: the line is one an AMD build skips (no alternative: still reported)
+        assert [(f.span.start_line, f.rule_id) for f in res.findings] == [(4, "PTL204")], flag

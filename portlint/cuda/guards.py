@@ -270,6 +270,8 @@ def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]
     busy.add(header)
     nested: dict[str, int | None | bool] = {}
     for child in reach.edges.get(header, ()):
+        if child in reach.system:
+            continue
         nested.update(_header_macros(graph, reach, child, platform, busy, config))
     busy.discard(header)
     h = graph.header(header)
@@ -308,6 +310,8 @@ def header_defines(ctx, platform: Platform = AMD) -> dict[str, int | None | bool
     config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
     out: dict[str, int | None | bool] = {}
     for child in reach.edges.get(reach.root, ()):
+        if child in reach.system:
+            continue
         out.update(_header_macros(graph, reach, child, platform, {reach.root}, config))
     known[platform.name] = out
     return out

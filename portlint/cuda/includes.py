@@ -65,6 +65,10 @@ class Reach:
     root: str  # the scanned file's real path
     dirs: tuple[str, ...]  # its search folders
     headers: tuple[str, ...]  # real paths, sorted
+    # the headers found through system folders (`-isystem`, a CUDA toolkit's include folder):
+    # part of the cache key and the libclang pass's stubs, but not the project's own — their
+    # macros and names (CUDART_VERSION, inline __shfl_xor_sync) are not what an AMD build sees
+    system: frozenset[str]
     missing: tuple[str, ...]  # include names no folder provides, sorted
     complete: bool  # False when the walk stopped at MAX_HEADERS
     # real path of an including file (the scanned one under its own path) -> the real paths
@@ -152,6 +156,26 @@ class IncludeGraph:
                 out.append(d)
         return tuple(out)
 
+    def system_dirs(self, path: Path | str) -> tuple[str, ...]:
+        """Folders whose headers are the system's, not the project's: `-isystem` folders and
+        any search folder that holds a CUDA toolkit's `cuda_runtime_api.h`."""
+        flags = self.flags_for(path)
+        out = [os.path.realpath(flags[i + 1]) for i in range(0, len(flags) - 1, 2) if flags[i] == "-isystem"]
+        for d in self.search_dirs(path):
+            if self._file(d, "cuda_runtime_api.h") is not None and os.path.realpath(d) not in out:
+                out.append(os.path.realpath(d))
+        return tuple(out)
+
+    def is_system(self, header: str, path: str) -> bool:
+        key = ("system-dirs", path)
+        dirs = self.derived.get(key)
+        if dirs is None:
+            dirs = self.derived[key] = self.system_dirs(path)
+        return any(header.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
+
+    def project_headers(self, reach: "Reach") -> tuple[str, ...]:
+        return tuple(h for h in reach.headers if h not in reach.system)
+
     # ---- files --------------------------------------------------------------------------------
     def header(self, path: str) -> Header | None:
         """One header's bytes, read once per scan (None when it cannot be read)."""
@@ -222,7 +246,7 @@ class IncludeGraph:
                     todo.append((target, h.includes))
             edges[cur] = tuple(targets)
         seen.discard(real)
-        result = Reach(real, dirs, tuple(sorted(seen)), tuple(sorted(missing)), complete, edges)
+        result = Reach(real, dirs, tuple(sorted(seen)), frozenset(h for h in seen if self.is_system(h, real)), tuple(sorted(missing)), complete, edges)
         self._reach[key] = result
         return result
 

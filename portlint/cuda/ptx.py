@@ -359,7 +359,7 @@ def _withheld_macros(ctx) -> set[str]:
     reach = ctx.fact(file_reach)
     if reach is not None and reach.headers:
         graph = graph_of(ctx)
-        for path in reach.headers:
+        for path in graph.project_headers(reach):
             key = ("withheld", path)
             found = graph.derived.get(key)
             if found is None:

@@ -100,7 +100,7 @@ def _header_names(ctx) -> set[str]:
         return set()
     graph = graph_of(ctx)
     out: set[str] = set()
-    for path in reach.headers:
+    for path in graph.project_headers(reach):
         key = ("own-names", path)
         names = graph.derived.get(key)
         if names is None:
