@@ -363,3 +363,13 @@ def test_parallel_scan_keys_and_workers_see_one_include_graph(tmp_path):
     assert rules() == [(f"src/k{i}.cu", 3, "PTL102") for i in sorted(range(12), key=str)]
     header.write_text("#pragma once\n#define HALF 32\n")
     assert rules() == []
+
+
+def test_include_dirs_are_relative_to_the_config_file(tmp_path):
+    from portlint.config import load_config
+
+    root, header, _ = _include_path_project(tmp_path, 16)
+    (root / "portlint.toml").write_text('include-dirs = ["inc"]\n')
+    settings = load_config(root / "portlint.toml", settings_for(root, cache_dir=None))
+    res = scan(root / "src" / "k.cu", settings)
+    assert [(f.span.start_line, f.rule_id) for f in res.findings] == [(3, "PTL102")]

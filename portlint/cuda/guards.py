@@ -1,15 +1,19 @@
-"""Preprocessor guards evaluated for an AMD (HIP-Clang) build.
+"""Preprocessor guards: which lines of a CUDA/C++ file a build compiles.
 
-For each line of a CUDA/C++ file, GuardMap says whether an AMD build compiles it: live,
-dead, or unknown (a condition on a project macro we cannot resolve). A dead line inside a
-branch whose `#if` group also has a live or unknown branch is "ported": the group holds
-the HIP alternative beside it, so rocm findings there are not problems.
+For each line, GuardMap says whether a build — an AMD (HIP-Clang) device pass by default,
+or another `Platform` of portlint/cuda/preprocessor.py (NVIDIA, sm_90) — compiles it: live,
+dead, or unknown (a condition on a project macro we cannot resolve). A line dead for AMD
+inside a branch whose `#if` group also has a live or unknown branch is "ported": the group
+holds the HIP alternative beside it, so rocm findings there are not problems.
 
-Conditions are evaluated in three-valued logic: a macro that HIP-Clang defines, one it
-does not define, or one we do not know. Macros the file (or a header included from next to
-it) #defines in a live branch count as defined; ones defined only in dead branches count as
-undefined — this is how `#ifdef USE_ROCM / #define WARP_SIZE 64 / #else ...` shims and
-llama.cpp's `#define __CUDA_ARCH__ 1300` under GGML_USE_HIP are followed."""
+Conditions are evaluated in three-valued logic (one evaluator, preprocessor.evaluate): a
+macro the platform defines, one it does not define, or one we do not know. Macros the file
+#defines in a live branch count as defined, ones defined only in dead branches as undefined;
+the headers it reaches through the scan's include graph (portlint/cuda/includes.py) add
+theirs — this is how `#ifdef USE_ROCM / #define WARP_SIZE 64 / #else ...` shims and
+llama.cpp's `#define __CUDA_ARCH__ 1300` under GGML_USE_HIP are followed. Project platform
+macros (`FOO_WITH_HIP`, portlint/cuda/platform_macros.py) are read as the vendor switch they
+are, and the Guard's reason says so."""
 
 from __future__ import annotations
 
