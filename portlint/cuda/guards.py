@@ -28,7 +28,6 @@ from portlint.cuda.preprocessor import logical_lines, names_no_macro
 # The AMD build's macros (kept under these names for the modules that read them).
 AMD_DEFINED = AMD.defined
 AMD_UNDEFINED = AMD.undefined
-_blank_comments = blank_comments
 __all__ = ["AMD", "NVIDIA", "SM90", "Platform", "Guard", "GuardMap", "guard_map", "guard_map_for", "header_defines", "logical_lines"]
 
 
