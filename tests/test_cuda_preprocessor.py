@@ -299,3 +299,21 @@ def test_system_headers_are_in_the_key_but_not_the_projects_macros_or_names(tmp_
         # the __trap line is not hidden by the toolkit's definition, and CUDART_VERSION is not
         # defined for AMD: the line is one an AMD build skips (no alternative: still reported)
         assert [(f.span.start_line, f.rule_id) for f in res.findings] == [(4, "PTL204")], flag
+
+
+def test_an_inferred_macro_is_defined_with_an_unknown_value():
+    """DeepSpeed passes -DROCM_WAVEFRONT_SIZE=64 to its ROCm build: the name says ROCm, so
+    `defined(ROCM_WAVEFRONT_SIZE)` holds on AMD, but its value is not known."""
+    text = src("""
+    #if defined(ROCM_WAVEFRONT_SIZE) && ROCM_WAVEFRONT_SIZE == 64
+      wave64();
+    #endif
+    #ifdef ROCM_WAVEFRONT_SIZE
+      rocm();
+    #else
+      cuda();
+    #endif
+    """)
+    g = gmap(text)
+    assert g.dead_at(line_of(text, "wave64")) is None and g.unknown_for_amd(line_of(text, "wave64"))
+    assert g.dead_at(line_of(text, "rocm")) is None and g.dead_at(line_of(text, "cuda")) is not None

@@ -105,7 +105,8 @@ class GuardMap:
         inferred = self._platform_macros.get(name)
         if inferred is not None:
             self._consulted.append(name)
-            return 1 if inferred.side == ("amd" if platform is AMD else "nvidia") else False
+            # defined with an unknown value: `defined(X)` holds, `X == 64` stays unknown
+            return True if inferred.side == ("amd" if platform is AMD else "nvidia") else False
         return "unknown"
 
     def macro_state(self, name: str, line: int):

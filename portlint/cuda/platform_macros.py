@@ -136,7 +136,7 @@ def infer(found_directives, lines, config: tuple[str, ...] = ()) -> dict[str, Pl
         elif d.kind in ("if", "elif"):
             candidates.update(re.findall(r"[A-Za-z_]\w*", d.rest))
     for name in sorted(candidates):
-        if name in own or name in blocked or name == "defined":
+        if name in own or name in blocked or name == "defined" or _known(name):
             continue
         sides = evidence.get(name, set())
         if len(sides) == 1:
