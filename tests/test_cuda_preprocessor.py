@@ -99,7 +99,7 @@ def test_sm90_and_amd_maps_of_one_file():
 @pytest.mark.parametrize("name, side", [
     ("FOO_WITH_HIP", "amd"), ("BAR_USE_HIP_BUILD", "amd"), ("ENABLE_ROCM", "amd"), ("MYLIB_AMD", "amd"),
     ("BUILD_FOR_NVIDIA", "nvidia"), ("NO_HIP_FAST_PATH", None), ("DISABLE_ROCM", None), ("HIP_SHIMS_H", None),
-    ("SHIP_IT", None), ("CUDA_OR_HIP_NVIDIA", None),
+    ("SHIP_IT", None), ("CUDA_OR_HIP_NVIDIA", None), ("__HIPCC_RTC__", None), ("__HIP_PLATFORM_SPIRV__", None),
 ])
 def test_platform_macro_by_name(name, side):
     found = by_name(name)

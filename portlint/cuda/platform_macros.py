@@ -6,7 +6,8 @@ branch beside a real HIP branch would be reported. A macro is read as a platform
 
 - its name says so: a `_`-separated word HIP, ROCM, AMD, HIPCC, AMDGPU (an AMD build
   defines it) or NVIDIA, NVCC (an AMD build does not); names with a negating word (NO,
-  NOT, DISABLE, WITHOUT, SKIP) and include guards are left alone;
+  NOT, DISABLE, WITHOUT, SKIP), include guards and names reserved for compilers (`__X`) are
+  left alone;
 - or the branch it selects holds HIP code (a HIP header, a `hip*` API call, a `__shfl*`
   without `_sync`, a warp size of 64, `__builtin_amdgcn_*`, hipCUB/rocPRIM): the branch
   taken when it is defined makes it an AMD macro, the one taken when it is not makes it an
@@ -58,7 +59,9 @@ class PlatformMacro:
 
 
 def by_name(name: str) -> PlatformMacro | None:
-    if _INCLUDE_GUARD.search(name):
+    # `__HIPCC_RTC__`, `__HIP_PLATFORM_SPIRV__`: names reserved for compilers are theirs, not
+    # a project's switch (and several are not defined by a plain HIP-Clang build)
+    if _INCLUDE_GUARD.search(name) or name.startswith("__"):
         return None
     words = {w for w in name.upper().split("_") if w}
     if words & _NEGATING:
