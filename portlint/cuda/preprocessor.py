@@ -96,7 +96,7 @@ def _block_comments(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-_DIRECTIVE_START = re.compile(r"^[ \t]*#[ \t]*([a-z]+)\b", re.M)
+_HASH_WORD = re.compile(r"#[ \t]*([a-z]+)\b")
 _AFTER_COMMENT = re.compile(r"[ \t]*#[ \t]*([a-z]+)\b")
 _REST_NOISE = re.compile(r"/\*.*?(?:\*/|$)|//.*$|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", re.S)
 
@@ -109,7 +109,11 @@ def _candidates(text: str, comments: list[tuple[int, int]]):
     """(offset of the line's start, match of `#kind`) for each line that may hold a
     directive: `#` first on the line, or first after a block comment that covers the
     line's start (`*/ #define X`, which the preprocessor reads as a directive)."""
-    found = [(m.start(), m) for m in _DIRECTIVE_START.finditer(text)]
+    found = []
+    for m in _HASH_WORD.finditer(text):  # a literal `#` is found fast; then is it first on its line?
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if line_start == m.start() or not text[line_start:m.start()].strip(" \t"):
+            found.append((line_start, m))
     extra = []
     for start, end in comments:
         line_start = text.rfind("\n", 0, end) + 1
