@@ -7,6 +7,7 @@ is a ConfigError, which the CLI prints as one line and exits 2."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,19 +46,24 @@ class Settings:
     jobs: int = 0  # 0: all cores
     cache_dir: Path | None = None  # None: no cache
     compile_commands: Path | None = None
+    # folders searched for `#include <...>` and, after the including file's folder, `"..."`
+    # (relative to the config file's folder)
+    include_dirs: tuple[str, ...] = ()
+    # project macros that select the AMD build (`"!NAME"`: never infer NAME as one)
+    amd_macros: tuple[str, ...] = ()
 
     def key(self) -> str:
         """What in the settings changes findings: part of the cache key."""
         return repr(
             (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets,
              sorted((k, v) for k, v in self.per_file_ignores.items()),
-             str(self.compile_commands) if self.compile_commands else None)
+             str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros)
         )
 
 
 _KEYS = {
     "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
-    "respect-gitignore",
+    "respect-gitignore", "include-dirs", "amd-macros",
 }
 
 
@@ -203,6 +209,14 @@ def load_config(path: Path, settings: Settings) -> Settings:
         if not isinstance(table["respect-gitignore"], bool):
             raise ConfigError(f"{path}: respect-gitignore must be true or false")
         settings.respect_gitignore = table["respect-gitignore"]
+    if "include-dirs" in table:
+        settings.include_dirs = _string_list(table["include-dirs"], "include-dirs", path)
+    if "amd-macros" in table:
+        macros = _string_list(table["amd-macros"], "amd-macros", path)
+        bad = [m for m in macros if not re.fullmatch(r"!?[A-Za-z_]\w*", m)]
+        if bad:
+            raise ConfigError(f"{path}: amd-macros: {bad[0]!r} is not a macro name (or !NAME)")
+        settings.amd_macros = macros
     return settings
 
 

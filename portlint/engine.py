@@ -572,22 +572,10 @@ def _run_pool(context, items, settings: Settings, cache, jobs: int, done) -> tup
     return finished, False, []
 
 
-def _forget_file_memos() -> None:
-    """Helpers remember what they read from headers for the length of one scan; a long-lived
-    caller (an editor integration, a test session) may change headers between scans."""
-    import sys
-
-    for name in ("portlint.cuda.guards", "portlint.cuda.hipify", "portlint.cuda.libclang_pass"):
-        module = sys.modules.get(name)
-        if module is not None:
-            module.forget_files()
-
-
 def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
     from portlint.config import default_jobs
 
-    _forget_file_memos()
-    session.begin(settings)
+    session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
     jobs = settings.jobs or default_jobs()
     cache = _open_cache(settings)
     results: list[FileResult | None] = [None] * len(files)

@@ -324,47 +324,48 @@ def reported_by_api_rule(ctx, name: str) -> bool:
     return any(row.owner == "PTL602" for row in load_table().lookup(name))
 
 
-_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif|define)\b\s*(\w*)(.*)$")
-_FEATURE_GUARD = re.compile(r"^#\s*(?:ifdef\s+(\w+)|if\s+defined\s*\(?\s*(\w+)\s*\)?)\s*$")
 _VENDOR_WORD = re.compile(r"HIP|ROCM|AMD|MUSA|__gfx|__GFX")
 
 
-def _withheld_from(text: str) -> set[str]:
+def _withheld_from(found_directives) -> set[str]:
     """Macros #defined only inside a branch chosen by a vendor test (`#ifndef
     __HIP_PLATFORM_AMD__`, the `#else` of `#ifdef USE_ROCM`, ...): feature flags the project
     withholds from the AMD build on purpose, like llama.cpp's CP_ASYNC_AVAILABLE."""
+    from portlint.cuda.preprocessor import defined_name
+
     vendor_defs: set[str] = set()
     other_defs: set[str] = set()
     stack: list[str] = []  # the conditions of the open groups (all branches so far)
-    for line in text.split("\n"):
-        m = _DIRECTIVE.match(line)
-        if not m:
-            continue
-        kind, word, rest = m.groups()
+    for d in found_directives:
+        kind = d.kind
         if kind in ("if", "ifdef", "ifndef"):
-            stack.append(word + rest)
+            stack.append(d.rest)
         elif kind in ("elif", "else") and stack:
-            stack[-1] += " " + word + rest
+            stack[-1] += " " + d.rest
         elif kind == "endif" and stack:
             stack.pop()
-        elif kind == "define" and word:
-            (vendor_defs if any(_VENDOR_WORD.search(c) for c in stack) else other_defs).add(word)
+        elif kind == "define":
+            head = defined_name(d)
+            if head:
+                (vendor_defs if any(_VENDOR_WORD.search(c) for c in stack) else other_defs).add(head[0])
     return vendor_defs - other_defs
 
 
 def _withheld_macros(ctx) -> set[str]:
-    from pathlib import Path
+    """Withheld feature macros of the file and of the headers it reaches (the scan's include graph)."""
+    from portlint.cuda.includes import file_directives, file_reach, graph_of
 
-    from portlint.cuda.symbols import _INCLUDE_LOCAL
-
-    out = _withheld_from(ctx.text)
-    real = getattr(ctx, "real_path", None)
-    if real is not None:
-        for inc in _INCLUDE_LOCAL.findall(ctx.text):
-            try:
-                out |= _withheld_from((Path(real).parent / inc).read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                continue
+    out = _withheld_from(ctx.fact(file_directives))
+    reach = ctx.fact(file_reach)
+    if reach is not None and reach.headers:
+        graph = graph_of(ctx)
+        for path in graph.project_headers(reach):
+            key = ("withheld", path)
+            found = graph.derived.get(key)
+            if found is None:
+                h = graph.header(path)
+                found = graph.derived[key] = _withheld_from(h.directives) if h is not None else set()
+            out |= found
     return out
 
 
@@ -376,9 +377,11 @@ def withheld_from_amd(ctx, line: int) -> bool:
     guard = ctx.fact(guard_map).dead_for_amd(line)
     if guard is None or guard.has_alternative:
         return False
-    m = _FEATURE_GUARD.match(guard.condition.strip())
-    flag = m and (m.group(1) or m.group(2))
-    return bool(flag) and flag in ctx.fact(_withheld_macros)
+    from portlint.cuda.platform_macros import simple_test
+
+    kind, _, rest = guard.condition.lstrip("#").partition(" ")
+    test = simple_test(kind, rest)  # `#ifdef FLAG`, `#if defined(FLAG)`
+    return test is not None and test[1] and (kind != "if" or "defined" in rest) and test[0] in ctx.fact(_withheld_macros)
 
 
 def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:

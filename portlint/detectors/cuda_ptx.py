@@ -223,19 +223,9 @@ def _nvidia_value(expr: str) -> str:
 
 def _choose(conds: list[tuple[str, str, int]], evaluate) -> int | None:
     """Index of the branch a compiler takes; len(conds) when none; None when unknown."""
-    for i, (kind, expr, line) in enumerate(conds):
-        if kind == "else":
-            return i
-        if kind in ("ifdef", "ifndef"):
-            value = evaluate(f"defined({expr.split()[0] if expr.split() else ''})", line)
-            value = None if value is None else (value if kind == "ifdef" else not value)
-        else:
-            value = evaluate(expr, line)
-        if value is None:
-            return None
-        if value:
-            return i
-    return len(conds)
+    from portlint.cuda.preprocessor import choose
+
+    return choose(conds, evaluate)
 
 
 def _groups(ctx):
