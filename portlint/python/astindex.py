@@ -47,6 +47,18 @@ def _walk(root: ast.AST) -> list[ast.AST]:
     return out
 
 
+def walk(root: ast.AST) -> list[ast.AST]:
+    """Every node under `root` (itself first) in `ast.walk` order, as a new list."""
+    return _walk(root)
+
+
+def adopt(module: ast.AST, all_nodes: list[ast.AST]) -> None:
+    """Take `all_nodes` (from `walk(module)`, computed elsewhere) as the module's node list,
+    so the next `nodes(module)` does not walk it again."""
+    global _last_module, _last_nodes, _last_parents
+    _last_module, _last_nodes, _last_parents = module, all_nodes, None
+
+
 def nodes(module: ast.AST) -> list[ast.AST]:
     """Every node under `module` (itself first) in `ast.walk` order. Do not mutate."""
     global _last_module, _last_nodes, _last_parents

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from portlint.python import astindex
 from portlint.python.guards import dotted as dotted_or_empty
+from portlint.python.names import ImportTable, import_table
 
 # ---- names ---------------------------------------------------------------------------------
 
@@ -40,39 +41,21 @@ def dotted(node: ast.AST) -> str | None:
 
 
 class Imports:
-    """Local name -> canonical dotted module path, from the file's imports."""
+    """Local name -> canonical dotted path: a view of the file's `names.ImportTable`."""
 
-    _CANON = {"flax.nnx.nn": "flax.nnx", "jax.experimental.pjit.pjit": "jax.jit", "jax.experimental.shard_map.shard_map": "jax.shard_map"}
-
-    def __init__(self, module: ast.Module):
-        from portlint.python.pyimports import Aliases
-
-        self.alias: dict[str, str] = Aliases(module).names
+    def __init__(self, module: ast.Module | None = None, table: ImportTable | None = None):
+        self.table = table if table is not None else ImportTable(module)
+        self.alias: dict[str, str] = self.table.names
 
     def canonical(self, node: ast.AST) -> str | None:
-        name = dotted(node)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        base = self.alias.get(head)
-        full = (base + ("." + rest if rest else "")) if base else name
-        for old, new in self._CANON.items():
-            if full == old or full.startswith(old + "."):
-                full = new + full[len(old):]
-        return full
+        return self.table.canonical(node)
 
     def local_name(self, canonical: str) -> str | None:
         """A local spelling of a canonical module path (`jax.numpy` -> `jnp`), if imported."""
-        for local, full in sorted(self.alias.items()):
-            if full == canonical:
-                return local
-        head, _, rest = canonical.partition(".")
-        if self.alias.get(head) == head:
-            return canonical
-        return None
+        return self.table.local_name(canonical)
 
     def uses(self, prefix: str) -> bool:
-        return any(v == prefix or v.startswith(prefix + ".") for v in self.alias.values())
+        return self.table.uses(prefix)
 
 
 def _in(name: str | None, names) -> bool:
@@ -139,6 +122,9 @@ STATIC_CALLS = {
     "dataclasses.fields",
     "int", "float", "bool", "complex",  # host syncs: reported by PTL803, static afterwards
 }
+# a value moved to the host is a host value afterwards (the move itself is the sync, PTL803)
+HOST_MOVES = {"item", "tolist", "numpy", "block_until_ready", "cpu"}
+STATIC_CALLS |= {"jax.device_get"}
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.", "torch.", "optax.", "jax.experimental.pallas.")
 
 
@@ -153,6 +139,17 @@ class Region:
     static: set[str] = field(default_factory=set)  # names known static
     parent: "Region | None" = None
     _nodes: list | None = None  # nodes of the region, outside nested defs (cached)
+    # the entry point in another file that reaches this function (project.Reach: .entry,
+    # .file, .kind, .describe()), None for regions found in this file; `why` then reads
+    # "reached from `train_step` in trainer.py", which the PTL80x messages show
+    reached_from: object | None = None
+
+    @property
+    def certainty(self) -> str:
+        """"traced" for regions this file proves (an entry point, or a call with traced
+        arguments), "unknown" for functions reached from another file, whose parameters are
+        assumed traced without seeing the call's values: report those at lower confidence."""
+        return "unknown" if self.reached_from is not None else "traced"
 
     @property
     def body_nodes(self) -> list[ast.AST]:
@@ -218,8 +215,12 @@ def _annotation_static(ann: ast.AST | None) -> bool:
 
 
 def _literal_default(d: ast.AST) -> bool:
-    """A bool or str default: a Python flag, not an array (None defaults are often arrays)."""
-    return isinstance(d, ast.Constant) and isinstance(d.value, (bool, str))
+    """A bool, str, int or float literal default: a Python value, not an array (a default
+    is applied inside the traced function, so it stays a constant; None defaults are often
+    arrays)."""
+    if isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub):
+        d = d.operand
+    return isinstance(d, ast.Constant) and isinstance(d.value, (bool, str, int, float)) and d.value is not None
 
 
 def _const_ints(node: ast.AST) -> list[int]:
@@ -263,7 +264,7 @@ class TracedMap:
     def __init__(self, ctx):
         self.ctx = ctx
         self.module: ast.Module = ctx.module
-        self.imports = Imports(self.module)
+        self.imports = Imports(table=ctx.fact(import_table))
         self.tags = ctx.tags
         self.jax = "jax" in self.tags
         self.torch_target = bool({"torch_xla", "gaudi"} & self.tags)
@@ -272,11 +273,13 @@ class TracedMap:
         self.host_fns: set[ast.AST] = set()
         self.classes: dict[str, ast.ClassDef] = {}
         self._step_memo: dict[ast.AST, bool] = {}
+        self._static_returns: dict[tuple[ast.AST, bool], bool] = {}
         self._index()
         if self.jax:
             self._find_jax()
         if self.torch_target:
             self._find_torch()
+        self._add_reached()
         self._propagate_calls()
         self._nest()
 
@@ -481,6 +484,35 @@ class TracedMap:
                 elif name == "jax.lax.switch" and len(node.args) > 1 and isinstance(node.args[1], (ast.List, ast.Tuple)):
                     for elt in node.args[1].elts:
                         self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
+
+    # -- reached from other files (the project model) --
+    def _add_reached(self) -> None:
+        from portlint.python.project import file_model
+
+        model, rel = file_model(self.ctx)
+        if model is None:
+            return
+        for qual, reach in sorted(model.reached_in(rel).items()):
+            fn = self._def_by_qualname(qual)
+            if fn is None or fn in self.regions or fn in self.host_fns:
+                continue
+            if reach.kind == "torch" and not self.torch_target:
+                continue
+            region = self.add(fn, reach.kind, reach.describe(), module_method="." in qual)
+            if region is not None:
+                region.reached_from = reach
+
+    def _def_by_qualname(self, qual: str):
+        """The top-level function `f` or method `C.m` of this module."""
+        head, _, rest = qual.partition(".")
+        for stmt in self.module.body:
+            if rest and isinstance(stmt, ast.ClassDef) and stmt.name == head:
+                for inner in stmt.body:
+                    if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name == rest:
+                        return inner
+            elif not rest and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == head:
+                return stmt
+        return None
 
     # -- torch on xla/hpu --
     _STEP_NAMES = ("train_step", "training_step", "train_one_step", "step_fn", "train_fn", "forward_backward", "compute_loss", "loss_fn", "generate_step", "decode_step")
@@ -716,6 +748,24 @@ class TracedMap:
             traced = {n for n in traced if not _TORCH_STATIC_PARAM.search(n)}
         region.traced = traced - (region.static - set(region.traced))
 
+    def returns_static(self, ref: ast.AST, at: ast.AST, torch: bool = False) -> bool:
+        """The summary of a function of this file: are all its returns static even when
+        every parameter is traced (`return x.shape[-1] // cfg.heads`)? Computed once per
+        function and kind; a function that returns nothing is not a static source."""
+        fn = self.resolve(ref, at) if isinstance(ref, (ast.Name, ast.Attribute)) else None
+        if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns:
+            return False
+        key = (fn, torch)
+        memo = self._static_returns
+        if key not in memo:
+            memo[key] = False  # recursion: assume traced until shown otherwise
+            probe = Region(fn, "torch" if torch else "jax", "summary")
+            probe.traced = {p.arg for p in params_of(fn) if p.arg not in ("self", "cls")}
+            self.compute_traced(probe)
+            returns = [n for n in self.region_nodes(probe) if isinstance(n, ast.Return) and n.value is not None]
+            memo[key] = bool(returns) and not any(self._expr_traced(r.value, probe.traced, torch) for r in returns)
+        return memo[key]
+
     def is_traced(self, expr: ast.AST, region: Region | None) -> bool:
         if region is None:
             return False
@@ -744,10 +794,12 @@ class TracedMap:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
+            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e.func, e, torch):
+                return False  # a helper whose every return is static whatever it is given
             if name in ("jax.lax.psum", "jax.lax.axis_size") and e.args and isinstance(e.args[0], ast.Constant):
                 return False  # psum(1, axis) is the axis size, a Python int at trace time
             if isinstance(e.func, ast.Attribute):
-                if e.func.attr in STATIC_METHODS or e.func.attr in ("item", "tolist", "numpy", "block_until_ready"):
+                if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES:
                     return False
                 if torch and (e.func.attr == "get" or e.func.attr.startswith(("get_", "is_", "has_"))):
                     return False  # dict lookups and object queries, not tensor ops

@@ -1,0 +1,812 @@
+"""The project model of a Python tree: modules, imports, definitions, a call graph across
+files, the traced entry points and what they reach, and each file's target scope.
+
+Built once per scan, before the detectors (`ProjectModel.for_scan`, kept in the
+ScanSession), over the whole project the scanned files belong to: the config file's folder
+or the git root above them, else the folder scanned. So a one-file pre-commit call sees the
+same model as a scan of the tree. Scanned code is read, never imported or executed;
+dependency files (pyproject.toml, setup.cfg, setup.py, requirements*.txt) are read as text.
+
+Cost. Every file is read and hashed (the model is cached by content); only files that can
+hold a traced entry point (a cheap byte test) and the files their calls lead to are parsed,
+each once, and their summaries are kept by sha256 (in memory, and under the cache dir when
+there is one). A warm one-file call reads one JSON entry.
+
+Scope, two modes:
+- inferred (no `--target` / `targets` given): a package (the outermost folder of an
+  `__init__.py` chain, or a loose script and the loose scripts it imports) that imports
+  torch_xla / torch_neuronx / habana_frameworks anywhere, dispatches to them at run time
+  (`is_torch_xla_available()`, `device="hpu"`, `xm.xla_device()`), or lists them (or
+  optimum-neuron, optimum-habana, neuronx-distributed) as dependencies of the distribution
+  it sits in, puts its torch files in scope for those targets. A GPU-only package stays out.
+- declared (`--target` / `targets` given): the code will run there, so every torch file is
+  in scope for the named XLA/HPU targets whatever it imports.
+
+Reachability: entry points (jax.jit & co., lax bodies, flax `__call__` / `nn.compact`,
+`torch.compile` with an XLA backend, torch step loops) and every function reachable from
+them through direct calls, `module.func`, `self.method`, `super().method`, submodules
+assigned in `__init__`/`setup` and called as `self.block(x)` (their `forward`/`__call__`),
+and `Block(...)(x)`. A function reached from an entry point in another file is traced code
+there too, and its findings say so ("reached from `train_step` in trainer.py")."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from bisect import bisect_left, bisect_right
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from portlint.python.names import ImportTable, dotted_name
+
+SUMMARY_VERSION = 1
+# bytes that can hold an entry point; a file without any is never parsed for the model
+_ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
+# run-time dispatch to a non-CUDA device, from the file's bytes (tag -> pattern)
+_DISPATCH = {
+    "torch_xla": ((b"xla",), re.compile(rb"is_torch_xla_available\(|is_torch_neuronx_available\(|\bxm\.xla_device\(|torch_xla\.device\(|[\"']xla[\"']")),
+    "gaudi": ((b"hpu", b"habana"), re.compile(rb"is_torch_hpu_available\(|is_habana_available\(|[\"']hpu[\"']")),
+}
+# distribution names in dependency files that put a package in scope (name -> tag)
+_DEPENDENCIES = {
+    "torch-xla": "torch_xla", "torch_xla": "torch_xla", "torch-neuronx": "torch_xla", "torch_neuronx": "torch_xla",
+    "neuronx-distributed": "torch_xla", "neuronx_distributed": "torch_xla", "optimum-neuron": "torch_xla",
+    "optimum_neuron": "torch_xla", "libneuronxla": "torch_xla",
+    "optimum-habana": "gaudi", "optimum_habana": "gaudi", "habana-torch-plugin": "gaudi",
+    "habana_frameworks": "gaudi", "habana-frameworks": "gaudi",
+    "libtpu": "tpu", "libtpu-nightly": "tpu",
+}
+_DEP_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+_DEP_NAME = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
+SCOPE_TAGS = ("torch_xla", "gaudi")
+# the declared targets that put torch code in scope, and the tag each one stands for
+DECLARED_TAGS = {"tpu": "torch_xla", "trainium": "torch_xla", "gaudi": "gaudi"}
+# torch.compile backends that lower to XLA or HPU graphs
+XLA_BACKENDS = {"openxla", "openxla_eval", "aot_torchxla_trace_once", "torchxla_trace_once", "neuronx", "hpu_backend", "aot_hpu_training_backend"}
+
+
+# ---- per-file summaries ------------------------------------------------------------------
+
+def _jax_tables():
+    from portlint.python import traced
+
+    return traced
+
+
+class _Summarizer:
+    """What the model needs from one parsed file, as plain JSON-able data."""
+
+    def __init__(self, tree: ast.Module, module: str, is_package: bool, all_nodes: list[ast.AST]):
+        self.t = _jax_tables()
+        self.table = ImportTable(tree, module, is_package)
+        self.module = module
+        # one walk of the file: calls in line order, found for a def or loop by bisection
+        self.calls = sorted((n for n in all_nodes if n.__class__ is ast.Call), key=lambda c: (c.lineno, c.col_offset))
+        self.call_lines = [c.lineno for c in self.calls]
+        self.loops = [n for n in all_nodes if n.__class__ in (ast.For, ast.While, ast.AsyncFor)]
+        self.assigns = [n for n in all_nodes if n.__class__ is ast.Assign]
+        self.top: set[str] = set()
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.top.add(stmt.name)
+        self.defs: dict[str, dict] = {}
+        self.classes: dict[str, dict] = {}
+        self.entries: list[list] = []  # [id, kind, why, line, refs-or-None]
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._def(stmt, stmt.name, None)
+            elif isinstance(stmt, ast.ClassDef):
+                self._class(stmt)
+        self._module_level(tree)
+
+    def summary(self) -> dict:
+        return {"v": SUMMARY_VERSION, "imports": self.table.names, "star": self.table.star,
+                "defs": self.defs, "classes": self.classes, "entries": self.entries}
+
+    # names
+    def qualify(self, name: str) -> str | None:
+        head = name.partition(".")[0]
+        if head in self.table.names:
+            return self.table.expand(name)
+        if head in self.top:
+            return f"{self.module}.{name}" if self.module else name
+        return None
+
+    def canon(self, node) -> str:
+        return self.table.canonical(node) or ""
+
+    # calls
+    def refs(self, calls: list[ast.Call]) -> list[str]:
+        out: list[str] = []
+        seen: set[str] = set()
+
+        def add(ref: str) -> None:
+            if ref not in seen:
+                seen.add(ref)
+                out.append(ref)
+
+        for node in calls:
+            func = node.func
+            name = dotted_name(func)
+            canon = self.table.expand(name) if name else ""
+            if canon in self.t.HOST_CALLBACKS:
+                continue
+            if name is not None:
+                if name.startswith("self.") and name.count(".") == 1:
+                    add("S:" + name[5:])
+                else:
+                    q = self.qualify(name)
+                    if q:
+                        add("Q:" + q)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted_name(func.value.func) == "super":
+                add("U:" + func.attr)
+            elif isinstance(func, ast.Call):
+                inner = dotted_name(func.func)
+                q = self.qualify(inner) if inner else None
+                if q:
+                    add("C:" + q)
+            # functions handed to transformations and callbacks run where the caller runs
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if isinstance(arg, (ast.Name, ast.Attribute)):
+                    argname = dotted_name(arg)
+                    q = self.qualify(argname) if argname else None
+                    if q and (argname in self.top or argname.partition(".")[0] in self.table.names):
+                        add("Q:" + q)
+        return out
+
+    # definitions
+    def _def(self, fn, qual: str, cls: str | None) -> None:
+        calls = self.calls_in(fn)
+        self.defs[qual] = {"line": fn.lineno, "cls": cls, "calls": self.refs(calls),
+                           "params": [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]}
+        for dec in fn.decorator_list:
+            kind, why = self._decorator_entry(dec)
+            if kind:
+                self.entries.append([qual, kind, why, fn.lineno, None])
+        steps = [c for c in calls if self._is_step_call(c)]
+        if steps:
+            loops = [lp for lp in self.loops if _inside(lp, fn)]
+            for loop in self._step_loops(loops, steps):
+                inside = self.calls_in(loop)
+                self.entries.append([f"{qual}@{loop.lineno}", "torch", f"the step loop in `{fn.name}`", loop.lineno, self.refs(inside)])
+
+    def _decorator_entry(self, dec) -> tuple[str, str]:
+        target = dec
+        keywords: list[ast.keyword] = []
+        if isinstance(dec, ast.Call):
+            keywords = dec.keywords
+            if self.canon(dec.func) in ("functools.partial", "partial") and dec.args:
+                target = dec.args[0]
+            else:
+                target = dec.func
+        name = self.canon(target)
+        if name in self.t.JAX_TRANSFORMS:
+            return "jax", f"decorated with {dotted_name(target)}"
+        if name in self.t.TORCH_COMPILE and _xla_backend(keywords):
+            return "torch", "compiled for an XLA/HPU backend"
+        return "", ""
+
+    def calls_in(self, node) -> list[ast.Call]:
+        """The calls in the body of a def or loop (by lines; nested defs included)."""
+        lo = bisect_left(self.call_lines, node.body[0].lineno)
+        hi = bisect_right(self.call_lines, node.end_lineno or node.lineno)
+        return self.calls[lo:hi]
+
+    @staticmethod
+    def _step_loops(loops: list[ast.AST], steps: list[ast.Call]):
+        """Loops that run a lazy-tensor step (a boundary call or `.backward()` in their
+        body) with no such loop nested inside (an epoch loop around a step loop is not)."""
+        stepping = [lp for lp in loops if any(_inside(c, lp) for c in steps)]
+        return [lp for lp in stepping if not any(o is not lp and _inside(o, lp) for o in stepping)]
+
+    def _is_step_call(self, n: ast.Call) -> bool:
+        if not isinstance(n.func, ast.Attribute):
+            return False
+        if n.func.attr == "backward" and not n.args:
+            return True
+        if n.func.attr in ("mark_step", "optimizer_step", "sync", "step"):
+            c = self.canon(n.func)
+            return c.endswith(("mark_step", "optimizer_step")) or c in ("torch_xla.sync", "torch_xla.step")
+        return False
+
+    def _class(self, node: ast.ClassDef) -> None:
+        bases = [self.qualify(b) or self.canon(b) for b in (dotted_name(x) for x in node.bases) if b]
+        subs: dict[str, str] = {}
+        methods = []
+        flax = any(b in self.t.FLAX_BASES for b in bases) or any(b.endswith(("linen.Module", "nnx.Module")) for b in bases)
+        for stmt in node.body:
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            methods.append(stmt.name)
+            qual = f"{node.name}.{stmt.name}"
+            self._def(stmt, qual, node.name)
+            if stmt.name in ("__init__", "setup"):
+                subs.update(self._submodules(stmt))
+            if flax:
+                decorators = {self.canon(d.func if isinstance(d, ast.Call) else d) for d in stmt.decorator_list}
+                if stmt.name == "__call__" or any(d.endswith("compact") for d in decorators):
+                    self.entries.append([qual, "jax", f"method of the module class {node.name}", stmt.lineno, None])
+        self.classes[node.name] = {"bases": bases, "methods": methods, "subs": subs, "flax": flax}
+
+    def _submodules(self, fn) -> dict[str, str]:
+        out = {}
+        for n in self.assigns:
+            if _inside(n, fn) and isinstance(n.value, ast.Call):
+                callee = dotted_name(n.value.func)
+                q = self.qualify(callee) if callee else None
+                if not q:
+                    continue
+                for t in n.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        out[t.attr] = q
+        return out
+
+    def _module_level(self, tree: ast.Module) -> None:
+        """`f = jax.jit(g)`, `lax.scan(body, ...)` and `torch.compile(f, backend="openxla")`
+        anywhere in the file: `g`, `body`, `f` are entry points."""
+        for node in self.calls:
+            if not node.args:
+                continue
+            name = self.canon(node.func)
+            positions: tuple[int, ...] = ()
+            if name in self.t.JAX_TRANSFORMS:
+                positions, why = (0,), f"passed to {dotted_name(node.func)}"
+            elif name in self.t.LAX_BODIES:
+                positions, why = self.t.LAX_BODIES[name], f"body of {dotted_name(node.func)}"
+            elif name in self.t.TORCH_COMPILE and _xla_backend(node.keywords):
+                positions, why = (0,), "compiled for an XLA/HPU backend"
+            for i in positions:
+                if i < len(node.args):
+                    ref = node.args[i]
+                    if isinstance(ref, ast.Call) and self.canon(ref.func) in ("functools.partial", "partial") and ref.args:
+                        ref = ref.args[0]
+                    refname = dotted_name(ref)
+                    q = self.qualify(refname) if refname else None
+                    if q:
+                        kind = "torch" if name in self.t.TORCH_COMPILE else "jax"
+                        self.entries.append([refname, kind, why, node.lineno, ["Q:" + q]])
+
+
+def _xla_backend(keywords) -> bool:
+    for kw in keywords:
+        if kw.arg == "backend" and isinstance(kw.value, ast.Constant) and kw.value.value in XLA_BACKENDS:
+            return True
+    return False
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    """Is `node` within `outer`'s body lines (both from the same tree)?"""
+    return outer.lineno < node.lineno <= (outer.end_lineno or outer.lineno)
+
+
+def summarize(data: bytes, module: str, is_package: bool, keep=None) -> dict | None:
+    """The summary of one file's bytes, or None when it does not parse. `keep(tree, nodes)`
+    receives the parse, so the scan of the file does not parse and walk it again."""
+    from portlint.python.astindex import walk
+
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    all_nodes = walk(tree)
+    if keep is not None:
+        keep(tree, all_nodes)
+    return _Summarizer(tree, module, is_package, all_nodes).summary()
+
+
+# ---- files and modules ---------------------------------------------------------------------
+
+@dataclass
+class FileInfo:
+    rel: str  # POSIX path relative to the project root
+    sha: str
+    module: str
+    is_package: bool
+    tags: frozenset[str]
+    hint: bool
+    data: bytes | None = None  # kept until the file is summarised (or the model is built)
+
+
+def module_name_of(rel: str, has_init) -> tuple[str, bool]:
+    """(dotted module name, is a package's __init__) of a file from the `__init__.py` chain
+    above it; a loose script is named by its stem."""
+    p = PurePosixPath(rel)
+    is_package = p.name == "__init__.py"
+    parts = [] if is_package else [p.stem]
+    folder = p.parent
+    while str(folder) not in ("", ".") and has_init(folder):
+        parts.append(folder.name)
+        folder = folder.parent
+    if is_package and not parts:
+        parts.append(p.parent.name or "__init__")
+    return ".".join(reversed(parts)), is_package
+
+
+@dataclass
+class Reach:
+    entry: str  # the entry point's name
+    file: str  # the file it is in (relative to the project root)
+    kind: str  # "jax" | "torch"
+
+    def describe(self) -> str:
+        return f"reached from `{self.entry}` in {self.file}" if not self.entry.startswith("the ") else f"reached from {self.entry} in {self.file}"
+
+
+@dataclass
+class ProjectModel:
+    root: Path
+    declared: tuple[str, ...] = ()  # declared targets, () when scope is inferred
+    files: dict[str, FileInfo] = field(default_factory=dict)
+    reached: dict[str, dict[str, Reach]] = field(default_factory=dict)  # rel -> qualname -> reach
+    scope: dict[str, frozenset[str]] = field(default_factory=dict)  # rel -> scope tags added
+    stats: dict[str, int] = field(default_factory=dict)
+    declared_mode: bool = False  # targets were named: scope is declared, not inferred
+    trees: dict[str, tuple] = field(default_factory=dict)  # rel -> (sha256, tree, nodes) parsed here, until scanned
+
+    def take_tree(self, rel: str | None, data: bytes):
+        """(tree, nodes) of a file the model parsed, if its bytes are still those; given
+        once (the scan of the file takes it over)."""
+        if rel is None or rel not in self.trees:
+            return None
+        sha, tree, all_nodes = self.trees.pop(rel)
+        return (tree, all_nodes) if sha == hashlib.sha256(data).hexdigest() else None
+
+    # -- queries ---------------------------------------------------------------------------
+    def rel_of(self, real: Path | str) -> str | None:
+        try:
+            rel = Path(os.path.realpath(real)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        return rel if rel in self.files else None
+
+    def scope_tags(self, rel: str | None) -> frozenset[str]:
+        return self.scope.get(rel, frozenset()) if rel else frozenset()
+
+    def reached_in(self, rel: str | None) -> dict[str, Reach]:
+        return self.reached.get(rel, {}) if rel else {}
+
+    def extra_tags(self, rel: str | None) -> frozenset[str]:
+        """Tags the model adds to a file's own: its scope, and "jax" when a JAX entry point
+        in another file reaches a function in it (torch reach counts only in scope)."""
+        tags = set(self.scope_tags(rel))
+        kinds = {r.kind for r in self.reached_in(rel).values()}
+        if "jax" in kinds:
+            tags.add("jax")
+        return frozenset(tags)
+
+    def file_digest(self, rel: str | None) -> bytes:
+        """What a file's findings depend on besides its own bytes: its module name, scope
+        tags and the functions in it reached from elsewhere. Part of its cache key."""
+        if rel is None:
+            return b""
+        info = self.files[rel]
+        reached = sorted((q, r.entry, r.file, r.kind) for q, r in self.reached_in(rel).items())
+        facts = [info.module, info.is_package, sorted(self.scope_tags(rel)), reached]
+        return hashlib.sha256(json.dumps(facts).encode()).digest()
+
+    # -- building --------------------------------------------------------------------------
+    @classmethod
+    def for_scan(cls, settings, paths: list[Path]) -> "ProjectModel | None":
+        root = project_root(settings, paths)
+        if root is None:
+            return None
+        return build(root, settings)
+
+
+def project_root(settings, paths: list[Path]) -> Path | None:
+    """The root of the project the scanned files belong to: the config file's folder when it
+    holds them, else the git root above the first of them, else that file's folder (or the
+    folder itself)."""
+    if not paths:
+        return None
+    reals = [os.path.realpath(p) for p in paths]
+    first = Path(reals[0])
+    cfg = getattr(settings, "config_file", None)
+    if cfg is not None:
+        croot = Path(os.path.realpath(Path(cfg).parent))
+        if first == croot or croot in first.parents:
+            return croot
+    from portlint.config import git_root
+
+    groot = git_root(first)
+    if groot is not None:
+        return Path(os.path.realpath(groot))
+    common = Path(os.path.commonpath(reals)) if len(reals) > 1 else first
+    folder = common if common.is_dir() else common.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent  # a package's root is the folder that holds it
+    return folder
+
+
+_SUMMARIES: dict[tuple[str, str], dict | None] = {}  # (sha256, module) -> summary: a pure function of both
+
+
+def _summary_of(info: FileInfo, store, trees: dict | None = None) -> dict | None:
+    key = (info.sha, info.module + ("/" if info.is_package else ""))
+    if key in _SUMMARIES:
+        return _SUMMARIES[key]
+    summary = store.get(key) if store is not None else None
+    if summary is None and info.data is not None:
+        keep = None
+        if trees is not None:
+            def keep(tree, all_nodes):
+                trees[info.rel] = (info.sha, tree, all_nodes)
+        summary = summarize(info.data, info.module, info.is_package, keep)
+        if store is not None and summary is not None:
+            store.put(key, summary)
+    _SUMMARIES[key] = summary
+    return summary
+
+
+class _Store:
+    """Summaries and whole models under `<cache dir>/project/`, in the cache's entry format."""
+
+    def __init__(self, directory: Path, root: Path | None = None):
+        self.dir = directory / "project"
+        self.root = root or directory
+
+    def _key(self, key) -> str:
+        from portlint.cache import code_fingerprint
+
+        return hashlib.sha256(repr((SUMMARY_VERSION, code_fingerprint(), key)).encode()).hexdigest()
+
+    def get(self, key):
+        from portlint.cache import read_entry
+
+        body = read_entry(self.dir, self._key(key))
+        if body is None:
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+
+    def put(self, key, value) -> None:
+        from portlint.cache import write_entry
+
+        try:
+            write_entry(self.dir, self._key(key), json.dumps(value, separators=(",", ":")).encode(), root=self.root)
+        except OSError:
+            pass
+
+
+def build(root: Path, settings) -> ProjectModel:
+    from portlint.discovery import discover
+    from portlint.languages import python_tags
+
+    declared_mode = bool(getattr(settings, "declared_targets", False))
+    declared = tuple(t for t in settings.targets if t in DECLARED_TAGS) if declared_mode else ()
+    model = ProjectModel(root, declared, declared_mode=declared_mode)
+    files, _ = discover([root], settings)
+    dep_files: list[str] = []
+    for sf in files:
+        if sf.real.suffix != ".py":
+            continue
+        try:
+            data = sf.real.read_bytes()
+        except OSError:
+            continue
+        rel = Path(os.path.realpath(sf.real)).relative_to(root).as_posix() if Path(os.path.realpath(sf.real)).is_relative_to(root) else None
+        if rel is None:
+            continue
+        model.files[rel] = FileInfo(rel, hashlib.sha256(data).hexdigest(), "", False, python_tags(data) | _dispatch_tags(data), _has_entry_hint(data), data)
+    dirs_with_init = {str(PurePosixPath(r).parent) for r in model.files if r.endswith("/__init__.py") or r == "__init__.py"}
+    for info in model.files.values():
+        info.module, info.is_package = module_name_of(info.rel, lambda folder: str(folder) in dirs_with_init)
+    dependencies = _dependency_tags(root, {str(PurePosixPath(r).parent) for r in model.files})
+    digest = hashlib.sha256(repr((declared_mode, declared, dependencies, sorted((r, i.sha) for r, i in model.files.items()))).encode()).hexdigest()
+    store = _Store(settings.cache_dir) if getattr(settings, "cache_dir", None) else None
+    cached = store.get(("model", str(root), digest)) if store is not None else None
+    if cached is not None:
+        _load(model, cached)
+        model.stats["cached"] = 1
+    else:
+        _Builder(model, store, dependencies).run()
+        if store is not None:
+            store.put(("model", str(root), digest), _dump(model))
+    for info in model.files.values():
+        info.data = None
+    return model
+
+
+def _dump(model: ProjectModel) -> dict:
+    return {"reached": {rel: {q: [r.entry, r.file, r.kind] for q, r in m.items()} for rel, m in model.reached.items()},
+            "scope": {rel: sorted(t) for rel, t in model.scope.items()}, "stats": model.stats}
+
+
+def _load(model: ProjectModel, data: dict) -> None:
+    model.reached = {rel: {q: Reach(*r) for q, r in m.items()} for rel, m in data["reached"].items()}
+    model.scope = {rel: frozenset(t) for rel, t in data["scope"].items()}
+    model.stats = dict(data.get("stats", {}))
+
+
+def _dispatch_tags(data: bytes) -> frozenset[str]:
+    return frozenset(tag for tag, (words, rx) in _DISPATCH.items() if any(w in data for w in words) and rx.search(data))
+
+
+def _has_entry_hint(data: bytes) -> bool:
+    return any(word in data for word in _ENTRY_WORDS)
+
+
+def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
+    """folder (relative) -> scope tags its dependency files name. Only folders that hold
+    Python files and their ancestors are looked at."""
+    look: set[str] = set()
+    for folder in folders:
+        p = PurePosixPath(folder)
+        look.add(str(p))
+        look.update(str(a) for a in p.parents)
+    out: dict[str, list[str]] = {}
+    for folder in sorted(look):
+        base = root / folder if folder not in ("", ".") else root
+        tags: set[str] = set()
+        names = list(_DEP_FILES)
+        try:
+            names += sorted(n for n in os.listdir(base) if n.startswith("requirements") and n.endswith(".txt"))
+        except OSError:
+            continue
+        for name in names:
+            path = base / name
+            try:
+                if not path.is_file() or path.stat().st_size > 1_000_000:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            tags |= _tags_in_dependency_text(name, text)
+        if tags:
+            out["" if folder == "." else folder] = sorted(tags)
+    return out
+
+
+def _tags_in_dependency_text(name: str, text: str) -> set[str]:
+    """Scope tags named in a dependency file, read as text (TOML parsed, never executed)."""
+    if name == "pyproject.toml":
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return set()
+        project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+        reqs = list(project.get("dependencies", []) or [])
+        for group in (project.get("optional-dependencies", {}) or {}).values():
+            reqs += list(group or [])
+        poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+        if isinstance(poetry, dict):
+            reqs += list((poetry.get("dependencies") or {}).keys())
+        text = "\n".join(r for r in reqs if isinstance(r, str))
+    elif name.endswith(".txt"):
+        text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    tags: set[str] = set()
+    for m in _DEP_NAME.finditer(text):
+        dist, extras = m.group(1).lower(), (m.group(2) or "").lower()
+        if dist in _DEPENDENCIES:
+            tags.add(_DEPENDENCIES[dist])
+        elif dist == "jax" and "tpu" in extras:
+            tags.add("tpu")
+    return tags & set(SCOPE_TAGS)
+
+
+class _Builder:
+    def __init__(self, model: ProjectModel, store, dependencies: dict[str, list[str]]):
+        self.m = model
+        self.store = store
+        self.dependencies = dependencies
+        self.by_module: dict[str, list[str]] = {}
+        for rel, info in model.files.items():
+            self.by_module.setdefault(info.module, []).append(rel)
+        self.parsed = 0
+
+    def summary(self, rel: str) -> dict | None:
+        info = self.m.files[rel]
+        if info.data is not None and (info.sha, info.module + ("/" if info.is_package else "")) not in _SUMMARIES:
+            self.parsed += 1
+        return _summary_of(info, self.store, self.m.trees)
+
+    def run(self) -> None:
+        self._scope()
+        self._reach()
+        self.m.stats.update(files=len(self.m.files), parsed=self.parsed)
+
+    # -- scope -------------------------------------------------------------------------------
+    def _unit(self, rel: str) -> str:
+        """The package a file belongs to: the outermost folder of its `__init__.py` chain,
+        or the file itself when it is a loose script."""
+        info = self.m.files[rel]
+        depth = info.module.count(".") + (1 if info.is_package else 0)
+        p = PurePosixPath(rel)
+        if depth == 0:
+            return rel
+        return str(p.parents[depth - 1]) if not info.is_package else str(p.parents[depth - 1])
+
+    def _scope(self) -> None:
+        m = self.m
+        if m.declared_mode:
+            add = frozenset(DECLARED_TAGS[t] for t in m.declared)
+            for rel, info in m.files.items():
+                if {"torch"} & info.tags:
+                    m.scope[rel] = add - info.tags
+            return
+        units: dict[str, set[str]] = {}
+        for rel, info in m.files.items():
+            units.setdefault(self._unit(rel), set()).update(info.tags & set(SCOPE_TAGS))
+        for rel, info in m.files.items():
+            tags = set(units[self._unit(rel)])
+            p = PurePosixPath(rel).parent
+            for folder in [str(p), *(str(a) for a in p.parents)]:
+                tags.update(self.dependencies.get("" if folder == "." else folder, ()))
+            if "torch" in info.tags:
+                extra = frozenset(tags) - info.tags
+                if extra:
+                    m.scope[rel] = extra
+
+    # -- reachability --------------------------------------------------------------------------
+    def find_module(self, name: str, origin: str) -> str | None:
+        cands = self.by_module.get(name)
+        if not cands:
+            return None
+        if len(cands) == 1:
+            return cands[0]
+        here = str(PurePosixPath(origin).parent)
+        for c in cands:
+            if str(PurePosixPath(c).parent) == here:
+                return c
+        return sorted(cands, key=lambda c: (c.count("/"), c))[0]
+
+    def lookup(self, qname: str, origin: str, depth: int = 0) -> tuple[str, str] | None:
+        """(file, qualname) of the definition `qname` names, following re-exports."""
+        if depth > 8:
+            return None
+        parts = qname.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            rel = self.find_module(".".join(parts[:i]), origin)
+            if rel is None:
+                continue
+            s = self.summary(rel)
+            if s is None:
+                return None
+            rest = parts[i:]
+            qual = ".".join(rest)
+            if qual in s["defs"] or (len(rest) == 1 and rest[0] in s["classes"]):
+                return rel, qual
+            head = rest[0]
+            if head in s["imports"]:
+                return self.lookup(".".join([s["imports"][head], *rest[1:]]), rel, depth + 1)
+            for star in s["star"]:
+                found = self.lookup(f"{star}.{qual}", rel, depth + 1)
+                if found:
+                    return found
+            return None
+        return None
+
+    def method(self, rel: str, cls: str, name: str, depth: int = 0, skip_own: bool = False) -> tuple[str, str] | None:
+        s = self.summary(rel)
+        if s is None or cls not in s["classes"] or depth > 6:
+            return None
+        info = s["classes"][cls]
+        if not skip_own and name in info["methods"]:
+            return rel, f"{cls}.{name}"
+        for base in info["bases"]:
+            found = self.lookup(base, rel)
+            if found and found[1] in self.summary(found[0])["classes"]:
+                hit = self.method(found[0], found[1], name, depth + 1)
+                if hit:
+                    return hit
+        return None
+
+    def submodule(self, rel: str, cls: str, attr: str, depth: int = 0) -> str | None:
+        s = self.summary(rel)
+        if s is None or cls not in s["classes"] or depth > 6:
+            return None
+        info = s["classes"][cls]
+        if attr in info["subs"]:
+            return info["subs"][attr]
+        for base in info["bases"]:
+            found = self.lookup(base, rel)
+            if found and found[1] in self.summary(found[0])["classes"]:
+                hit = self.submodule(found[0], found[1], attr, depth + 1)
+                if hit:
+                    return hit
+        return None
+
+    def call_target(self, qclass: str, origin: str) -> tuple[str, str] | None:
+        found = self.lookup(qclass, origin)
+        if found is None or found[1] not in self.summary(found[0])["classes"]:
+            return None
+        return self.method(found[0], found[1], "forward") or self.method(found[0], found[1], "__call__")
+
+    def edges(self, rel: str, qual: str, refs: list[str], cls: str | None) -> list[tuple[str, str]]:
+        out = []
+        for ref in refs:
+            kind, _, what = ref.partition(":")
+            target = None
+            if kind == "Q":
+                target = self.lookup(what, rel)
+                if target is not None and target[1] in self.summary(target[0])["classes"]:
+                    target = None  # constructing an object runs __init__, not the model
+            elif kind == "S" and cls:
+                target = self.method(rel, cls, what)
+                if target is None:
+                    sub = self.submodule(rel, cls, what)
+                    if sub:
+                        target = self.call_target(sub, rel)
+            elif kind == "U" and cls:
+                target = self.method(rel, cls, what, skip_own=True)
+            elif kind == "C":
+                target = self.call_target(what, rel)
+            if target is not None:
+                out.append(target)
+        return out
+
+    def _reach(self) -> None:
+        m = self.m
+        queue: list[tuple[str, str, Reach]] = []
+        for rel in sorted(m.files):
+            if not m.files[rel].hint:
+                continue
+            s = self.summary(rel)
+            if s is None:
+                continue
+            for ident, kind, why, line, refs in s["entries"]:
+                reach = Reach(ident.split("@")[0] if "@" not in ident else why, rel, kind)
+                if refs is None:
+                    queue.append((rel, ident, reach))
+                else:
+                    info = s["defs"].get(ident.split("@")[0]) if "@" in ident else None
+                    for target in self.edges(rel, ident, refs, info["cls"] if info else None):
+                        queue.append((target[0], target[1], reach))
+        seen: set[tuple[str, str]] = set()
+        while queue:
+            rel, qual, reach = queue.pop(0)
+            if (rel, qual) in seen:
+                continue
+            seen.add((rel, qual))
+            s = self.summary(rel)
+            if s is None or qual not in s["defs"]:
+                continue
+            if rel != reach.file:
+                m.reached.setdefault(rel, {}).setdefault(qual, reach)
+            d = s["defs"][qual]
+            for target in self.edges(rel, qual, d["calls"], d["cls"]):
+                if target not in seen:
+                    queue.append((target[0], target[1], reach))
+
+
+# ---- the session's model -----------------------------------------------------------------
+
+def scan_model(settings, paths: list[Path] | None = None) -> ProjectModel | None:
+    """The running scan's project model (built on first use for the scan's files)."""
+    from portlint import session
+
+    s = session.current(settings)
+    if paths is not None:
+        return s.fact("python-project", lambda: ProjectModel.for_scan(settings, paths))
+    return s.fact("python-project", lambda: None)
+
+
+def file_model(ctx) -> tuple[ProjectModel | None, str | None]:
+    """(model, the file's path in it) for a FileContext, or (None, None) outside a model."""
+    real = getattr(ctx, "real_path", None)
+    if real is None or ctx.session is None:
+        return None, None
+    model = scan_model(ctx.settings, [Path(real)])
+    if model is None:
+        return None, None
+    return model, model.rel_of(real)
+
+
+# words a detector's byte pre-filter looks for, standing in for the tags the model adds
+TAG_TOKENS = {"torch_xla": (b"xla",), "gaudi": (b"hpu",), "jax": (b"jax",)}
+
+
+def module_identity(ctx) -> tuple[str, bool]:
+    """(dotted module name, is a package) of the file, "" when the model does not know it."""
+    model, rel = file_model(ctx)
+    if model is None or rel is None:
+        return "", False
+    info = model.files[rel]
+    return info.module, info.is_package
