@@ -42,7 +42,7 @@ from pathlib import Path, PurePosixPath
 
 from portlint.python.names import ImportTable, dotted_name
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # run-time dispatch to a non-CUDA device, from the file's bytes (tag -> pattern)
@@ -119,14 +119,25 @@ class _Summarizer:
         return self.table.canonical(node) or ""
 
     # calls
-    def refs(self, calls: list[ast.Call]) -> list[str]:
-        out: list[str] = []
-        seen: set[str] = set()
+    def refs(self, calls: list[ast.Call]) -> list[list]:
+        """[ref, static positions, static keywords] per distinct callee: a ref is "Q:<name>"
+        (a function by qualified name), "S:<attr>" (self.attr(...)), "U:<attr>"
+        (super().attr(...)) or "C:<class>" (Class(...)(x)); the positions and keywords are
+        the arguments that are static at every such call (literals, shapes, lengths)."""
+        out: dict[str, list] = {}
 
-        def add(ref: str) -> None:
-            if ref not in seen:
-                seen.add(ref)
-                out.append(ref)
+        def add(ref: str, call: ast.Call | None) -> None:
+            if call is None:
+                pos: set[int] = set()
+                kws: set[str] = set()
+            else:
+                pos = {i for i, a in enumerate(call.args) if _static_arg(a)}
+                kws = {k.arg for k in call.keywords if k.arg and _static_arg(k.value)}
+            if ref in out:
+                out[ref][1] &= pos
+                out[ref][2] &= kws
+            else:
+                out[ref] = [ref, pos, kws]
 
         for node in calls:
             func = node.func
@@ -136,26 +147,26 @@ class _Summarizer:
                 continue
             if name is not None:
                 if name.startswith("self.") and name.count(".") == 1:
-                    add("S:" + name[5:])
+                    add("S:" + name[5:], node)
                 else:
                     q = self.qualify(name)
                     if q:
-                        add("Q:" + q)
+                        add("Q:" + q, node)
             elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted_name(func.value.func) == "super":
-                add("U:" + func.attr)
+                add("U:" + func.attr, node)
             elif isinstance(func, ast.Call):
                 inner = dotted_name(func.func)
                 q = self.qualify(inner) if inner else None
                 if q:
-                    add("C:" + q)
+                    add("C:" + q, node)
             # functions handed to transformations and callbacks run where the caller runs
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 if isinstance(arg, (ast.Name, ast.Attribute)):
                     argname = dotted_name(arg)
                     q = self.qualify(argname) if argname else None
                     if q and (argname in self.top or argname.partition(".")[0] in self.table.names):
-                        add("Q:" + q)
-        return out
+                        add("Q:" + q, None)
+        return [[ref, sorted(pos), sorted(kws)] for ref, pos, kws in out.values()]
 
     # definitions
     def _def(self, fn, qual: str, cls: str | None) -> None:
@@ -267,7 +278,34 @@ class _Summarizer:
                     q = self.qualify(refname) if refname else None
                     if q:
                         kind = "torch" if name in self.t.TORCH_COMPILE else "jax"
-                        self.entries.append([refname, kind, why, node.lineno, ["Q:" + q]])
+                        self.entries.append([refname, kind, why, node.lineno, [["Q:" + q, [], []]]])
+
+
+_STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "itemsize"}
+_CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
+
+
+def _static_arg(node: ast.AST) -> bool:
+    """An argument that is a Python value at the call, whatever is traced: a literal, a
+    shape or dimension, a length, a module/config attribute, or a tuple of those."""
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_static_arg(e) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        if node.attr in _STATIC_ATTRS:
+            return True
+        head = dotted_name(node)
+        return bool(head) and head.partition(".")[0] in _CONFIG_HEADS
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+    if isinstance(node, ast.Call):
+        return dotted_name(node.func) in ("len", "range")
+    if isinstance(node, ast.BinOp):
+        return _static_arg(node.left) and _static_arg(node.right)
+    return False
 
 
 def _xla_backend(keywords) -> bool:
@@ -330,6 +368,7 @@ class Reach:
     entry: str  # the entry point's name
     file: str  # the file it is in (relative to the project root)
     kind: str  # "jax" | "torch"
+    static: tuple[str, ...] = ()  # parameters static at every call from traced code
 
     def describe(self) -> str:
         return f"reached from `{self.entry}` in {self.file}" if not self.entry.startswith("the ") else f"reached from {self.entry} in {self.file}"
@@ -345,6 +384,8 @@ class ProjectModel:
     stats: dict[str, int] = field(default_factory=dict)
     declared_mode: bool = False  # targets were named: scope is declared, not inferred
     trees: dict[str, tuple] = field(default_factory=dict)  # rel -> (sha256, tree, nodes) parsed here, until scanned
+    deps: dict[str, list[str]] = field(default_factory=dict)  # rel -> project files its imports name
+    _resolver: "_Builder | None" = None
 
     def take_tree(self, rel: str | None, data: bytes):
         """(tree, nodes) of a file the model parsed, if its bytes are still those; given
@@ -383,9 +424,24 @@ class ProjectModel:
         if rel is None:
             return b""
         info = self.files[rel]
-        reached = sorted((q, r.entry, r.file, r.kind) for q, r in self.reached_in(rel).items())
-        facts = [info.module, info.is_package, sorted(self.scope_tags(rel)), reached]
+        reached = sorted((q, r.entry, r.file, r.kind, r.static) for q, r in self.reached_in(rel).items())
+        imported = [(dep, self.files[dep].sha) for dep in self.deps.get(rel, ()) if dep in self.files]
+        facts = [info.module, info.is_package, sorted(self.scope_tags(rel)), reached, imported]
         return hashlib.sha256(json.dumps(facts).encode()).digest()
+
+    def resolver(self) -> "_Builder":
+        """The model's name resolution (lookups of qualified names across files)."""
+        if self._resolver is None:
+            self._resolver = _Builder(self, None, {})
+        return self._resolver
+
+    def find_definition(self, qualified: str, origin: str) -> tuple[str, str] | None:
+        """(file, qualname) of the function `qualified` names, seen from file `origin`."""
+        found = self.resolver().lookup(qualified, origin)
+        if found is None:
+            return None
+        s = self.resolver().summary(found[0])
+        return found if s is not None and found[1] in s["defs"] else None
 
     # -- building --------------------------------------------------------------------------
     @classmethod
@@ -416,6 +472,8 @@ def project_root(settings, paths: list[Path]) -> Path | None:
         return Path(os.path.realpath(groot))
     common = Path(os.path.commonpath(reals)) if len(reals) > 1 else first
     folder = common if common.is_dir() else common.parent
+    if len(folder.parts) < 3:  # files from unrelated trees: the first file's own folder
+        folder = first if first.is_dir() else first.parent
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent  # a package's root is the folder that holds it
     return folder
@@ -424,11 +482,26 @@ def project_root(settings, paths: list[Path]) -> Path | None:
 _SUMMARIES: dict[tuple[str, str], dict | None] = {}  # (sha256, module) -> summary: a pure function of both
 
 
-def _summary_of(info: FileInfo, store, trees: dict | None = None) -> dict | None:
-    key = (info.sha, info.module + ("/" if info.is_package else ""))
+def _summary_key(info: FileInfo) -> tuple[str, str]:
+    return (info.sha, info.module + ("/" if info.is_package else ""))
+
+
+def key_known(info: FileInfo) -> bool:
+    return _summary_key(info) in _SUMMARIES
+
+
+def _summary_of(info: FileInfo, store, trees: dict | None = None, root: Path | None = None) -> dict | None:
+    key = _summary_key(info)
     if key in _SUMMARIES:
         return _SUMMARIES[key]
     summary = store.get(key) if store is not None else None
+    if summary is None and info.data is None and root is not None:
+        try:
+            data = (root / info.rel).read_bytes()
+        except OSError:
+            data = None
+        if data is not None and hashlib.sha256(data).hexdigest() == info.sha:
+            info.data = data
     if summary is None and info.data is not None:
         keep = None
         if trees is not None:
@@ -504,22 +577,24 @@ def build(root: Path, settings) -> ProjectModel:
         _load(model, cached)
         model.stats["cached"] = 1
     else:
-        _Builder(model, store, dependencies).run()
+        model._resolver = _Builder(model, store, dependencies)
+        model._resolver.run()
         if store is not None:
             store.put(("model", str(root), digest), _dump(model))
     for info in model.files.values():
-        info.data = None
+        info.data = None  # read again from disk (and checked) if a lookup needs it later
     return model
 
 
 def _dump(model: ProjectModel) -> dict:
-    return {"reached": {rel: {q: [r.entry, r.file, r.kind] for q, r in m.items()} for rel, m in model.reached.items()},
-            "scope": {rel: sorted(t) for rel, t in model.scope.items()}, "stats": model.stats}
+    return {"reached": {rel: {q: [r.entry, r.file, r.kind, list(r.static)] for q, r in m.items()} for rel, m in model.reached.items()},
+            "scope": {rel: sorted(t) for rel, t in model.scope.items()}, "deps": model.deps, "stats": model.stats}
 
 
 def _load(model: ProjectModel, data: dict) -> None:
-    model.reached = {rel: {q: Reach(*r) for q, r in m.items()} for rel, m in data["reached"].items()}
+    model.reached = {rel: {q: Reach(r[0], r[1], r[2], tuple(r[3])) for q, r in m.items()} for rel, m in data["reached"].items()}
     model.scope = {rel: frozenset(t) for rel, t in data["scope"].items()}
+    model.deps = {rel: list(d) for rel, d in data.get("deps", {}).items()}
     model.stats = dict(data.get("stats", {}))
 
 
@@ -600,17 +675,39 @@ class _Builder:
         for rel, info in model.files.items():
             self.by_module.setdefault(info.module, []).append(rel)
         self.parsed = 0
+        self.summarized: set[str] = set()
 
     def summary(self, rel: str) -> dict | None:
         info = self.m.files[rel]
-        if info.data is not None and (info.sha, info.module + ("/" if info.is_package else "")) not in _SUMMARIES:
+        if not key_known(info):
             self.parsed += 1
-        return _summary_of(info, self.store, self.m.trees)
+        self.summarized.add(rel)
+        return _summary_of(info, self.store, self.m.trees, self.m.root)
 
     def run(self) -> None:
         self._scope()
         self._reach()
-        self.m.stats.update(files=len(self.m.files), parsed=self.parsed)
+        self._deps()
+        self.m.stats.update(files=len(self.m.files), summarised=self.parsed)
+
+    def _deps(self) -> None:
+        """For each file summarised, the project files its imports name: a change in one
+        can change what its helpers return (their summaries), so it is in the file's key."""
+        for rel in sorted(self.summarized):
+            s = _SUMMARIES.get(_summary_key(self.m.files[rel]))
+            if not s:
+                continue
+            out = set()
+            for target in s["imports"].values():
+                parts = target.split(".")
+                for i in range(len(parts), 0, -1):
+                    dep = self.find_module(".".join(parts[:i]), rel)
+                    if dep is not None:
+                        if dep != rel:
+                            out.add(dep)
+                        break
+            if out:
+                self.m.deps[rel] = sorted(out)
 
     # -- scope -------------------------------------------------------------------------------
     def _unit(self, rel: str) -> str:
@@ -719,11 +816,13 @@ class _Builder:
             return None
         return self.method(found[0], found[1], "forward") or self.method(found[0], found[1], "__call__")
 
-    def edges(self, rel: str, qual: str, refs: list[str], cls: str | None) -> list[tuple[str, str]]:
+    def edges(self, rel: str, refs: list[list], cls: str | None) -> list[tuple[tuple[str, str], frozenset[str]]]:
+        """((file, qualname), parameters static at the call) for each callee found."""
         out = []
-        for ref in refs:
+        for ref, static_pos, static_kws in refs:
             kind, _, what = ref.partition(":")
             target = None
+            bound = kind in ("S", "U", "C")  # the callee's first parameter is self
             if kind == "Q":
                 target = self.lookup(what, rel)
                 if target is not None and target[1] in self.summary(target[0])["classes"]:
@@ -738,13 +837,21 @@ class _Builder:
                 target = self.method(rel, cls, what, skip_own=True)
             elif kind == "C":
                 target = self.call_target(what, rel)
-            if target is not None:
-                out.append(target)
+            if target is None:
+                continue
+            params = self.summary(target[0])["defs"][target[1]]["params"]
+            if bound and params and params[0] in ("self", "cls"):
+                params = params[1:]
+            static = {params[i] for i in static_pos if i < len(params)} | set(static_kws)
+            out.append((target, frozenset(static)))
         return out
 
     def _reach(self) -> None:
+        """Breadth first from the entry points; a function keeps the first entry point that
+        reaches it (files and entries in sorted order), and its static parameters are those
+        static at every call seen from traced code."""
         m = self.m
-        queue: list[tuple[str, str, Reach]] = []
+        queue: list[tuple[tuple[str, str], frozenset[str], Reach]] = []
         for rel in sorted(m.files):
             if not m.files[rel].hint:
                 continue
@@ -752,28 +859,34 @@ class _Builder:
             if s is None:
                 continue
             for ident, kind, why, line, refs in s["entries"]:
-                reach = Reach(ident.split("@")[0] if "@" not in ident else why, rel, kind)
+                reach = Reach(ident if "@" not in ident else why, rel, kind)
                 if refs is None:
-                    queue.append((rel, ident, reach))
+                    queue.append(((rel, ident), frozenset(), reach))
                 else:
                     info = s["defs"].get(ident.split("@")[0]) if "@" in ident else None
-                    for target in self.edges(rel, ident, refs, info["cls"] if info else None):
-                        queue.append((target[0], target[1], reach))
-        seen: set[tuple[str, str]] = set()
-        while queue:
-            rel, qual, reach = queue.pop(0)
-            if (rel, qual) in seen:
+                    for target, static in self.edges(rel, refs, info["cls"] if info else None):
+                        queue.append((target, static, reach))
+        first: dict[tuple[str, str], Reach] = {}
+        static_at: dict[tuple[str, str], frozenset[str]] = {}
+        i = 0
+        while i < len(queue):
+            target, static, reach = queue[i]
+            i += 1
+            static_at[target] = static_at[target] & static if target in static_at else static
+            if target in first:
                 continue
-            seen.add((rel, qual))
+            first[target] = reach
+            rel, qual = target
             s = self.summary(rel)
             if s is None or qual not in s["defs"]:
                 continue
-            if rel != reach.file:
-                m.reached.setdefault(rel, {}).setdefault(qual, reach)
             d = s["defs"][qual]
-            for target in self.edges(rel, qual, d["calls"], d["cls"]):
-                if target not in seen:
-                    queue.append((target[0], target[1], reach))
+            for callee, callee_static in self.edges(rel, d["calls"], d["cls"]):
+                queue.append((callee, callee_static, reach))
+        for (rel, qual), reach in sorted(first.items()):
+            s = self.summary(rel)
+            if rel != reach.file and s is not None and qual in s["defs"]:
+                m.reached.setdefault(rel, {})[qual] = Reach(reach.entry, reach.file, reach.kind, tuple(sorted(static_at[(rel, qual)])))
 
 
 # ---- the session's model -----------------------------------------------------------------
@@ -797,6 +910,49 @@ def file_model(ctx) -> tuple[ProjectModel | None, str | None]:
     if model is None:
         return None, None
     return model, model.rel_of(real)
+
+
+_BUILDING: set[tuple[int, str]] = set()
+
+
+def foreign_traced_map(ctx, rel: str):
+    """The TracedMap of another file of the project, for the summaries of its functions
+    (does `helpers.width(x)` return a static value?): built once per scan, None when the
+    file cannot be read or parsed, or while it is being built (a cycle of imports)."""
+    from portlint.python.traced import TracedMap
+
+    model, _ = file_model(ctx)
+    if model is None or rel not in model.files:
+        return None
+    key = (id(ctx.session), rel)
+    if key in _BUILDING:
+        return None
+
+    def build():
+        from portlint.context import FileContext
+        from portlint.languages import python_tags
+
+        path = model.root / rel
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != model.files[rel].sha:
+            return None
+        fctx = FileContext(rel, data, "python", python_tags(data) | model.extra_tags(rel), ctx.settings)
+        fctx.real_path = path  # type: ignore[attr-defined]
+        fctx.session = ctx.session
+        try:
+            fctx.module
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        _BUILDING.add(key)
+        try:
+            return TracedMap(fctx)
+        finally:
+            _BUILDING.discard(key)
+
+    return ctx.session.fact(("foreign-traced-map", rel), build)
 
 
 # words a detector's byte pre-filter looks for, standing in for the tags the model adds

@@ -273,7 +273,8 @@ class TracedMap:
         self.host_fns: set[ast.AST] = set()
         self.classes: dict[str, ast.ClassDef] = {}
         self._step_memo: dict[ast.AST, bool] = {}
-        self._static_returns: dict[tuple[ast.AST, bool], bool] = {}
+        self._static_returns: dict[tuple, bool] = {}
+        self._foreign_defs: dict[str, tuple] = {}
         self._index()
         if self.jax:
             self._find_jax()
@@ -498,7 +499,7 @@ class TracedMap:
                 continue
             if reach.kind == "torch" and not self.torch_target:
                 continue
-            region = self.add(fn, reach.kind, reach.describe(), module_method="." in qual)
+            region = self.add(fn, reach.kind, reach.describe(), static=set(reach.static), module_method="." in qual)
             if region is not None:
                 region.reached_from = reach
 
@@ -647,24 +648,7 @@ class TracedMap:
             self.compute_traced(region)
 
     def _traced_params_at(self, fn, call: ast.Call, region: Region) -> set[str]:
-        pos = [p.arg for p in _positional(fn)]
-        if pos and pos[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
-            pos = pos[1:]
-        out: set[str] = set()
-        for i, arg in enumerate(call.args):
-            if isinstance(arg, ast.Starred):
-                if self.is_traced(arg.value, region):
-                    out |= set(pos[i:])
-                break
-            if i < len(pos) and self.is_traced(arg, region):
-                out.add(pos[i])
-        names = {p.arg for p in params_of(fn)}
-        for kw in call.keywords:
-            if kw.arg in names and self.is_traced(kw.value, region):
-                out.add(kw.arg)
-            elif kw.arg is None and self.is_traced(kw.value, region) and fn.args.kwarg:
-                out.add(fn.args.kwarg.arg)
-        return out
+        return self._call_traced_params(fn, call, lambda e: self.is_traced(e, region))
 
     def _nest(self) -> None:
         """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
@@ -748,19 +732,79 @@ class TracedMap:
             traced = {n for n in traced if not _TORCH_STATIC_PARAM.search(n)}
         region.traced = traced - (region.static - set(region.traced))
 
-    def returns_static(self, ref: ast.AST, at: ast.AST, torch: bool = False) -> bool:
-        """The summary of a function of this file: are all its returns static even when
-        every parameter is traced (`return x.shape[-1] // cfg.heads`)? Computed once per
-        function and kind; a function that returns nothing is not a static source."""
-        fn = self.resolve(ref, at) if isinstance(ref, (ast.Name, ast.Attribute)) else None
-        if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns:
+    def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False) -> bool:
+        """Is the value of `call` static, by the callee's summary? The summary of a function
+        of this project (this file or, through the project model, another) says, for the set
+        of its parameters that are traced at this call, whether every `return` is static
+        (`return x.shape[-1] // heads`, or `n % multiple` with `multiple=8` given)."""
+        ref = call.func
+        if not isinstance(ref, (ast.Name, ast.Attribute)):
             return False
-        key = (fn, torch)
+        fn = self.resolve(ref, call)
+        owner = self
+        if fn is None:
+            owner, fn = self._foreign_def(ref)
+            if fn is None:
+                return False
+        if isinstance(fn, ast.Lambda) or fn in owner.host_fns:
+            return False
+        params = owner._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, torch))
+        return owner.fn_returns_static(fn, torch, frozenset(params))
+
+    def _foreign_def(self, ref: ast.AST):
+        """(TracedMap of its file, def) of a function imported from another project file."""
+        name = self.imports.canonical(ref)
+        head = (dotted(ref) or "").partition(".")[0]
+        if not name or head not in self.imports.alias:
+            return self, None
+        if name not in self._foreign_defs:
+            self._foreign_defs[name] = (self, None)
+            from portlint.python.project import file_model, foreign_traced_map
+
+            model, rel = file_model(self.ctx)
+            found = model.find_definition(name, rel) if model is not None and rel is not None else None
+            if found is not None and found[0] != rel:
+                other = foreign_traced_map(self.ctx, found[0])
+                fn = other._def_by_qualname(found[1]) if other is not None else None
+                if fn is not None:
+                    self._foreign_defs[name] = (other, fn)
+        return self._foreign_defs[name]
+
+    def _call_traced_params(self, fn, call: ast.Call, traced_arg) -> set[str]:
+        """The parameters of `fn` that receive a traced value at `call`."""
+        pos = [p.arg for p in _positional(fn)]
+        if pos and pos[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+            pos = pos[1:]
+        out: set[str] = set()
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                if traced_arg(arg.value):
+                    out |= set(pos[i:])
+                break
+            if i < len(pos) and traced_arg(arg):
+                out.add(pos[i])
+        names = {p.arg for p in params_of(fn)}
+        for kw in call.keywords:
+            if kw.arg in names and traced_arg(kw.value):
+                out.add(kw.arg)
+            elif kw.arg is None and traced_arg(kw.value) and fn.args.kwarg:
+                out.add(fn.args.kwarg.arg)
+        return out
+
+    def fn_returns_static(self, fn, torch: bool = False, traced_params: frozenset[str] | None = None) -> bool:
+        """Are all of `fn`'s returns static when `traced_params` (default: every parameter)
+        hold traced values? Memoised per function, kind and parameter set; a function that
+        returns nothing is not a static source."""
+        if isinstance(fn, ast.Lambda) or fn in self.host_fns:
+            return False
+        if traced_params is None:
+            traced_params = frozenset(p.arg for p in params_of(fn) if p.arg not in ("self", "cls"))
+        key = (fn, torch, traced_params)
         memo = self._static_returns
         if key not in memo:
             memo[key] = False  # recursion: assume traced until shown otherwise
             probe = Region(fn, "torch" if torch else "jax", "summary")
-            probe.traced = {p.arg for p in params_of(fn) if p.arg not in ("self", "cls")}
+            probe.traced = set(traced_params)
             self.compute_traced(probe)
             returns = [n for n in self.region_nodes(probe) if isinstance(n, ast.Return) and n.value is not None]
             memo[key] = bool(returns) and not any(self._expr_traced(r.value, probe.traced, torch) for r in returns)
@@ -794,7 +838,7 @@ class TracedMap:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
-            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e.func, e, torch):
+            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e, traced, torch):
                 return False  # a helper whose every return is static whatever it is given
             if name in ("jax.lax.psum", "jax.lax.axis_size") and e.args and isinstance(e.args[0], ast.Constant):
                 return False  # psum(1, axis) is the axis size, a Python int at trace time
