@@ -38,7 +38,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from portlint.python.names import ImportTable, dotted_name
 
@@ -350,16 +350,16 @@ class FileInfo:
 
 def module_name_of(rel: str, has_init) -> tuple[str, bool]:
     """(dotted module name, is a package's __init__) of a file from the `__init__.py` chain
-    above it; a loose script is named by its stem."""
-    p = PurePosixPath(rel)
-    is_package = p.name == "__init__.py"
-    parts = [] if is_package else [p.stem]
-    folder = p.parent
-    while str(folder) not in ("", ".") and has_init(folder):
-        parts.append(folder.name)
-        folder = folder.parent
+    above it; a loose script is named by its stem. `has_init(folder)` takes a POSIX folder
+    relative to the root ("" for the root)."""
+    folder, _, name = rel.rpartition("/")
+    is_package = name == "__init__.py"
+    parts = [] if is_package else [name.rpartition(".")[0] or name]
+    while folder and has_init(folder):
+        folder, _, last = folder.rpartition("/")
+        parts.append(last)
     if is_package and not parts:
-        parts.append(p.parent.name or "__init__")
+        parts.append("__init__")
     return ".".join(reversed(parts)), is_package
 
 
@@ -385,7 +385,9 @@ class ProjectModel:
     declared_mode: bool = False  # targets were named: scope is declared, not inferred
     trees: dict[str, tuple] = field(default_factory=dict)  # rel -> (sha256, tree, nodes) parsed here, until scanned
     deps: dict[str, list[str]] = field(default_factory=dict)  # rel -> project files its imports name
+    shapes: dict[str, str] = field(default_factory=dict)  # rel -> summary shape, of the files the build looked at
     _resolver: "_Builder | None" = None
+    _rels: dict[str, str | None] = field(default_factory=dict)
 
     def take_tree(self, rel: str | None, data: bytes):
         """(tree, nodes) of a file the model parsed, if its bytes are still those; given
@@ -397,11 +399,17 @@ class ProjectModel:
 
     # -- queries ---------------------------------------------------------------------------
     def rel_of(self, real: Path | str) -> str | None:
-        try:
-            rel = Path(os.path.realpath(real)).relative_to(self.root).as_posix()
-        except ValueError:
-            return None
-        return rel if rel in self.files else None
+        """The file's path in the model (None when the model does not hold it)."""
+        key = str(real)
+        if key not in self._rels:
+            rel = None
+            prefix = str(self.root) + os.sep
+            for candidate in (os.path.abspath(key), os.path.realpath(key)):
+                if candidate.startswith(prefix) and candidate[len(prefix):].replace(os.sep, "/") in self.files:
+                    rel = candidate[len(prefix):].replace(os.sep, "/")
+                    break
+            self._rels[key] = rel
+        return self._rels[key]
 
     def scope_tags(self, rel: str | None) -> frozenset[str]:
         return self.scope.get(rel, frozenset()) if rel else frozenset()
@@ -554,41 +562,65 @@ def build(root: Path, settings) -> ProjectModel:
     declared = tuple(t for t in settings.targets if t in DECLARED_TAGS) if declared_mode else ()
     model = ProjectModel(root, declared, declared_mode=declared_mode)
     files, _ = discover([root], settings)
-    dep_files: list[str] = []
+    store = _Store(settings.cache_dir) if getattr(settings, "cache_dir", None) else None
+    # the byte-level facts of each file (tags, entry hint), kept by content between runs
+    known = (store.get(("facts", str(root))) if store is not None else None) or {}
+    facts: dict[str, list] = {}
+    prefix = str(root) + os.sep
     for sf in files:
         if sf.real.suffix != ".py":
             continue
+        real = os.path.abspath(sf.real)
+        if not real.startswith(prefix):
+            real = os.path.realpath(real)
+            if not real.startswith(prefix):
+                continue
         try:
-            data = sf.real.read_bytes()
+            with open(real, "rb") as fh:
+                data = fh.read()
         except OSError:
             continue
-        rel = Path(os.path.realpath(sf.real)).relative_to(root).as_posix() if Path(os.path.realpath(sf.real)).is_relative_to(root) else None
-        if rel is None:
-            continue
-        model.files[rel] = FileInfo(rel, hashlib.sha256(data).hexdigest(), "", False, python_tags(data) | _dispatch_tags(data), _has_entry_hint(data), data)
-    dirs_with_init = {str(PurePosixPath(r).parent) for r in model.files if r.endswith("/__init__.py") or r == "__init__.py"}
+        rel = real[len(prefix):].replace(os.sep, "/")
+        sha = hashlib.sha256(data).hexdigest()
+        old = known.get(rel)
+        if old is not None and old[0] == sha:
+            fact = old
+        else:
+            fact = [sha, sorted(python_tags(data) | _dispatch_tags(data)), _has_entry_hint(data)]
+        facts[rel] = fact
+        model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), bool(fact[2]), data)
+    if store is not None and facts != known:
+        store.put(("facts", str(root)), facts)
+    dirs_with_init = {r.rpartition("/")[0] for r in model.files if r.endswith("/__init__.py")}
     for info in model.files.values():
-        info.module, info.is_package = module_name_of(info.rel, lambda folder: str(folder) in dirs_with_init)
-    dependencies = _dependency_tags(root, {str(PurePosixPath(r).parent) for r in model.files})
+        info.module, info.is_package = module_name_of(info.rel, dirs_with_init.__contains__)
+    dependencies = _dependency_tags(root, {r.rpartition("/")[0] for r in model.files})
     digest = hashlib.sha256(repr((declared_mode, declared, dependencies, sorted((r, i.sha) for r, i in model.files.items()))).encode()).hexdigest()
-    store = _Store(settings.cache_dir) if getattr(settings, "cache_dir", None) else None
+    setting = [declared_mode, list(declared), dependencies]
     cached = store.get(("model", str(root), digest)) if store is not None else None
     if cached is not None:
         _load(model, cached)
         model.stats["cached"] = 1
+    elif store is not None and _reuse_latest(model, store.get(("model-latest", str(root))), setting):
+        model.stats["reused"] = 1
+        store.put(("model", str(root), digest), _dump(model, setting))
+        store.put(("model-latest", str(root)), _dump(model, setting))
     else:
         model._resolver = _Builder(model, store, dependencies)
         model._resolver.run()
+        model.shapes = {rel: _shape(_SUMMARIES.get(_summary_key(model.files[rel]))) for rel in sorted(model._resolver.summarized)}
         if store is not None:
-            store.put(("model", str(root), digest), _dump(model))
+            store.put(("model", str(root), digest), _dump(model, setting))
+            store.put(("model-latest", str(root)), _dump(model, setting))
     for info in model.files.values():
         info.data = None  # read again from disk (and checked) if a lookup needs it later
     return model
 
 
-def _dump(model: ProjectModel) -> dict:
+def _dump(model: ProjectModel, setting: list) -> dict:
     return {"reached": {rel: {q: [r.entry, r.file, r.kind, list(r.static)] for q, r in m.items()} for rel, m in model.reached.items()},
-            "scope": {rel: sorted(t) for rel, t in model.scope.items()}, "deps": model.deps, "stats": model.stats}
+            "scope": {rel: sorted(t) for rel, t in model.scope.items()}, "deps": model.deps, "stats": model.stats,
+            "files": {rel: [i.sha, sorted(i.tags), i.hint] for rel, i in model.files.items()}, "shapes": model.shapes, "setting": setting}
 
 
 def _load(model: ProjectModel, data: dict) -> None:
@@ -596,6 +628,43 @@ def _load(model: ProjectModel, data: dict) -> None:
     model.scope = {rel: frozenset(t) for rel, t in data["scope"].items()}
     model.deps = {rel: list(d) for rel, d in data.get("deps", {}).items()}
     model.stats = dict(data.get("stats", {}))
+    model.shapes = dict(data.get("shapes", {}))
+
+
+def _shape(summary: dict | None) -> str:
+    """A summary without its line numbers: what the model's reach and scope depend on. An
+    edit that leaves it unchanged (a comment, a statement, a moved function) leaves the
+    model unchanged."""
+    if summary is None:
+        return ""
+    defs = {q: {k: v for k, v in d.items() if k != "line"} for q, d in summary["defs"].items()}
+    entries = [e[:3] + e[4:] for e in summary["entries"]]
+    flat = {**summary, "defs": defs, "entries": entries}
+    return hashlib.sha256(json.dumps(flat, sort_keys=True).encode()).hexdigest()
+
+
+def _reuse_latest(model: ProjectModel, latest: dict | None, setting: list) -> bool:
+    """Take the last model built for this root when the files that changed since cannot
+    change it: same files, settings and dependency files; each changed file keeps its byte
+    facts (tags, entry hint), and the summary shape of those the model had looked at. The
+    common pre-commit case (one file edited in its body) then costs one parse, of the file
+    being scanned anyway."""
+    if not latest or latest.get("setting") != setting or set(latest.get("files", {})) != set(model.files):
+        return False
+    shapes = latest.get("shapes", {})
+    for rel, (old_sha, old_tags, old_hint) in latest["files"].items():
+        info = model.files[rel]
+        if info.sha == old_sha:
+            continue
+        if sorted(info.tags) != old_tags or info.hint != bool(old_hint):
+            return False
+        if rel in shapes:
+            new = _shape(_summary_of(info, None, model.trees, model.root))
+            if new != shapes[rel]:
+                return False
+    _load(model, latest)
+    model.stats = {"reused": 1}
+    return True
 
 
 def _dispatch_tags(data: bytes) -> frozenset[str]:
@@ -609,14 +678,13 @@ def _has_entry_hint(data: bytes) -> bool:
 def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
     """folder (relative) -> scope tags its dependency files name. Only folders that hold
     Python files and their ancestors are looked at."""
-    look: set[str] = set()
+    look: set[str] = {""}
     for folder in folders:
-        p = PurePosixPath(folder)
-        look.add(str(p))
-        look.update(str(a) for a in p.parents)
+        parts = folder.split("/") if folder else []
+        look.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
     out: dict[str, list[str]] = {}
     for folder in sorted(look):
-        base = root / folder if folder not in ("", ".") else root
+        base = root / folder if folder else root
         tags: set[str] = set()
         names = list(_DEP_FILES)
         try:
@@ -633,7 +701,7 @@ def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
                 continue
             tags |= _tags_in_dependency_text(name, text)
         if tags:
-            out["" if folder == "." else folder] = sorted(tags)
+            out[folder] = sorted(tags)
     return out
 
 
@@ -715,31 +783,38 @@ class _Builder:
         or the file itself when it is a loose script."""
         info = self.m.files[rel]
         depth = info.module.count(".") + (1 if info.is_package else 0)
-        p = PurePosixPath(rel)
         if depth == 0:
             return rel
-        return str(p.parents[depth - 1]) if not info.is_package else str(p.parents[depth - 1])
+        parts = rel.split("/")[:-1]
+        return "/".join(parts[: len(parts) - depth + 1])
 
     def _scope(self) -> None:
         m = self.m
         if m.declared_mode:
             add = frozenset(DECLARED_TAGS[t] for t in m.declared)
             for rel, info in m.files.items():
-                if {"torch"} & info.tags:
+                if "torch" in info.tags and add - info.tags:
                     m.scope[rel] = add - info.tags
             return
+        scope_tags = set(SCOPE_TAGS)
         units: dict[str, set[str]] = {}
+        unit_of = {rel: self._unit(rel) for rel in m.files}
         for rel, info in m.files.items():
-            units.setdefault(self._unit(rel), set()).update(info.tags & set(SCOPE_TAGS))
+            units.setdefault(unit_of[rel], set()).update(info.tags & scope_tags)
+        by_folder: dict[str, set[str]] = {}  # dependency tags that apply in a folder
         for rel, info in m.files.items():
-            tags = set(units[self._unit(rel)])
-            p = PurePosixPath(rel).parent
-            for folder in [str(p), *(str(a) for a in p.parents)]:
-                tags.update(self.dependencies.get("" if folder == "." else folder, ()))
-            if "torch" in info.tags:
-                extra = frozenset(tags) - info.tags
-                if extra:
-                    m.scope[rel] = extra
+            if "torch" not in info.tags:
+                continue
+            folder = rel.rpartition("/")[0]
+            if folder not in by_folder:
+                tags: set[str] = set()
+                parts = folder.split("/") if folder else []
+                for i in range(len(parts) + 1):
+                    tags.update(self.dependencies.get("/".join(parts[:i]), ()))
+                by_folder[folder] = tags
+            extra = frozenset(units[unit_of[rel]] | by_folder[folder]) - info.tags
+            if extra:
+                m.scope[rel] = extra
 
     # -- reachability --------------------------------------------------------------------------
     def find_module(self, name: str, origin: str) -> str | None:
@@ -748,9 +823,9 @@ class _Builder:
             return None
         if len(cands) == 1:
             return cands[0]
-        here = str(PurePosixPath(origin).parent)
+        here = origin.rpartition("/")[0]
         for c in cands:
-            if str(PurePosixPath(c).parent) == here:
+            if c.rpartition("/")[0] == here:
                 return c
         return sorted(cands, key=lambda c: (c.count("/"), c))[0]
 
