@@ -225,3 +225,30 @@ def test_one_file_call_with_a_warm_model_is_fast(tmp_path):
     start = time.perf_counter()
     scan_files(discover([target], settings)[0], settings)
     assert time.perf_counter() - start < 0.5
+
+
+def test_jax_agrees_the_cross_file_helper_raises_and_the_shape_helper_does_not(tmp_path):
+    """The oracle: importing the package and running the jitted step raises in `clip`
+    (reached across files, flagged) and not in `width` (shape arithmetic, quiet)."""
+    import importlib
+    import sys
+
+    import pytest
+    from conftest import require_module
+
+    jax = require_module("jax")
+    root = jax_package(tmp_path)
+    sys.path.insert(0, str(root))
+    try:
+        train = importlib.import_module("jaxpkg.train")
+        x = jax.numpy.ones(16)
+        with pytest.raises(jax.errors.TracerBoolConversionError) as info:
+            train.train_step(x, x)
+        assert "helpers.py" in "".join(str(f.filename) for f in __import__("traceback").extract_tb(info.tb))
+        helpers = importlib.import_module("jaxpkg.helpers")
+        assert jax.jit(lambda b: b[: helpers.width(b, 8)])(x).shape == (16,)
+    finally:
+        sys.path.remove(str(root))
+        for name in [n for n in sys.modules if n == "jaxpkg" or n.startswith("jaxpkg.")]:
+            del sys.modules[name]
+    assert found(scan([root], root)) == {("jaxpkg/helpers.py", 2, "PTL801")}
