@@ -47,8 +47,9 @@ SUMMARY_VERSION = 2
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # run-time dispatch to a non-CUDA device, from the file's bytes (tag -> pattern)
 _DISPATCH = {
-    "torch_xla": ((b"xla",), re.compile(rb"is_torch_xla_available\(|is_torch_neuronx_available\(|\bxm\.xla_device\(|torch_xla\.device\(|[\"']xla[\"']")),
-    "gaudi": ((b"hpu", b"habana"), re.compile(rb"is_torch_hpu_available\(|is_habana_available\(|[\"']hpu[\"']")),
+    "torch_xla": ((b"xla", b"neuron"), re.compile(rb"is_torch_xla_available\(|is_torch_neuronx_available\(|\bxm\.xla_device\(|torch_xla\.device\(|[\"']xla[\"']"
+                                             rb"|backend\s*=\s*[\"'](?:openxla|openxla_eval|aot_torchxla_trace_once|torchxla_trace_once|neuronx)[\"']")),
+    "gaudi": ((b"hpu", b"habana"), re.compile(rb"is_torch_hpu_available\(|is_habana_available\(|[\"']hpu[\"']|backend\s*=\s*[\"'](?:hpu_backend|aot_hpu_training_backend)[\"']")),
 }
 # distribution names in dependency files that put a package in scope (name -> tag)
 _DEPENDENCIES = {

@@ -70,6 +70,7 @@ JAX_TRANSFORMS = {
     "jax.jit": 0, "jax.pmap": 0, "jax.vmap": 0,
     "jax.checkpoint": 0, "jax.remat": 0, "jax.shard_map": 0, "jax.experimental.pallas.pallas_call": 0,
     "jax.experimental.pallas.tpu.emit_pipeline": 0,
+    "jax.experimental.checkify.checkify": 0,
     "flax.nnx.jit": 0, "flax.nnx.vmap": 0,
     "flax.nnx.scan": 0, "flax.nnx.remat": 0, "flax.linen.jit": 0, "flax.linen.remat": 0,
     "flax.linen.vmap": 0, "flax.linen.scan": 0,
@@ -193,6 +194,8 @@ _TORCH_STATIC_PARAM = re.compile(
 # names that hold shapes and sizes (static in practice: `shape`, `target_shape`, `batch_size`)
 _SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
+# classes of configuration objects (dataclass hyperparameters), by the name's ending
+_CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec")
 
 
 def _annotation_static(ann: ast.AST | None) -> bool:
@@ -210,8 +213,8 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
         return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
-    name = dotted(ann) or ""
-    return name.split(".")[-1] in _STATIC_ANNOT
+    name = (dotted(ann) or "").split(".")[-1]
+    return name in _STATIC_ANNOT or name.endswith(_CONFIG_ANNOT)
 
 
 def _literal_default(d: ast.AST) -> bool:
@@ -809,6 +812,18 @@ class TracedMap:
             returns = [n for n in self.region_nodes(probe) if isinstance(n, ast.Return) and n.value is not None]
             memo[key] = bool(returns) and not any(self._expr_traced(r.value, probe.traced, torch) for r in returns)
         return memo[key]
+
+    def value_of(self, expr: ast.AST, region: Region | None) -> str:
+        """Three-valued: "traced" (an array value in traced code this file proves), "static"
+        (a Python value at trace time: constants, shapes, lengths, static parameters,
+        config attributes, host values), or "unknown" (traced only by assumption: a
+        function reached from another file, whose parameters are taken as traced without
+        the call's values). Report at high confidence only on "traced"."""
+        if region is None:
+            return "static"
+        if not self.is_traced(expr, region):
+            return "static"
+        return "unknown" if region.certainty == "unknown" else "traced"
 
     def is_traced(self, expr: ast.AST, region: Region | None) -> bool:
         if region is None:
