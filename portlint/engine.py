@@ -484,10 +484,12 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
     _forget_file_memos()
     session.begin(settings)
     python = [sf.real for sf in files if sf.real.suffix.lower() in (".py", ".pyi")]
+    model_notices: list[Notice] = []
     if python:  # the project model, built before any file is looked up or scanned
-        from portlint.python.project import scan_model
+        from portlint.python.project import model_error, scan_model
 
-        scan_model(settings, python)
+        if scan_model(settings, python) is None and model_error(settings):
+            model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
     jobs = settings.jobs or default_jobs()
     cache = _open_cache(settings)
     results: list[FileResult | None] = [None] * len(files)
@@ -516,6 +518,7 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         for i, sf, _, known in pending:
             done(i, scan_one(sf, settings, cache, known))
     out = ScanResult(files_scanned=len(files))
+    out.notices.extend(model_notices)
     for r in results:
         assert r is not None
         out.findings.extend(r.findings)

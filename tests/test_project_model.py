@@ -252,3 +252,16 @@ def test_jax_agrees_the_cross_file_helper_raises_and_the_shape_helper_does_not(t
         for name in [n for n in sys.modules if n == "jaxpkg" or n.startswith("jaxpkg.")]:
             del sys.modules[name]
     assert found(scan([root], root)) == {("jaxpkg/helpers.py", 2, "PTL801")}
+
+
+def test_a_failing_project_model_is_a_notice_and_files_are_still_scanned(tmp_path, monkeypatch):
+    from portlint.python import project
+
+    def broken(cls, settings, paths):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(project.ProjectModel, "for_scan", classmethod(broken))
+    root = write(tmp_path / "p", {"step.py": "import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"})
+    result = scan([root], root)
+    assert found(result) == {("step.py", 6, "PTL801")}
+    assert [n.level for n in result.notices if "project model" in n.message] == ["error"]

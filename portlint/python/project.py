@@ -333,7 +333,10 @@ def summarize(data: bytes, module: str, is_package: bool, keep=None) -> dict | N
     all_nodes = walk(tree)
     if keep is not None:
         keep(tree, all_nodes)
-    return _Summarizer(tree, module, is_package, all_nodes).summary()
+    try:
+        return _Summarizer(tree, module, is_package, all_nodes).summary()
+    except RecursionError:  # absurdly nested code: the file is left out of the call graph
+        return None
 
 
 # ---- files and modules ---------------------------------------------------------------------
@@ -972,9 +975,24 @@ def scan_model(settings, paths: list[Path] | None = None) -> ProjectModel | None
     from portlint import session
 
     s = session.current(settings)
-    if paths is not None:
-        return s.fact("python-project", lambda: ProjectModel.for_scan(settings, paths))
-    return s.fact("python-project", lambda: None)
+    if paths is None:
+        return s.fact("python-project", lambda: None)
+
+    def build_or_none() -> ProjectModel | None:
+        try:
+            return ProjectModel.for_scan(settings, paths)
+        except Exception as exc:  # a bug here must not take the scan down: files are then scanned alone
+            s.fact("python-project-error", lambda: f"{type(exc).__name__}: {exc}")
+            return None
+
+    return s.fact("python-project", build_or_none)
+
+
+def model_error(settings) -> str | None:
+    """Why the scan's project model could not be built (None when it was, or was not asked for)."""
+    from portlint import session
+
+    return session.current(settings).fact("python-project-error", lambda: None)
 
 
 def file_model(ctx) -> tuple[ProjectModel | None, str | None]:
