@@ -87,6 +87,7 @@ class ImportTable:
         self.module_name = module_name
         self.names: dict[str, str] = {}
         self.star: list[str] = []  # modules imported with `from m import *`
+        self._expanded: dict[str, str] = {}
         for node in _statements(module):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -110,6 +111,13 @@ class ImportTable:
 
     def expand(self, name: str) -> str:
         """`jnp.sum` -> `jax.numpy.sum`: the head replaced by what it was imported as."""
+        try:
+            return self._expanded[name]
+        except KeyError:
+            full = self._expanded[name] = self._expand(name)
+            return full
+
+    def _expand(self, name: str) -> str:
         head, _, rest = name.partition(".")
         base = self.names.get(head)
         full = (base + ("." + rest if rest else "")) if base else name

@@ -256,6 +256,11 @@ def static_params_from_kwargs(fn, keywords: list[ast.keyword]) -> set[str]:
     return out
 
 
+def _tail(func: ast.AST) -> str:
+    """The last name of a callee (`compile` of `torch.compile`), "" for other expressions."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -277,6 +282,9 @@ class TracedMap:
         self.classes: dict[str, ast.ClassDef] = {}
         self._step_memo: dict[ast.AST, bool] = {}
         self._static_returns: dict[tuple, bool] = {}
+        self._step_calls: list[ast.Call] | None = None
+        self._loops: list[ast.AST] = []
+        self._def_memo: dict[ast.AST, ast.AST | None] = {}
         self._foreign_defs: dict[str, tuple] = {}
         self._index()
         if self.jax:
@@ -291,15 +299,22 @@ class TracedMap:
     def _index(self) -> None:
         self.nodes: list[ast.AST] = astindex.nodes(self.module)  # one walk, shared with the engine
         self.parents: dict[ast.AST, ast.AST] = astindex.parents(self.module)
-        for node in self.nodes:
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defs: dict[str, ast.AST] = {}
-                for stmt in self._own_statements(node):
+        # the module's classes now; each scope's local defs when `resolve` first asks
+        for stmt in self._own_statements(self.module):
+            if isinstance(stmt, ast.ClassDef):
+                self.classes[stmt.name] = stmt
+
+    def scope_defs(self, scope: ast.AST) -> dict[str, ast.AST]:
+        """The functions defined directly in a module or function scope, by name."""
+        defs = self.scopes.get(scope)
+        if defs is None:
+            defs = {}
+            if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for stmt in self._own_statements(scope):
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         defs[stmt.name] = stmt
-                    elif isinstance(stmt, ast.ClassDef) and isinstance(node, ast.Module):
-                        self.classes[stmt.name] = stmt
-                self.scopes[node] = defs
+            self.scopes[scope] = defs
+        return defs
 
     @staticmethod
     def _own_statements(node):
@@ -342,7 +357,7 @@ class TracedMap:
         scope = self.enclosing_scope(at)
         while scope is not None:
             if not isinstance(scope, (ast.ClassDef, ast.Lambda)):
-                fn = self.scopes.get(scope, {}).get(ref.id)
+                fn = self.scope_defs(scope).get(ref.id)
                 if fn is not None:
                     return fn
             scope = self.enclosing_scope(scope)
@@ -533,15 +548,42 @@ class TracedMap:
         return self._step_memo[loop]
 
     def _loop_is_step_uncached(self, loop) -> bool:
-        for node in self._walk_no_defs(loop.body):
-            if isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
-                return False
-        for node in self._walk_no_defs(loop.body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr == "backward" and not node.args:
-                    return True
-                if self._is_boundary_call(node):
-                    return True
+        """A step call (`.backward()` or a step boundary) in the loop's body, outside nested
+        defs, and no step loop nested in it. Found by lines among the file's step calls and
+        loops (listed once), not by walking every loop's body."""
+        if self._step_calls is None:
+            self._step_calls, self._loops = [], []
+            for node in self.nodes:
+                if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and (
+                        (node.func.attr == "backward" and not node.args) or self._is_boundary_call(node)):
+                    self._step_calls.append(node)
+                elif node.__class__ in (ast.For, ast.While, ast.AsyncFor):
+                    self._loops.append(node)
+        if not self._step_calls or not loop.body:
+            return False
+        first, last = loop.body[0].lineno, loop.body[-1].end_lineno or loop.lineno
+        home = self._def_of(loop)
+        within = lambda n: first <= n.lineno <= last and self._def_of(n) is home and self._inside(n, loop)  # noqa: E731
+        if not any(within(c) for c in self._step_calls):
+            return False
+        return not any(o is not loop and within(o) and self._loop_is_step(o) for o in self._loops)
+
+    def _def_of(self, node):
+        """The nearest def, lambda or class around `node` (None at module level)."""
+        memo = self._def_memo
+        if node not in memo:
+            p = self.parents.get(node)
+            while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                p = self.parents.get(p)
+            memo[node] = p
+        return memo[node]
+
+    def _inside(self, node, outer) -> bool:
+        p = self.parents.get(node)
+        while p is not None:
+            if p is outer:
+                return True
+            p = self.parents.get(p)
         return False
 
     def region_nodes(self, region: Region) -> list[ast.AST]:
@@ -552,20 +594,24 @@ class TracedMap:
 
     def _walk_no_defs(self, stmts):
         stack = list(stmts)
+        children = astindex.children
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
         while stack:
             node = stack.pop()
             yield node
-            for child in ast.iter_child_nodes(node):
-                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            for child in children(node):
+                if not isinstance(child, defs):
                     stack.append(child)
 
     def _find_torch(self) -> None:
         canon = self.imports.canonical
-        for node in self.nodes:
-            if isinstance(node, ast.Call) and canon(node.func) in STEP_CLOSURE and node.args:
+        calls = [n for n in self.nodes if n.__class__ is ast.Call and _tail(n.func) in ("add_step_closure", "compile")]
+        for node in calls:
+            if canon(node.func) in STEP_CLOSURE and node.args:
                 fn = self.resolve(node.args[0], node)
                 if fn is not None:
                     self.host_fns.add(fn)
+        compiled = {node for node in calls if node.args and canon(node.func) in TORCH_COMPILE}
         for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lname = node.name.lower()
@@ -579,7 +625,7 @@ class TracedMap:
                 fwd = self._method(node, "forward")
                 if fwd is not None and fwd in node.body:
                     self.add(fwd, "torch", f"forward of {node.name}", module_method=True)
-            elif isinstance(node, ast.Call) and canon(node.func) in TORCH_COMPILE and node.args:
+            elif node in compiled:
                 self.add(self.resolve(node.args[0], node), "torch", "passed to torch.compile")
             elif isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
                 fn = self.enclosing_function(node)
