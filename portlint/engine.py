@@ -127,22 +127,27 @@ def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     """Scan one file's bytes (no I/O besides headers next to it for guard evaluation)."""
     plan = _plan(settings)
     result = FileResult()
-    language, tags = classify(sf.display if sf.display else sf.real.name, data)
-    if language is None:
-        language, tags = classify(sf.real.name, data)
-    if language is None:
-        return result
-    added: frozenset[str] = frozenset()
-    if language == "python":
+    model = rel = None
+    if sf.real.suffix.lower() in (".py", ".pyi"):
         from portlint.python.project import scan_model
 
         model = scan_model(settings, [sf.real])
-        parsed = None
-        if model is not None:
-            rel = model.rel_of(sf.real)
-            added = model.extra_tags(rel) - tags
-            tags = tags | added
-            parsed = model.take_tree(rel, data)
+        rel = model.rel_of(sf.real) if model is not None else None
+    known = model.file_tags(rel, data) if rel is not None else None
+    if known is not None:  # the model read these bytes and tagged them already
+        language, tags = "python", known
+    else:
+        language, tags = classify(sf.display if sf.display else sf.real.name, data)
+        if language is None:
+            language, tags = classify(sf.real.name, data)
+    if language is None:
+        return result
+    added: frozenset[str] = frozenset()
+    parsed = None
+    if language == "python" and model is not None:
+        added = model.extra_tags(rel) - tags
+        tags = tags | added
+        parsed = model.take_tree(rel, data)
     ctx = FileContext(sf.display, data, language, tags, settings)
     if language == "python" and parsed is not None:  # parsed once, by the project model
         from portlint.python.astindex import adopt

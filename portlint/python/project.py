@@ -18,7 +18,9 @@ Scope, two modes:
   torch_xla / torch_neuronx / habana_frameworks anywhere, dispatches to them at run time
   (`is_torch_xla_available()`, `device="hpu"`, `xm.xla_device()`), or lists them (or
   optimum-neuron, optimum-habana, neuronx-distributed) as dependencies of the distribution
-  it sits in, puts its torch files in scope for those targets. A GPU-only package stays out.
+  it sits in, puts its torch files in scope for those targets, except files that a path
+  word marks as another device's backend (`cuda_accelerator.py`, `ops/triton_ops/`,
+  `op_builder/npu/`). A GPU-only package stays out.
 - declared (`--target` / `targets` given): the code will run there, so every torch file is
   in scope for the named XLA/HPU targets whatever it imports.
 
@@ -65,6 +67,8 @@ _DEP_NAME = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
 SCOPE_TAGS = ("torch_xla", "gaudi")
 # the declared targets that put torch code in scope, and the tag each one stands for
 DECLARED_TAGS = {"tpu": "torch_xla", "trainium": "torch_xla", "gaudi": "gaudi"}
+# the targets whose rules use the model (scope and reach); ROCm's do not
+MODEL_TARGETS = {"tpu", "trainium", "gaudi"}
 # torch.compile backends that lower to XLA or HPU graphs
 XLA_BACKENDS = {"openxla", "openxla_eval", "aot_torchxla_trace_once", "torchxla_trace_once", "neuronx", "hpu_backend", "aot_hpu_training_backend"}
 
@@ -309,6 +313,17 @@ def _static_arg(node: ast.AST) -> bool:
     return False
 
 
+# words in a path that mark a file as one device backend of a multi-backend package
+# (deepspeed's accelerator/cuda_accelerator.py, op_builder/npu/...): not shared code, so
+# not put in an inferred scope for another device
+_BACKEND_WORDS = {"cuda", "nvidia", "cudnn", "nccl", "triton", "mps", "npu", "mlu", "xpu", "sdaa", "musa", "rocm", "hip", "amd"}
+_PATH_WORDS = re.compile(r"[A-Za-z0-9]+")
+
+
+def _backend_specific(rel: str) -> bool:
+    return any(w.lower() in _BACKEND_WORDS for w in _PATH_WORDS.findall(rel.rpartition(".")[0]))
+
+
 def _xla_backend(keywords) -> bool:
     for kw in keywords:
         if kw.arg == "backend" and isinstance(kw.value, ast.Constant) and kw.value.value in XLA_BACKENDS:
@@ -350,6 +365,7 @@ class FileInfo:
     tags: frozenset[str]
     hint: bool
     data: bytes | None = None  # kept until the file is summarised (or the model is built)
+    own_tags: frozenset[str] = frozenset()  # languages.python_tags of the bytes (tags adds run-time dispatch)
 
 
 def module_name_of(rel: str, has_init) -> tuple[str, bool]:
@@ -420,6 +436,14 @@ class ProjectModel:
 
     def reached_in(self, rel: str | None) -> dict[str, Reach]:
         return self.reached.get(rel, {}) if rel else {}
+
+    def file_tags(self, rel: str, data: bytes) -> frozenset[str] | None:
+        """The file's own framework tags (`languages.python_tags`), when the model read these
+        very bytes; None otherwise."""
+        info = self.files.get(rel)
+        if info is None or info.sha != hashlib.sha256(data).hexdigest():
+            return None
+        return info.own_tags
 
     def extra_tags(self, rel: str | None) -> frozenset[str]:
         """Tags the model adds to a file's own: its scope, and "jax" when a JAX entry point
@@ -587,12 +611,13 @@ def build(root: Path, settings) -> ProjectModel:
         rel = real[len(prefix):].replace(os.sep, "/")
         sha = hashlib.sha256(data).hexdigest()
         old = known.get(rel)
-        if old is not None and old[0] == sha:
+        if old is not None and old[0] == sha and len(old) == 4:
             fact = old
         else:
-            fact = [sha, sorted(python_tags(data) | _dispatch_tags(data)), _has_entry_hint(data)]
+            own = python_tags(data)
+            fact = [sha, sorted(own | _dispatch_tags(data)), _has_entry_hint(data), sorted(own)]
         facts[rel] = fact
-        model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), bool(fact[2]), data)
+        model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), bool(fact[2]), data, frozenset(fact[3]))
     if store is not None and facts != known:
         store.put(("facts", str(root)), facts)
     dirs_with_init = {r.rpartition("/")[0] for r in model.files if r.endswith("/__init__.py")}
@@ -807,7 +832,7 @@ class _Builder:
             units.setdefault(unit_of[rel], set()).update(info.tags & scope_tags)
         by_folder: dict[str, set[str]] = {}  # dependency tags that apply in a folder
         for rel, info in m.files.items():
-            if "torch" not in info.tags:
+            if "torch" not in info.tags or _backend_specific(rel):
                 continue
             folder = rel.rpartition("/")[0]
             if folder not in by_folder:
@@ -975,8 +1000,8 @@ def scan_model(settings, paths: list[Path] | None = None) -> ProjectModel | None
     from portlint import session
 
     s = session.current(settings)
-    if paths is None:
-        return s.fact("python-project", lambda: None)
+    if paths is None or not set(settings.targets) & MODEL_TARGETS:
+        return s.fact("python-project", lambda: None)  # a scan for ROCm alone has no use for it
 
     def build_or_none() -> ProjectModel | None:
         try:
