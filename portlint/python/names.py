@@ -18,10 +18,13 @@ multiply it. What the rules need is a name table per module plus the project mod
 cross-file lookup (`portlint.python.project`), both cheap on the `ast` the engine parses
 anyway.
 
-Detector modules that still read imports themselves (`portlint.python.devices`,
-`portlint.detectors.triton`, `portlint.detectors.torch_distributed`) can switch to
-`import_table(ctx)` / `ImportTable.canonical()`; `pyimports.Aliases` and `traced.Imports`
-are now views of this table."""
+`pyimports.Aliases` (triton, gpu_gates) and `traced.Imports` (the PTL8xx family) are views
+of this table, shared per file through `ctx.fact(import_table)`. Readers of imports left
+elsewhere: `languages.python_tags` (a byte regex before any parse, by design: it decides
+whether to parse), `python.devices` (Neuron/Lightning-Habana import regexes),
+`detectors.torch_distributed` and `detectors.triton` (their own statement walks for
+import-site findings). They can switch to `import_table(ctx)`: `.names` (local -> dotted),
+`.canonical(node)`, `.expand(dotted)`, `.uses(prefix)`, `.local_name(canonical)`."""
 
 from __future__ import annotations
 
