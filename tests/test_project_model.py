@@ -265,3 +265,15 @@ def test_a_failing_project_model_is_a_notice_and_files_are_still_scanned(tmp_pat
     result = scan([root], root)
     assert found(result) == {("step.py", 6, "PTL801")}
     assert [n.level for n in result.notices if "project model" in n.message] == ["error"]
+
+
+def test_a_function_reached_back_through_another_file_is_traced(tmp_path):
+    root = write(tmp_path / "p", {
+        "k/__init__.py": "",
+        "k/step.py": "import jax\nfrom k import util\n\n\n@jax.jit\ndef step(x):\n    return util.apply(x)\n\n\n"
+                     "def local_rule(x):\n    if x > 0:\n        return x\n    return -x\n",
+        "k/util.py": "from k.step import local_rule\n\n\ndef apply(x):\n    return local_rule(x)\n",
+    })
+    model = ProjectModel.for_scan(Settings(root=root), [root])
+    assert set(model.reached_in("k/step.py")) == {"local_rule"}
+    assert found(scan([root], root)) == {("k/step.py", 11, "PTL801")}

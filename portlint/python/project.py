@@ -485,7 +485,10 @@ class ProjectModel:
         root = project_root(settings, paths)
         if root is None:
             return None
-        return build(root, settings)
+        model = build(root, settings)
+        scanned = {model.rel_of(p) for p in paths}
+        model.trees = {rel: t for rel, t in model.trees.items() if rel in scanned}  # only the scan takes them over
+        return model
 
 
 def project_root(settings, paths: list[Path]) -> Path | None:
@@ -955,7 +958,8 @@ class _Builder:
         reaches it (files and entries in sorted order), and its static parameters are those
         static at every call seen from traced code."""
         m = self.m
-        queue: list[tuple[tuple[str, str], frozenset[str], Reach]] = []
+        # (target, parameters static at the call, entry point, the path crossed a file)
+        queue: list[tuple[tuple[str, str], frozenset[str], Reach, bool]] = []
         for rel in sorted(m.files):
             if not m.files[rel].hint:
                 continue
@@ -965,18 +969,20 @@ class _Builder:
             for ident, kind, why, line, refs in s["entries"]:
                 reach = Reach(ident if "@" not in ident else why, rel, kind)
                 if refs is None:
-                    queue.append(((rel, ident), frozenset(), reach))
+                    queue.append(((rel, ident), frozenset(), reach, False))
                 else:
                     info = s["defs"].get(ident.split("@")[0]) if "@" in ident else None
                     for target, static in self.edges(rel, refs, info["cls"] if info else None):
-                        queue.append((target, static, reach))
+                        queue.append((target, static, reach, target[0] != rel))
         first: dict[tuple[str, str], Reach] = {}
         static_at: dict[tuple[str, str], frozenset[str]] = {}
+        crossed_at: dict[tuple[str, str], bool] = {}
         i = 0
         while i < len(queue):
-            target, static, reach = queue[i]
+            target, static, reach, crossed = queue[i]
             i += 1
             static_at[target] = static_at[target] & static if target in static_at else static
+            crossed_at[target] = crossed_at.get(target, False) or crossed
             if target in first:
                 continue
             first[target] = reach
@@ -986,10 +992,12 @@ class _Builder:
                 continue
             d = s["defs"][qual]
             for callee, callee_static in self.edges(rel, d["calls"], d["cls"]):
-                queue.append((callee, callee_static, reach))
+                queue.append((callee, callee_static, reach, crossed or callee[0] != rel))
+        # a function reached only within its entry point's file is that file's TracedMap's
+        # business (it sees the call's values); one reached through another file is recorded
         for (rel, qual), reach in sorted(first.items()):
             s = self.summary(rel)
-            if rel != reach.file and s is not None and qual in s["defs"]:
+            if crossed_at[(rel, qual)] and s is not None and qual in s["defs"]:
                 m.reached.setdefault(rel, {})[qual] = Reach(reach.entry, reach.file, reach.kind, tuple(sorted(static_at[(rel, qual)])))
 
 
