@@ -290,6 +290,9 @@ _STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "itemsize"}
 _CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
 
 
+_UNFOLLOWED = {"U", "C", "sub"}  # call forms TracedMap's same-file propagation does not resolve
+
+
 def _static_arg(node: ast.AST) -> bool:
     """An argument that is a Python value at the call, whatever is traced: a literal, a
     shape or dimension, a length, a module/config attribute, or a tuple of those."""
@@ -923,8 +926,9 @@ class _Builder:
             return None
         return self.method(found[0], found[1], "forward") or self.method(found[0], found[1], "__call__")
 
-    def edges(self, rel: str, refs: list[list], cls: str | None) -> list[tuple[tuple[str, str], frozenset[str]]]:
-        """((file, qualname), parameters static at the call) for each callee found."""
+    def edges(self, rel: str, refs: list[list], cls: str | None) -> list[tuple[tuple[str, str], frozenset[str], bool]]:
+        """((file, qualname), parameters static at the call, a call form the file's own
+        TracedMap does not follow) for each callee found."""
         out = []
         for ref, static_pos, static_kws in refs:
             kind, _, what = ref.partition(":")
@@ -940,6 +944,7 @@ class _Builder:
                     sub = self.submodule(rel, cls, what)
                     if sub:
                         target = self.call_target(sub, rel)
+                        kind = "sub"
             elif kind == "U" and cls:
                 target = self.method(rel, cls, what, skip_own=True)
             elif kind == "C":
@@ -950,7 +955,7 @@ class _Builder:
             if bound and params and params[0] in ("self", "cls"):
                 params = params[1:]
             static = {params[i] for i in static_pos if i < len(params)} | set(static_kws)
-            out.append((target, frozenset(static)))
+            out.append((target, frozenset(static), kind in _UNFOLLOWED))
         return out
 
     def _reach(self) -> None:
@@ -972,8 +977,13 @@ class _Builder:
                     queue.append(((rel, ident), frozenset(), reach, False))
                 else:
                     info = s["defs"].get(ident.split("@")[0]) if "@" in ident else None
-                    for target, static in self.edges(rel, refs, info["cls"] if info else None):
-                        queue.append((target, static, reach, target[0] != rel))
+                    for target, static, unfollowed in self.edges(rel, refs, info["cls"] if info else None):
+                        queue.append((target, static, reach, target[0] != rel or unfollowed))
+        # `crossed`: the call into the target comes from another file, or has a form a file's
+        # own TracedMap does not follow (super().m, a submodule's forward, Block(...)(x)).
+        # Only those functions are recorded: from them, each file's TracedMap follows its
+        # internal calls with the values they pass (more precise than assuming every
+        # parameter traced).
         first: dict[tuple[str, str], Reach] = {}
         static_at: dict[tuple[str, str], frozenset[str]] = {}
         crossed_at: dict[tuple[str, str], bool] = {}
@@ -981,7 +991,8 @@ class _Builder:
         while i < len(queue):
             target, static, reach, crossed = queue[i]
             i += 1
-            static_at[target] = static_at[target] & static if target in static_at else static
+            if crossed:
+                static_at[target] = static_at[target] & static if target in static_at else static
             crossed_at[target] = crossed_at.get(target, False) or crossed
             if target in first:
                 continue
@@ -991,10 +1002,8 @@ class _Builder:
             if s is None or qual not in s["defs"]:
                 continue
             d = s["defs"][qual]
-            for callee, callee_static in self.edges(rel, d["calls"], d["cls"]):
-                queue.append((callee, callee_static, reach, crossed or callee[0] != rel))
-        # a function reached only within its entry point's file is that file's TracedMap's
-        # business (it sees the call's values); one reached through another file is recorded
+            for callee, callee_static, unfollowed in self.edges(rel, d["calls"], d["cls"]):
+                queue.append((callee, callee_static, reach, callee[0] != rel or unfollowed))
         for (rel, qual), reach in sorted(first.items()):
             s = self.summary(rel)
             if crossed_at[(rel, qual)] and s is not None and qual in s["defs"]:

@@ -123,6 +123,8 @@ STATIC_CALLS = {
     "dataclasses.fields",
     "int", "float", "bool", "complex",  # host syncs: reported by PTL803, static afterwards
 }
+# methods of named-array libraries that answer about axes, not values (haliax)
+QUERY_METHODS = {"axis_size", "resolve_axis", "axis_indices"}
 # a value moved to the host is a host value afterwards (the move itself is the sync, PTL803)
 HOST_MOVES = {"item", "tolist", "numpy", "block_until_ready", "cpu"}
 STATIC_CALLS |= {"jax.device_get"}
@@ -195,7 +197,8 @@ _TORCH_STATIC_PARAM = re.compile(
 _SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
 # classes of configuration objects (dataclass hyperparameters), by the name's ending
-_CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec")
+_CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec",
+                 "Axis", "AxisSelector", "AxisSpec", "Shape", "PrecisionLike", "DTypeLike")
 
 
 def _annotation_static(ann: ast.AST | None) -> bool:
@@ -901,13 +904,18 @@ class TracedMap:
                 return False
             if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e, traced, torch):
                 return False  # a helper whose every return is static whatever it is given
+            if isinstance(e.func, ast.Name) and e.func.id.startswith(("is_", "has_")) and not (name or "").startswith(ARRAY_NAMESPACES) \
+                    and self.resolve(e.func, e) is None and self._foreign_def(e.func)[1] is None:
+                return False  # a predicate from a library (`is_named_array(x)`): a Python bool
             if name in ("jax.lax.psum", "jax.lax.axis_size") and e.args and isinstance(e.args[0], ast.Constant):
                 return False  # psum(1, axis) is the axis size, a Python int at trace time
             if isinstance(e.func, ast.Attribute):
                 if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES:
                     return False
-                if torch and (e.func.attr == "get" or e.func.attr.startswith(("get_", "is_", "has_"))):
+                if torch and (e.func.attr == "get" or e.func.attr.startswith("get_")):
                     return False  # dict lookups and object queries, not tensor ops
+                if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
+                    return False  # queries of an object's structure (`bias.has_axis(...)`)
                 if name and name.startswith(ARRAY_NAMESPACES):
                     return not _HOST_API.search(name)
                 if t(e.func.value):
