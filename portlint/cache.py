@@ -75,11 +75,15 @@ class Cache:
         self.writable = True
 
     # ---- keys ---------------------------------------------------------------------------------
-    def key(self, display_path: str, data: bytes, real_path: Path | None = None) -> str:
+    def key(self, display_path: str, data: bytes, real_path: Path | None = None, cross_file: bytes = b"") -> str:
+        """`cross_file`: a digest of the facts from other files the result depends on (the
+        Python project model's scope and reachability for this file)."""
         h = hashlib.sha256()
         h.update(self.salt.encode())
         h.update(display_path.encode() + b"\0")
         h.update(data)
+        if cross_file:
+            h.update(b"\0cross-file\0" + cross_file)
         if real_path is not None and Path(real_path).suffix.lower() in _C_FAMILY:
             h.update(b"\0headers\0")
             h.update(self._header_digest(Path(real_path), data))

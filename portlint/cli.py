@@ -66,7 +66,7 @@ def main() -> None:
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Rule ids, id prefixes or presets (hipify, ALL) to enable; comma-separated or repeated.")
 @click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
-@click.option("--target", "targets", multiple=True, help="Targets to report: rocm,tpu,trainium,gaudi (default: all).")
+@click.option("--target", "targets", multiple=True, help="Targets the code will run on: rocm,tpu,trainium,gaudi. Naming them puts every torch/JAX file in scope for them; without, scope is inferred per package and all targets are reported.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), help="Lowest severity that makes the exit code 1 (default: warning).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (still 2 on errors).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 = no workers).")
@@ -114,6 +114,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
         if targets:
             settings.targets = parse_targets(list(_split_csv(targets)), "--target")
+            settings.declared_targets = True
         if fail_on:
             settings.fail_on = Severity(fail_on)
         if max_file_size:

@@ -36,6 +36,10 @@ class Settings:
     select: tuple[str, ...] | None = None  # None: every rule enabled by default
     ignore: tuple[str, ...] = ()
     targets: tuple[str, ...] = TARGETS
+    # True when the targets were named (`--target`, `targets` in the config): the code will
+    # run there, so every torch/JAX file is in scope for them; False: scope is inferred
+    # per package (portlint.python.project)
+    declared_targets: bool = False
     exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
@@ -55,7 +59,7 @@ class Settings:
     def key(self) -> str:
         """What in the settings changes findings: part of the cache key."""
         return repr(
-            (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets,
+            (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets, self.declared_targets,
              sorted((k, v) for k, v in self.per_file_ignores.items()),
              str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros)
         )
@@ -183,6 +187,7 @@ def load_config(path: Path, settings: Settings) -> Settings:
         settings.ignore = validate_rule_selectors(_string_list(table["ignore"], "ignore", path), "ignore", where)
     if "targets" in table:
         settings.targets = parse_targets(_string_list(table["targets"], "targets", path), where)
+        settings.declared_targets = True
     if "exclude" in table:
         settings.exclude = _string_list(table["exclude"], "exclude", path)
     if "per-file-ignores" in table:

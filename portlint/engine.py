@@ -85,11 +85,16 @@ class _Plan:
             self._tokens[language] = tuple(sorted({t for d in self._by_language[language] for t in d.tokens or ()}))
         return self._by_language[language]
 
-    def detectors_for_file(self, language: str, data: bytes) -> list[Detector]:
+    def detectors_for_file(self, language: str, data: bytes, added_tags: frozenset[str] = frozenset()) -> list[Detector]:
         """The detectors whose pre-filter passes on `data`: each distinct token is looked for
-        once per file (detectors share many), then every detector checks its own."""
+        once per file (detectors share many), then every detector checks its own. Tags the
+        project model gave the file (its scope) count as the words that stand for them."""
         detectors = self.detectors(language)
         present = {t for t in self._tokens[language] if t in data}
+        if added_tags:
+            from portlint.python.project import TAG_TOKENS
+
+            present |= {w for tag in added_tags for w in TAG_TOKENS.get(tag, ())}
         return [d for d in detectors if d.tokens is None or not present.isdisjoint(d.tokens)]
 
 
@@ -165,15 +170,36 @@ def _failure(exc: BaseException) -> str:
 def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     plan = _plan(settings)
     result = FileResult()
-    language, tags = classify(sf.display if sf.display else sf.real.name, data)
-    if language is None:
-        language, tags = classify(sf.real.name, data)
+    model = rel = None
+    if sf.real.suffix.lower() in (".py", ".pyi"):
+        from portlint.python.project import scan_model
+
+        model = scan_model(settings, [sf.real])
+        rel = model.rel_of(sf.real) if model is not None else None
+    known = model.file_tags(rel, data) if rel is not None else None
+    if known is not None:  # the model read these bytes and tagged them already
+        language, tags = "python", known
+    else:
+        language, tags = classify(sf.display if sf.display else sf.real.name, data)
+        if language is None:
+            language, tags = classify(sf.real.name, data)
     if language is None:
         return result  # read and classified: nothing portlint checks (a plain C header)
+    added: frozenset[str] = frozenset()
+    parsed = None
+    if language == "python" and model is not None:
+        added = model.extra_tags(rel) - tags
+        tags = tags | added
+        parsed = model.take_tree(rel, data)
     ctx = FileContext(sf.display, data, language, tags, settings)
+    if language == "python" and parsed is not None:  # parsed once, by the project model
+        from portlint.python.astindex import adopt
+
+        ctx.__dict__["module"] = parsed[0]
+        adopt(*parsed)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
     ctx.session = session.current(settings)  # type: ignore[attr-defined]
-    detectors = plan.detectors_for_file(language, data)
+    detectors = plan.detectors_for_file(language, data, added)
     # a Python file that uses a framework we check is always parsed, so its syntax errors
     # are reported even when no detector's pre-filter matched
     if detectors or (language == "python" and tags):
@@ -387,7 +413,7 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     if cache is not None and known is not None and hashlib.sha256(data).hexdigest() == known[1]:
         key = known[0]
     elif cache is not None:
-        key = cache.key(sf.display, data, sf.real)
+        key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
         result = cache.get(key, sf.display)
     if result is None:
         result = scan_source(sf, data, settings)
@@ -410,6 +436,17 @@ def _failed(sf: SourceFile, exc: Exception, doing: str) -> FileResult:
     return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while {doing} the file: skipped, no findings for it", "error")], scanned=False)
 
 
+def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
+    """What a Python file's result depends on in other files (the project model's facts
+    about it), for its cache key; nothing for other languages."""
+    if sf.real.suffix.lower() not in (".py", ".pyi"):
+        return b""
+    from portlint.python.project import scan_model
+
+    model = scan_model(settings, [sf.real])
+    return model.file_digest(model.rel_of(sf.real)) if model is not None else b""
+
+
 def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | None, int, tuple[str, str] | None]:
     """(result, size, known): the result when the file needs no analysis (unreadable,
     skipped or cached), else None, the file's size for scheduling and (its cache key, the
@@ -417,7 +454,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     data, notices = read_source(sf, settings)
     if data is None:
         return FileResult(notices=notices, scanned=False), 0, None
-    key = cache.key(sf.display, data, sf.real)
+    key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
     result = cache.get(key, sf.display)
     if result is None:
         return None, len(data), (key, hashlib.sha256(data).hexdigest())
@@ -576,6 +613,13 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
     from portlint.config import default_jobs
 
     session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
+    python = [sf.real for sf in files if sf.real.suffix.lower() in (".py", ".pyi")]
+    model_notices: list[Notice] = []
+    if python:  # the project model, built before any file is looked up or scanned
+        from portlint.python.project import model_error, scan_model
+
+        if scan_model(settings, python) is None and model_error(settings):
+            model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
     jobs = settings.jobs or default_jobs()
     cache = _open_cache(settings)
     results: list[FileResult | None] = [None] * len(files)
@@ -607,6 +651,7 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         for i, sf, _, known in pending:
             done(i, _scan_isolated(sf, settings, cache, known))
     out = ScanResult(files_scanned=sum(1 for r in results if r is not None and r.scanned))
+    out.notices.extend(model_notices)
     for r in results:
         assert r is not None
         out.findings.extend(r.findings)

@@ -68,7 +68,9 @@ def findings(result) -> list[dict]:
 
 
 def entries(root: Path) -> list[Path]:
-    return sorted(p for p in (root / ".portlint_cache").rglob("*.json"))
+    """The per-file result entries (the Python project model keeps its own under project/)."""
+    cache = root / ".portlint_cache"
+    return sorted(p for p in cache.rglob("*.json") if p.relative_to(cache).parts[0] != "project")
 
 
 def test_second_scan_is_served_from_the_cache(tmp_path, monkeypatch):
