@@ -113,15 +113,10 @@ class FileContext:
 
     @cached_property
     def module(self) -> ast.Module:
-        """`ast` of a Python file; raises SyntaxError (the engine turns it into a notice).
+        """`ast` of a Python file; raises SyntaxError (the engine turns it into a notice)."""
+        from portlint.python.astindex import parse
 
-        The parser's SyntaxWarnings (`1if x else y`, `1()`) are silenced: Python would print
-        them on stderr with the scanned line in them, raw."""
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(self.data, filename=self.path, type_comments=False)
+        return parse(self.data, self.path)
 
     def fact(self, compute: Callable[["FileContext"], Any]) -> Any:
         """Compute an analysis once per file and share it between detectors."""

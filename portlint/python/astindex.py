@@ -17,6 +17,18 @@ _last_nodes: list[ast.AST] = []
 _last_parents: dict[ast.AST, ast.AST] | None = None
 
 
+def parse(data: bytes, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse` of scanned bytes, the one way portlint parses Python; raises SyntaxError.
+
+    The parser's SyntaxWarnings (`1if x else y`, `1()`) are silenced: Python would print
+    them on stderr with the scanned line in them, raw."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(data, filename=filename, type_comments=False)
+
+
 def children(node: ast.AST) -> list[ast.AST]:
     """The direct child nodes, in `ast.iter_child_nodes` order."""
     out = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from portlint.python.astindex import parse
 
 
 @dataclass
@@ -100,7 +101,7 @@ def downgrade(data: bytes, filename: str = "<file>") -> Downgrade | None:
     starts = _line_starts(data)
     for _ in range(_MAX_STRING_PASSES):
         try:
-            module = ast.parse(bytes(buf), filename=filename, type_comments=False)
+            module = parse(bytes(buf), filename)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None)
             if not line or line > len(starts):

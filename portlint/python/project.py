@@ -342,10 +342,10 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
 def summarize(data: bytes, module: str, is_package: bool, keep=None) -> dict | None:
     """The summary of one file's bytes, or None when it does not parse. `keep(tree, nodes)`
     receives the parse, so the scan of the file does not parse and walk it again."""
-    from portlint.python.astindex import walk
+    from portlint.python.astindex import parse, walk
 
     try:
-        tree = ast.parse(data)
+        tree = parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     all_nodes = walk(tree)
