@@ -225,8 +225,11 @@ def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception,
 def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
     from portlint.suppressions import parse_suppressions
 
+    from portlint.precedence import drop_superseded
+
     settings = plan.settings
-    findings = ctx.findings
+    # 0. one finding per construct: a rule's finding replaces those of the rules it supersedes
+    findings = ctx.findings = drop_superseded(ctx.findings)
     # 1. preprocessor guards: a rocm finding in a branch an AMD build skips, with a HIP
     #    branch beside it, is already ported.
     if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):

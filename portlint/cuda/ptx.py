@@ -306,24 +306,6 @@ def hip_advice(site: AsmSite, intro: str) -> str:
     return text + "\nKeep the PTX only under `#ifndef __HIP_PLATFORM_AMD__` with the HIP form in the `#else` branch."
 
 
-def _enabled(ctx) -> frozenset[str]:
-    from portlint.engine import enabled_rules
-
-    return frozenset(enabled_rules(ctx.settings))
-
-
-def reported_by_api_rule(ctx, name: str) -> bool:
-    """True when PTL602 (CUDA names with no HIP twin in the HIPIFY table) reports this very
-    name: one name, one finding. The more specific rule reports it when PTL602 is off."""
-    if "PTL602" not in ctx.fact(_enabled):
-        return False
-    try:
-        from portlint.cuda.hipify import load_table
-    except ImportError:  # the cuda_api family is not installed
-        return False
-    return any(row.owner == "PTL602" for row in load_table().lookup(name))
-
-
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif|define)\b\s*(\w*)(.*)$")
 _FEATURE_GUARD = re.compile(r"^#\s*(?:ifdef\s+(\w+)|if\s+defined\s*\(?\s*(\w+)\s*\)?)\s*$")
 _VENDOR_WORD = re.compile(r"HIP|ROCM|AMD|MUSA|__gfx|__GFX")
@@ -409,7 +391,7 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
             targets=narrowed,
         )
     for span, name, rule in name_hits(ctx, name_rules, inside_asm):
-        if span.start_line in seen or reported_by_api_rule(ctx, name):
+        if span.start_line in seen:
             continue
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None

@@ -175,22 +175,8 @@ _LIBCUDACXX_MEMBERS = {
 _LIBCUDACXX_HEADERS = ("cuda/std/", "cuda/atomic", "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref",
                        "cuda/latch", "cuda/semaphore", "cuda/functional", "cuda/cmath", "cuda/memory", "cuda/iterator")
 _THRUST_CUDA = {"cuda", "cuda_cub"}
-# libcu++'s asynchronous-copy pipeline is PTL401's (one finding per construct): its members,
-# and the `cuda::thread_scope_*` written as their template arguments
-_ASYNC_COPY_MEMBERS = {"memcpy_async", "pipeline", "make_pipeline", "pipeline_shared_state", "pipeline_role",
-                       "aligned_size_t", "producer_commit", "consumer_wait"}
-
-
-def _in_async_copy_type(ns) -> bool:
-    """`cuda::thread_scope_block` inside `cuda::pipeline_shared_state<...>`'s arguments."""
-    args = enclosing(ns, ("template_argument_list",))
-    owner = args.parent if args is not None else None
-    if owner is None or owner.type != "template_type":
-        return False
-    name = owner.child_by_field_name("name")
-    qualified = owner.parent
-    return (name is not None and node_text(name) in _ASYNC_COPY_MEMBERS and qualified is not None
-            and qualified.type == "qualified_identifier" and node_text(qualified).lstrip(":").startswith("cuda::"))
+# libcu++'s asynchronous-copy pipeline (`cuda::pipeline`, `cuda::memcpy_async`, ...) is also
+# PTL401's, which supersedes PTL607 (rules/cuda_async/PTL401-*.toml): one finding per construct.
 
 
 @detector("PTL607", tokens=("cuda::", "cuda/", "cuda_cub", "system::cuda"))
@@ -210,8 +196,6 @@ def thrust_cub_libcudacxx(ctx) -> None:
                            suggestion="Write `thrust::hip::par` (rocThrust) or plain `thrust::device` so both backends build.")
             continue
         if tail and tail[0] in _LIBCUDACXX_MEMBERS:
-            if tail[0] in _ASYNC_COPY_MEMBERS or _in_async_copy_type(ns):
-                continue
             report(ctx, ns.parent, message=f"`cuda::{tail[0]}` is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},
                        suggestion="Use std:: (std::atomic, std::atomic_ref), HIP's __hip_atomic_* builtins with a memory scope, or rocPRIM/hipCUB.")
 

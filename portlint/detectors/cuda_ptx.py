@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from portlint.cuda.ptx import asm_sites, report_rule, reported_by_api_rule
+from portlint.cuda.ptx import asm_sites, report_rule
 from portlint.cuda.symbols import NameRule, code_text, name_hits, words
 from portlint.registry import detector
 
@@ -101,7 +101,7 @@ def ptx_source_or_jit(ctx) -> None:
     # rename to hipModuleLoadData is all there is to do)
     makes_ptx = bool(seen) or bool(_PRODUCERS.pattern.search(ct.code))
     for span, name, rule in name_hits(ctx, (_PRODUCERS, _LOADERS) if makes_ptx else (_PRODUCERS,)):
-        if span.start_line in seen or reported_by_api_rule(ctx, name):
+        if span.start_line in seen:
             continue
         seen.add(span.start_line)
         ctx.report(span, what=name, suggestion=rule.advise(name))
