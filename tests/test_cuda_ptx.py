@@ -177,10 +177,9 @@ def test_literal_needles_never_exclude_a_match():
     """The substring prefilter of the name patterns: every match holds one of its needles."""
 
     from portlint.cuda.symbols import literal_needles
-    from portlint.detectors import cuda_async, cuda_hopper
-    from portlint.detectors import cuda_ptx as ptx_family
+    from portlint.cuda.name_tables import load_tables
 
-    rules = [*cuda_hopper.NAME_RULES, *cuda_async.NAME_RULES, *ptx_family._INTRINSICS, ptx_family._NVVM, ptx_family._LIBDEVICE]
+    rules = [e for e in load_tables() if e.pattern is not None]
     corpus = "\n".join(p.read_text(encoding="utf-8") for p in sorted((FIXTURES.parent / "tests" / "corpus" / "cuda_isa").glob("*.cu*")))
     corpus += "\n".join(p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("cuda_*/*.cu*")))
     checked = 0
@@ -189,7 +188,7 @@ def test_literal_needles_never_exclude_a_match():
         for m in rule.pattern.finditer(corpus):
             checked += 1
             assert needles is None or any(n in m.group(0) for n in needles), (rule.pattern.pattern, m.group(0))
-    assert checked > 100
+    assert checked > 50  # exact names are looked up in a dict, only the patterns have needles
     assert literal_needles(r"\b(?:alpha|beta)\b|\bgamma_\w+") == ("alpha", "beta", "gamma_")
     assert literal_needles(r"\b__h(?:eq|ne)2_mask\b") == ("__h",)
     assert literal_needles(r"\bSM(?:70|75)_\d+") is None

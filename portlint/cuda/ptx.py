@@ -363,12 +363,15 @@ def withheld_from_amd(ctx, line: int) -> bool:
     return bool(flag) and flag in ctx.fact(_withheld_macros)
 
 
-def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:
-    """Report the asm statements `rule_id` owns and the names it matches, one finding per
-    line. `intro` opens the suggestion of an asm finding; a name finding's suggestion is
-    its NameRule advice. `targets(line)` may narrow the targets per finding (None: the
-    rule's own; an empty tuple: not a finding)."""
-    from portlint.cuda.symbols import code_text, name_hits
+def report_rule(ctx, rule_id: str, intro: str = "", targets=None, extra=(), kinds=None) -> None:
+    """Report the asm statements `rule_id` owns and the names of its rows in the name tables
+    (rules/<family>/names*.toml; `kinds` narrows the rows by their `kind`), one finding per
+    line. `extra` NameRules are patterns the detector builds from the file itself. `intro`
+    opens the suggestion of an asm finding; a name finding's suggestion is its row's advice.
+    `targets(line)` may narrow the targets per finding (None: the rule's own; an empty
+    tuple: not a finding)."""
+    from portlint.cuda.name_tables import first_per_line
+    from portlint.cuda.symbols import code_text
 
     seen: set[int] = set()
     ct = ctx.fact(code_text)
@@ -390,7 +393,7 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
             suggestion=hip_advice(site, intro),
             targets=narrowed,
         )
-    for span, name, rule in name_hits(ctx, name_rules, inside_asm):
+    for span, name, rule in first_per_line(ctx, rule_id, kinds, inside_asm, extra):
         if span.start_line in seen:
             continue
         seen.add(span.start_line)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 
+from portlint.cuda.name_tables import first_per_line
 from portlint.cuda.ptx import asm_sites, report_rule
-from portlint.cuda.symbols import NameRule, code_text, name_hits, words
+from portlint.cuda.symbols import code_text
 from portlint.registry import detector
 
 # ---- PTL201 ----------------------------------------------------------------------------------
@@ -25,25 +26,8 @@ def inline_ptx_asm(ctx) -> None:
 
 # ---- PTL202 ----------------------------------------------------------------------------------
 
-_PRODUCER_NAMES = (
-    "nvrtcGetPTX", "nvrtcGetPTXSize", "nvrtcGetCUBIN", "nvrtcGetCUBINSize", "nvrtcGetLTOIR", "nvrtcGetLTOIRSize",
-    "nvrtcGetNVVM", "nvrtcGetNVVMSize", "CU_JIT_INPUT_PTX", "CU_JIT_INPUT_CUBIN", "CU_JIT_INPUT_NVVM", "cuLibraryLoadData",
-)
-_LOADER_NAMES = ("cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary")
-_LOAD_ADVICE = (
-    "Load an AMD code object instead: compile with hiprtc (`hiprtcCompileProgram` with `--offload-arch=gfx942`, "
-    "`hiprtcGetCode`) or ship a `.hsaco` / `.hip_fatbin` and load it with `hipModuleLoadData`; PTX, CUBIN and "
-    "LTO-IR images cannot be loaded on AMD, and hand-written PTX must be rewritten in HIP C++."
-)
-_JIT_ADVICE = {
-    "nvrtcGetPTX": "HIPRTC produces an AMD code object, not PTX: `hiprtcGetCode` / `hiprtcGetCodeSize`, then `hipModuleLoadData`.",
-    "nvrtcGetPTXSize": "`hiprtcGetCodeSize` (the output is an AMD code object, not PTX).",
-    "nvrtcGetCUBIN": "`hiprtcGetCode` (or `hiprtcGetBitcode` for LLVM bitcode).",
-    "nvrtcGetCUBINSize": "`hiprtcGetCodeSize`.",
-    "CU_JIT_INPUT_PTX": "hiprtc links LLVM bitcode (`HIPRTC_JIT_INPUT_LLVM_BITCODE`), not PTX: compile the source with hiprtc instead.",
-}
-_PRODUCERS = NameRule(re.compile(words(*_PRODUCER_NAMES)), lambda name: _JIT_ADVICE.get(name, _LOAD_ADVICE))
-_LOADERS = NameRule(re.compile(words(*_LOADER_NAMES)), _LOAD_ADVICE)
+# the names that make PTX/CUBIN and those that load it: rules/cuda_ptx/names.toml, kinds
+# "producer" and "loader"
 _PTX_MODULE = re.compile(r"\.version\s+\d+\.\d+|\.target\s+sm_\d+|\.(?:visible\s+)?\.?entry\s+\w+\s*\(")
 _NVRTC_ARCH = re.compile(r"^\s*(?:--gpu-architecture|-arch|--gpu-name)[=\s]*(?:compute|sm)_\d+\w*\s*$")
 _JIT_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
@@ -99,8 +83,9 @@ def ptx_source_or_jit(ctx) -> None:
         ctx.report(ct.span(start, end), what=what[:60], suggestion=advice)
     # loaders count only in a file that makes or embeds PTX/CUBIN (otherwise hipify's
     # rename to hipModuleLoadData is all there is to do)
-    makes_ptx = bool(seen) or bool(_PRODUCERS.pattern.search(ct.code))
-    for span, name, rule in name_hits(ctx, (_PRODUCERS, _LOADERS) if makes_ptx else (_PRODUCERS,)):
+    producers = first_per_line(ctx, "PTL202", ("producer",))
+    hits = first_per_line(ctx, "PTL202", ("producer", "loader")) if seen or producers else producers
+    for span, name, rule in hits:
         if span.start_line in seen:
             continue
         seen.add(span.start_line)
@@ -108,20 +93,6 @@ def ptx_source_or_jit(ctx) -> None:
 
 
 # ---- PTL203 ----------------------------------------------------------------------------------
-
-_NVVM = NameRule(
-    re.compile(r"\b__nvvm_(?!mbarrier_)\w+"),
-    "clang's NVPTX builtins do not exist for AMDGPU: use the HIP device function that does the job "
-    "(`__ldg` / a plain load for `__nvvm_ldg_*`, `__shfl*` for `__nvvm_shfl_*`, `__syncthreads()` for `__nvvm_bar*`), "
-    "or the `__builtin_amdgcn_*` builtin of the same operation.",
-)
-_LIBDEVICE = NameRule(
-    re.compile(r"\b(__nv_(?!bfloat|half|fp8|fp6|fp4|cvt_|saturation|storage|e4m3|e5m2|e2m1|nv_)[a-z][a-z0-9_]*)\s*\("),
-    lambda name: f"`{name}` is a libdevice symbol (NVIDIA's bitcode math library); AMD's device libraries (OCML) use other names. "
-    f"Call the standard function (`{re.sub(r'^__nv_(fast_)?', '', name)}`, `__expf`, `rsqrtf`, ...), which HIP maps to OCML.",
-    group=1,
-)
-
 
 @detector("PTL203", tokens=("__nvvm_", "__nv_", "llvm.nvvm", "libdevice"))
 def nvvm_builtins_and_libdevice(ctx) -> None:
@@ -139,7 +110,7 @@ def nvvm_builtins_and_libdevice(ctx) -> None:
                     what=m.group(0),
                     suggestion="NVVM IR and libdevice are NVIDIA-only: AMD's LLVM uses `llvm.amdgcn.*` intrinsics and the ROCm device libraries (ocml/ockl).",
                 )
-    for span, name, rule in name_hits(ctx, (_NVVM, _LIBDEVICE)):
+    for span, name, rule in first_per_line(ctx, "PTL203"):
         if span.start_line not in seen:
             seen.add(span.start_line)
             ctx.report(span, what=name, suggestion=rule.advise(name))
@@ -147,39 +118,12 @@ def nvvm_builtins_and_libdevice(ctx) -> None:
 
 # ---- PTL204 ----------------------------------------------------------------------------------
 
-_INTRINSICS: list[NameRule] = [
-    NameRule(re.compile(words("__dp4a")), "`__builtin_amdgcn_sdot4(a, b, c, false)` (signed; `__builtin_amdgcn_udot4` unsigned) on CDNA and RDNA2+, or four multiply-adds of the unpacked bytes."),
-    NameRule(re.compile(words("__dp2a_lo", "__dp2a_hi")), "`__builtin_amdgcn_sdot2` on targets with dot instructions, or two multiply-adds."),
-    NameRule(
-        re.compile(r"\b__v(?:abs|absdiffs|absdiffu|absss|add|addss|addus|avgs|avgu|cmpeq|cmpges|cmpgeu|cmpgts|cmpgtu|cmples|cmpleu|cmplts|cmpltu|cmpne|hadd|haddu|maxs|maxu|mins|minu|neg|negss|sads|sadu|seteq|setges|setgeu|setgts|setgtu|setles|setleu|setlts|setltu|setne|sub|subss|subus)[24]\b"),
-        "HIP has no SIMD-in-a-word video intrinsics: write a small helper over the bytes/halves "
-        "(clang vector extensions, `__builtin_elementwise_add_sat`, or shifts and masks).",
-    ),
-    NameRule(re.compile(words("__trap")), "`__builtin_trap()` (or `abort()`, which on AMD ends the whole application, not just the dispatch)."),
-    NameRule(re.compile(words("__brkpt", "__prof_trigger", "__pm0", "__pm1", "__pm2", "__pm3")), "No HIP counterpart: remove it (use rocprof / roc-obj tooling instead of in-kernel triggers)."),
-    NameRule(re.compile(words("__stcs", "__stcg", "__stwt", "__stwb")), "A plain store, or `__builtin_nontemporal_store(v, ptr)` for streaming stores."),
-    NameRule(re.compile(words("__ldlu", "__ldcv")), "A plain load (through a `volatile` pointer for `__ldcv`), or `__builtin_nontemporal_load(ptr)`."),
-    NameRule(
-        re.compile(r"\b__(?:fadd|fsub|fmul|fdiv|fsqrt|frcp|fmaf|dadd|dsub|dmul|ddiv|dsqrt|drcp|fma)_r[duz]\b"),
-        "HIP has only the round-to-nearest forms (`__fadd_rn`, `__fmul_rn`, `__fmaf_rn`, ...): use them, or redesign the code that needs directed rounding (interval bounds).",
-    ),
-    NameRule(
-        re.compile(r"\b__cvta_(?:generic_to_shared|generic_to_global|generic_to_local|generic_to_constant|shared_to_generic|global_to_generic|local_to_generic|constant_to_generic)\b"),
-        "There is no PTX state-space conversion on AMD: keep a `__shared__` pointer as a pointer "
-        "(or cast to `__attribute__((address_space(3)))` for an LDS address); the PTX that consumed the address must be rewritten anyway.",
-    ),
-    NameRule(re.compile(words("__isShared", "__isGlobal", "__isConstant", "__isLocal", "__isGridConstant")), "`__builtin_amdgcn_is_shared(ptr)` / `__builtin_amdgcn_is_private(ptr)` (clang AMDGPU builtins), or pass the address space explicitly."),
-    NameRule(re.compile(r"\b__h(?:eq|ne|ge|gt|le|lt|equ|neu|geu|gtu|leu|ltu)2_mask\b"), "Compare with `__heq2`/`__hgt2`/... (a `__half2` of 0/1) and build the mask with shifts."),
-    NameRule(re.compile(words("__hfma_relu", "__hfma2_relu")), "`__hmax(__hfma(a, b, c), 0)` (or the half2 forms)."),
-]
-
-
 @detector("PTL204", tokens=("__",))
 def nvidia_only_device_intrinsic(ctx) -> None:
     """CUDA device intrinsics that HIP does not declare (dp4a, SIMD video, cache-policy
     stores, directed rounding, address-space conversions, __trap, ...). `__nanosleep` and `__fns`
     are warp-builtin availability (PTL110)."""
-    report_rule(ctx, "PTL204", _INTRINSICS)
+    report_rule(ctx, "PTL204")
 
 
 # ---- PTL205 ----------------------------------------------------------------------------------
@@ -190,25 +134,16 @@ _ARCH_TEST = re.compile(
     r"|__CUDA_ARCH_FEAT_SM\d+\w*|__CUDA_ARCH_SPECIFIC__|__CUDA_ARCH_FAMILY_SPECIFIC__|__CUDA_ARCH_LIST__"
 )
 _VENDOR = re.compile(r"HIP|ROCM|ROCm|__gfx|__GFX|AMD|MUSA|__HIPCC__|__clang_major__.*AMDGCN|__AMDGCN")
-_NV_TARGET = NameRule(
-    re.compile(words("NV_IF_TARGET", "NV_IF_ELSE_TARGET", "NV_DISPATCH_TARGET")),
-    "`<nv/target>` does not exist in HIP: use `#if defined(__HIP_PLATFORM_AMD__)` for the AMD path and "
-    "`#if __CUDA_ARCH__ >= N` only for the NVIDIA one (or HIP's `__gfx942__` / `__HIP_ARCH_HAS_*__` macros).",
-)
-
-
 def _flagged_lines(ctx) -> set[int]:
     """Lines holding inline PTX or a name one of the PTL2xx-PTL4xx rules reports."""
     return ctx.fact(_flagged_lines_fact)
 
 
 def _flagged_lines_fact(ctx) -> set[int]:
-    from portlint.detectors import cuda_async, cuda_hopper
+    from portlint.cuda.name_tables import lines_with_names
 
     lines = {ctx.node_span(site.where).start_line for site in ctx.fact(asm_sites)}
-    rules = [*_INTRINSICS, _NVVM, _LIBDEVICE, _PRODUCERS, *cuda_hopper.NAME_RULES, *cuda_async.NAME_RULES]
-    lines.update(span.start_line for span, _name, _rule in name_hits(ctx, rules))
-    return lines
+    return lines | lines_with_names(ctx, exclude=("PTL205",), exclude_kinds=("loader",))
 
 
 def _nvidia_value(expr: str) -> str:
@@ -291,5 +226,5 @@ def cuda_arch_feature_gate(ctx) -> None:
             "`__HIP_ARCH_HAS_WARP_SHUFFLE__`, ...) with the code AMD should run, or combine the test with "
             "`!defined(__HIP_PLATFORM_AMD__)` so the fallback is a deliberate choice.",
         )
-    for span, name, rule in name_hits(ctx, (_NV_TARGET,)):
+    for span, name, rule in first_per_line(ctx, "PTL205"):
         ctx.report(span, what=name, taken="a compile error (`<nv/target>` is missing)", suggestion=rule.advise(name), targets={"rocm": "error"})
