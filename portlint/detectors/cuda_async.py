@@ -23,7 +23,7 @@ def cp_async_pipeline(ctx) -> None:
     report_rule(ctx, "PTL401", intro="cp.async does not exist on AMD. " + _advice("copy"))
 
 
-@detector("PTL402", tokens=("ldmatrix", "stmatrix", "movmatrix", "LDSM", "STSM"))
+@detector("PTL402", tokens=("ldmatrix", "stmatrix", "movmatrix", "LDSM", "STSM", "MOVM", "ldsm", "stsm"))
 def ldmatrix_stmatrix(ctx) -> None:
     report_rule(ctx, "PTL402", intro="ldmatrix/stmatrix do not exist on AMD. " + _advice("ldsm"))
 

@@ -20,17 +20,17 @@ def _advice(key: str) -> str:
     return shared_advice("cuda_hopper", key)
 
 
-@detector("PTL301", tokens=("wgmma", "SM90_", "GMMA", "warpgroup_", "KernelTmaWarpSpecialized", "MainloopSm90", "Sm90"))
+@detector("PTL301", tokens=("wgmma", "SM90_", "GMMA", "Gmma", "warpgroup_", "WarpSpecialized", "MainloopSm90", "Sm90"))
 def wgmma_warpgroup_mma(ctx) -> None:
     report_rule(ctx, "PTL301", intro="wgmma (Hopper warpgroup MMA) does not exist on AMD: " + _advice("mfma"))
 
 
-@detector("PTL302", tokens=("cp.async.bulk", "cp.reduce.async.bulk", "tensormap", "CUtensorMap", "cuTensorMap", "CU_TENSOR_MAP", "TMA", "tma_", "Tma", "cp_async_bulk", "cp_reduce_async_bulk", "memcpy_async_tx", "fence_proxy", "fence.proxy", "fence_view"))
+@detector("PTL302", tokens=("cp.async.bulk", "cp.reduce.async.bulk", "tensormap", "CUtensorMap", "cuTensorMap", "CU_TENSOR_MAP", "TMA", "tma_", "Tma", "cp_async_bulk", "cp_reduce_async_bulk", "memcpy_async_tx", "fence_proxy", "fence.proxy", "fence_view", "SM90_", "Sm120"))
 def tma_tensor_map(ctx) -> None:
     report_rule(ctx, "PTL302", intro="TMA / bulk async copies do not exist on AMD. " + _advice("tma"))
 
 
-@detector("PTL303", tokens=("mbarrier", "cuda::barrier", "barrier_arrive_tx", "barrier_expect_tx", "ClusterTransactionBarrier", "ClusterBarrier", "fence_barrier_init"))
+@detector("PTL303", tokens=("mbarrier", "cuda::barrier", "barrier_arrive_tx", "barrier_expect_tx", "ClusterTransactionBarrier", "ClusterBarrier", "barrier"))
 def mbarrier_transaction_barrier(ctx) -> None:
     report_rule(ctx, "PTL303", intro="mbarrier (transaction barriers) do not exist on AMD. " + _advice("barrier"))
 
@@ -50,7 +50,7 @@ def _cluster_method_rule(ctx) -> list[NameRule]:
     return [NameRule(pattern, "A cluster_group method. " + _advice("cluster"))]
 
 
-@detector("PTL304", tokens=("cluster", "Cluster", "CLUSTER", "map_shared_rank", "mapa", "getctarank", "st.async", "red.async"))
+@detector("PTL304", tokens=("cluster", "Cluster", "CLUSTER", "map_shared_rank", "elect_one", "ElectOne", "set_block_rank", "store_shared_remote", "mapa", "getctarank", "st.async", "red.async"))
 def thread_block_cluster(ctx) -> None:
     report_rule(ctx, "PTL304", intro="Cluster PTX has no AMD counterpart. " + _advice("cluster"), extra=_cluster_method_rule(ctx))
 
@@ -60,7 +60,7 @@ def register_reallocation_setmaxnreg(ctx) -> None:
     report_rule(ctx, "PTL305", intro="setmaxnreg has no AMD counterpart. " + _advice("nreg"))
 
 
-@detector("PTL306", tokens=("tcgen05", "SM100_", "UMMA", "TmemAllocator", "Sm100", "Sm10"))
+@detector("PTL306", tokens=("tcgen05", "SM100_", "SM103", "UMMA", "umma_", "TMEM", "tmem", "Tmem", "Sm100", "Sm10", "1Sm", "2Sm"))
 def tcgen05_tensor_memory(ctx) -> None:
     report_rule(ctx, "PTL306", intro="tcgen05 (Blackwell tensor memory and MMA) does not exist on AMD: " + _advice("mfma"))
 

@@ -1,0 +1,299 @@
+"""Derive the CUTLASS/CuTe rows of the NVIDIA-only name tables from CUTLASS's own headers.
+
+    python scripts/derive_name_tables.py --cutlass PATH_TO_CUTLASS_GIT_DIR [--check]
+
+Reads (through `git show`, never a work tree) the architecture headers listed in SOURCES from
+the repository's HEAD, takes the names they declare at namespace scope (structs, classes,
+unions, free functions, aliases; not enums, which are layouts and options rather than
+instructions, and nothing under a `detail` namespace), routes each to a rule, finds the
+earliest release tag whose copy of the header declares it (`since`), leaves out names a
+hand-written pattern row of the family already matches, and writes
+`rules/<family>/names-cutlass.toml`. Only names (facts) are written, never code.
+
+Run it again on a newer CUTLASS to refresh the tables; `--check` fails when the files on
+disk differ from what the headers give."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# header -> (family, rule, advice key); a rule of None routes per name (see _route)
+SOURCES: dict[str, tuple[str, str | None, str]] = {
+    "include/cute/arch/cluster_sm90.hpp": ("cuda_hopper", "PTL304", "cluster"),
+    "include/cute/arch/copy_sm90_tma.hpp": ("cuda_hopper", "PTL302", "tma"),
+    "include/cute/arch/copy_sm100_tma.hpp": ("cuda_hopper", "PTL302", "tma"),
+    "include/cute/arch/copy_sm90_desc.hpp": ("cuda_hopper", "PTL302", "tma"),
+    "include/cute/atom/copy_traits_sm90_tma.hpp": ("cuda_hopper", "PTL302", "tma"),
+    "include/cute/arch/mma_sm90_desc.hpp": ("cuda_hopper", "PTL301", "mfma"),
+    "include/cute/arch/mma_sm90_gmma.hpp": ("cuda_hopper", "PTL301", "mfma"),
+    "include/cute/arch/mma_sm100_desc.hpp": ("cuda_hopper", "PTL306", "mfma"),
+    "include/cute/arch/mma_sm100_umma.hpp": ("cuda_hopper", "PTL306", "mfma"),
+    "include/cute/arch/tmem_allocator_sm100.hpp": ("cuda_hopper", "PTL306", "mfma"),
+    "include/cutlass/arch/barrier.h": ("cuda_hopper", None, ""),
+    "include/cutlass/arch/reg_reconfig.h": ("cuda_hopper", "PTL305", "nreg"),
+    "include/cutlass/arch/arch.h": ("cuda_hopper", None, ""),
+    "include/cutlass/gemm/dispatch_policy.hpp": ("cuda_hopper", None, ""),
+    "include/cutlass/epilogue/dispatch_policy.hpp": ("cuda_hopper", None, ""),
+    "include/cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
+    "include/cutlass/epilogue/fusion/sm90_visitor_load_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
+    "include/cutlass/epilogue/fusion/sm90_visitor_store_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
+    "include/cutlass/epilogue/fusion/sm90_visitor_compute_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
+    "include/cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
+    "include/cute/arch/copy_sm80.hpp": ("cuda_async", "PTL401", "copy"),
+    "include/cute/arch/copy_sm75.hpp": ("cuda_async", "PTL402", "ldsm"),
+    "include/cute/arch/copy_sm90.hpp": ("cuda_async", "PTL402", "ldsm"),
+}
+# advice text per (rule, key) opening: what the name is
+WHAT = {
+    "cluster": "A CuTe cluster / lane-election wrapper (sm_90 PTX). ",
+    "tma": "A CuTe TMA descriptor, atom or helper. ",
+    "mfma": "A CuTe Hopper/Blackwell tensor-core building block: ",
+    "nreg": "CUTLASS's setmaxnreg wrapper. ",
+    "sm90_gemm": "",
+    "sm100_gemm": "",
+    "sm120_gemm": "A CUTLASS SM120 (TMA) kernel schedule. ",
+    "barrier": "A CUTLASS transaction-barrier helper. ",
+    "copy": "A CuTe cp.async atom or wrapper. ",
+    "ldsm": "A CuTe ldmatrix/stmatrix atom. ",
+}
+# release tags tried for `since`, oldest first (CUTLASS 3.0 introduced CuTe and the SM90 kernels)
+TAGS = ("v3.0.0", "v3.1.0", "v3.2.0", "v3.3.0", "v3.4.0", "v3.5.0", "v3.6.0", "v3.7.0", "v3.8.0", "v3.9.0",
+        "v4.0.0", "v4.1.0", "v4.2.0", "v4.3.0", "v4.4.0", "v4.5.0", "v4.6.0", "v4.7.0")
+# namespaces that do not qualify a name (users write these names without them, or with any of them)
+_PLAIN_NS = {"cute", "cutlass", "arch", "gemm", "epilogue", "fusion", "collective", "kernel", "std", "SM90", "SM100", "cuda"}
+_GENERIC = {"to_string", "print", "operator", "make_tensor", "get", "size", "MakeTensor", "DescriptorIterator",
+            "smem_desc", "sparse_smem_desc", "Copy_Traits", "PtrTypes", "fma", "copy"}
+_MACRO = re.compile(r"^(?:CUTE|CUTLASS|CUDA)_[A-Z_]+$")
+_NOT_FUNCS = {"if", "for", "while", "switch", "return", "sizeof", "static_assert", "alignas", "decltype", "defined",
+              "__launch_bounds__", "template", "noexcept", "requires", "__attribute__", "__align__"}
+
+
+def git_show(git_dir: str, rev: str, path: str) -> str | None:
+    proc = subprocess.run(["git", "--git-dir", git_dir, "show", f"{rev}:{path}"], capture_output=True)
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+    text = re.sub(r"\\\n", " ", text)
+    return "\n".join("" if ln.lstrip().startswith("#") else ln for ln in text.split("\n"))
+
+
+def _strip_template(seg: str) -> str:
+    seg = seg.strip()
+    while seg.startswith("template"):
+        i, depth = seg.index("<") if "<" in seg else -1, 0
+        if i < 0:
+            return seg
+        for j in range(i, len(seg)):
+            depth += {"<": 1, ">": -1}.get(seg[j], 0)
+            if depth == 0:
+                seg = seg[j + 1 :].strip()
+                break
+        else:
+            return seg
+    return seg
+
+
+def _declared(seg: str) -> str | None:
+    """The name a namespace-scope declaration introduces, or None."""
+    seg = _strip_template(" ".join(seg.split()))
+    if not seg or seg.startswith(("enum", "typedef", "friend", "namespace", "extern", "static_assert")):
+        return None
+    m = re.match(r"(?:struct|class|union)\s+(?:alignas\s*\([^)]*\)\s*)?(\w+)\s*(<)?", seg)
+    if m:
+        return None if m.group(2) else m.group(1)  # `struct X<...>` specialises another name
+    m = re.match(r"using\s+(\w+)\s*=", seg)
+    if m:
+        return m.group(1)
+    head = seg.split("=")[0]
+    for m in re.finditer(r"(\w+)\s*\(", head):
+        name = m.group(1)
+        if name in _NOT_FUNCS or _MACRO.match(name):
+            continue
+        before = head[: m.start()].split()
+        return name if before and before[-1] not in ("return", "new") else None
+    return None
+
+
+def declarations(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(name, enclosing namespaces) for every namespace-scope declaration of a header."""
+    code = _clean(text)
+    out: list[tuple[str, tuple[str, ...]]] = []
+    stack: list[tuple[str, tuple[str, ...]]] = []  # ("ns", names) or ("other", ())
+    seg: list[str] = []
+    for ch in code:
+        if ch == "{":
+            s = "".join(seg)
+            m = re.search(r"\bnamespace\s+([\w:]*)\s*$", s)
+            at_ns = all(kind == "ns" for kind, _ in stack)
+            if m:
+                stack.append(("ns", tuple(n for n in m.group(1).split("::") if n)))
+            else:
+                if at_ns:
+                    name = _declared(s)
+                    if name:
+                        out.append((name, tuple(n for kind, ns in stack for n in ns)))
+                stack.append(("other", ()))
+            seg = []
+        elif ch == "}":
+            if stack:
+                stack.pop()
+            seg = []
+        elif ch == ";":
+            if all(kind == "ns" for kind, _ in stack):
+                name = _declared("".join(seg))
+                if name:
+                    out.append((name, tuple(n for kind, ns in stack for n in ns)))
+            seg = []
+        else:
+            seg.append(ch)
+    return out
+
+
+def _route(path: str, name: str) -> tuple[str, str] | None:
+    """(rule, advice key) for names of the headers that mix several features."""
+    if path.endswith("arch.h"):
+        m = re.fullmatch(r"Sm(\d+)a?", name)
+        if not m:
+            return None
+        sm = int(m.group(1))
+        return ("PTL301", "sm90_gemm") if sm == 90 else ("PTL306", "sm100_gemm") if sm in (100, 101, 103, 110) else None
+    if path.endswith("barrier.h"):
+        low = name.lower()
+        if "tmem" in low or "umma" in low or "tcgen" in low:
+            return "PTL306", "mfma"
+        if low.startswith("fence_view_async"):
+            return "PTL302", "tma"
+        if low.startswith("cluster") or "transaction" in low or low.startswith("fence_barrier"):
+            return "PTL303", "barrier"
+        return None
+    # dispatch policies: kernel schedules, mainloops, epilogues by architecture (SM100's
+    # 1-SM / 2-SM UMMA schedules; SM120 has TMA but no wgmma or tensor memory)
+    if re.search(r"Sm1[01]\d|Umma|Tmem|[12]Sm(?![a-z\d])", name):
+        return "PTL306", "sm100_gemm"
+    if re.search(r"Sm12\d", name):
+        return "PTL302", "sm120_gemm"
+    if re.search(r"Sm90|Gmma|TmaWarpSpecialized|TmaCooperative|WarpSpecializedCooperative|WarpSpecializedPingpong", name):
+        return "PTL301", "sm90_gemm"
+    return None
+
+
+# a lowercase helper with none of these in its name could be anyone's: it is matched only
+# with its namespace written (`cute::set_block_rank`)
+_SPECIFIC = re.compile(r"tma|umma|tmem|gmma|cluster|elect|ldsm|stsm|movm|fence_view|cp_async|bulk|sm\d", re.I)
+# mbarrier wrappers CuTe declares beside its TMA helpers
+_BARRIER_HELPERS = re.compile(r"barrier")
+
+
+def qualified(name: str, namespaces: tuple[str, ...], path: str) -> str | None:
+    if "detail" in namespaces or name in _GENERIC or name.startswith("_"):
+        return None
+    if path.endswith("arch.h"):
+        return f"arch::{name}"
+    if "/fusion/" in path and not name.startswith("Sm90"):
+        return None  # the visitors' helper templates (get_element_aux_t, ...)
+    specific = [n for n in namespaces if n not in _PLAIN_NS]
+    if specific:
+        return f"{specific[-1]}::{name}"
+    if name.islower() and not _SPECIFIC.search(name) and namespaces:
+        return f"{namespaces[-1]}::{name}"
+    return name
+
+
+def derive(git_dir: str) -> dict[str, list[dict]]:
+    from portlint.cuda.name_tables import load_tables
+
+    patterns = [e for e in load_tables() if e.pattern is not None and not e.source.startswith("NVIDIA/cutlass (derived")]
+    listed = {n for e in load_tables() if not e.source.startswith("NVIDIA/cutlass (derived") for n in e.names}
+    head = subprocess.run(["git", "--git-dir", git_dir, "describe", "--tags"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rows: dict[str, dict[tuple, list[str]]] = {}
+    seen: set[str] = set()
+    for path, (family, rule, key) in SOURCES.items():
+        text = git_show(git_dir, "HEAD", path)
+        if text is None:
+            print(f"warning: {path} is not in {head}", file=sys.stderr)
+            continue
+        old = {tag: git_show(git_dir, tag, path) for tag in TAGS}
+        for name, namespaces in declarations(text):
+            full = qualified(name, namespaces, path)
+            if full is None or full in seen:
+                continue
+            route = (rule, key) if rule else _route(path, name)
+            if route is not None and route[0] == "PTL302" and _BARRIER_HELPERS.search(name) and "tma" not in name.lower():
+                route = ("PTL303", "barrier")
+            if route is None:
+                continue
+            r, k = route
+            if full in listed or name in listed or any(e.rule == r and (e.pattern.fullmatch(full) or e.pattern.fullmatch(name)) for e in patterns):
+                continue  # a hand-written row already says this
+            seen.add(full)
+            word = re.compile(r"\b" + re.escape(name) + r"\b")
+            since = next((t for t in TAGS if old[t] is not None and word.search(old[t])), head)
+            rows.setdefault(family, {}).setdefault((r, k, path, since), []).append(full)
+    out: dict[str, list[dict]] = {}
+    for family, groups in rows.items():
+        out[family] = [
+            {"rule": r, "key": k, "path": p, "since": s, "names": sorted(set(ns))}
+            for (r, k, p, s), ns in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][2], TAGS.index(kv[0][3]) if kv[0][3] in TAGS else 99))
+        ]
+    return {"_version": [{"head": head, "commit": commit}], **out}
+
+
+def render(family: str, groups: list[dict], head: str, commit: str) -> str:
+    lines = [
+        f"# Derived by scripts/derive_name_tables.py from NVIDIA/cutlass {head} ({commit[:12]}): do not edit by hand.",
+        "# Names declared at namespace scope in CUTLASS/CuTe architecture headers (enums and `detail`",
+        "# namespaces left out), routed to a rule; names a hand-written row of names.toml already",
+        "# matches are left out too. `since` is the first release tag whose header declares the name.",
+        f'generated = "NVIDIA/cutlass {head}"',
+        "",
+    ]
+    for g in groups:
+        lines += [
+            "[[name]]",
+            f'rule = "{g["rule"]}"',
+            "names = [",
+            *[f'    "{n}",' for n in g["names"]],
+            "]",
+            f'advice = "{WHAT.get(g["key"], "")}{{{"tma" if g["key"] == "sm120_gemm" else g["key"]}}}"',
+            f'since = "CUTLASS {g["since"].lstrip("v")}"',
+            f'source = "NVIDIA/cutlass (derived) {g["path"]}"',
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cutlass", required=True, help="a CUTLASS git directory (bare is fine)")
+    ap.add_argument("--check", action="store_true", help="fail when the tables on disk differ")
+    args = ap.parse_args()
+    derived = derive(args.cutlass)
+    version = derived.pop("_version")[0]
+    status = 0
+    for family, groups in sorted(derived.items()):
+        path = ROOT / "rules" / family / "names-cutlass.toml"
+        text = render(family, groups, version["head"], version["commit"])
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                print(f"{path} is out of date", file=sys.stderr)
+                status = 1
+        else:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}: {sum(len(g['names']) for g in groups)} names in {len(groups)} rows")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
