@@ -235,12 +235,18 @@ def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
     if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):
         from portlint.cuda.guards import guard_map
 
+        from portlint.detectors.cuda_ptx import stub_for
+
         guards = ctx.fact(guard_map)
         for f in findings:
             if "rocm" not in f.targets or f.rule_id == TOOL_INTERNAL:
                 continue
             guard = guards.dead_for_amd(f.span.start_line)
-            if guard is not None and guard.has_alternative:
+            # an `#else` that is empty or only traps is not a HIP branch: the code is not ported
+            stub = stub_for(ctx, f.span.start_line) if guard is not None and guard.has_alternative else None
+            if stub is not None:
+                f.suggestion = stub.note() + ("\n" + f.suggestion if f.suggestion else "")
+            elif guard is not None and guard.has_alternative:
                 del f.targets["rocm"]
                 if not f.targets:
                     f.targets = {"rocm": plan.rules[f.rule_id].severity.get("rocm", f.severity)}

@@ -8,6 +8,7 @@ not declare, PTL205 `__CUDA_ARCH__` comparisons that send AMD down another branc
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from portlint.cuda.name_tables import first_per_line
 from portlint.cuda.ptx import asm_sites, report_rule
@@ -191,11 +192,10 @@ def _groups(ctx):
             yield stack.pop(), first
 
 
-@detector("PTL205", tokens=("__CUDA_ARCH", "NV_IF_", "NV_DISPATCH_TARGET"))
-def cuda_arch_feature_gate(ctx) -> None:
-    """`#if __CUDA_ARCH__ >= N` groups that pick a different branch for AMD than for sm_90."""
+def _arch_groups(ctx):
+    """(conds, end line, AMD's branch, sm_90's branch) of the `__CUDA_ARCH__` groups an AMD
+    build compiles and where the two builds take different branches (index len(conds): none)."""
     from portlint.cuda.guards import GuardMap, guard_map
-    from portlint.model import Span
 
     guards = ctx.fact(guard_map)
     neutral = GuardMap("")
@@ -209,22 +209,119 @@ def cuda_arch_feature_gate(ctx) -> None:
         nvidia = _choose(conds, lambda e, ln: neutral.evaluate(_nvidia_value(e), ln))
         if amd is None or nvidia is None or amd == nvidia:
             continue
+        yield conds, end, amd, nvidia
+
+
+# What an arch-gated stub's AMD branch may hold: nothing, asserts and traps, `(void)x;`
+# casts that silence unused-parameter warnings, a bare `return;` or a constant return.
+_STUB_STATEMENT = re.compile(
+    r"(?:assert|__trap|__builtin_trap|__builtin_unreachable|abort|__assertfail|CUTE_INVALID_CONTROL_PATH|CUTLASS_NOT_IMPLEMENTED"
+    r"|CUTLASS_ASSERT|static_assert|printf)\s*\(.*\)"
+    r"|asm\s*(?:volatile\s*)?\(\s*\)"  # the template is blanked: the raw body must say trap
+    r"|\(\s*void\s*\)\s*\(?[\w.\->\[\]]+\)?"
+    r"|return(?:\s+(?:0|0\.0f?|false|nullptr|\{\s*\}))?",
+    re.S,
+)
+
+
+@dataclass(frozen=True)
+class ArchStub:
+    """An `#if __CUDA_ARCH__ >= N` group whose branch for AMD does nothing."""
+
+    gate_line: int  # the #if
+    stub_kind: str  # "else" or "elif": the directive of the branch AMD compiles
+    stub_line: int
+    body: tuple[int, int]  # first and last line of the branch sm_90 compiles
+    holds: str  # "nothing" or "only asserts or traps"
+
+    def note(self) -> str:
+        return (
+            f"Not ported: an AMD build compiles the `#{self.stub_kind}` branch at line {self.stub_line} instead, which holds "
+            f"{self.holds}, so on AMD this code silently does nothing (HIP-Clang leaves `__CUDA_ARCH__` undefined)."
+        )
+
+
+def _stub_holds(code_lines: list[str], raw_lines: list[str], first: int, last: int) -> str | None:
+    """"nothing" / "only asserts or traps" when lines first..last (1-based) are a stub
+    (`code_lines` has comments and literals blanked)."""
+    body = "\n".join(code_lines[first - 1 : last]).strip()
+    if not body:
+        return "nothing"
+    if "#" in body:
+        return None
+    stmts = [st.strip() for st in body.replace("{", ";").replace("}", ";").split(";") if st.strip()]
+    if not stmts or not all(_STUB_STATEMENT.fullmatch(st) for st in stmts):
+        return None
+    if any(st.startswith("asm") for st in stmts) and "trap" not in "\n".join(raw_lines[first - 1 : last]):
+        return None
+    return "only asserts or traps"
+
+
+def arch_stubs(ctx) -> list[ArchStub]:
+    """ctx.fact(arch_stubs): arch-gated groups whose AMD branch is empty or only asserts/traps."""
+    from portlint.cuda.symbols import code_text
+
+    if "__CUDA_ARCH" not in ctx.text:
+        return []
+    code_lines = ctx.fact(code_text).code.split("\n")
+    out = []
+    for conds, end, amd, nvidia in _arch_groups(ctx):
+        if amd == len(conds) or nvidia == len(conds) or conds[amd][0] not in ("else", "elif"):
+            continue
+        amd_last = conds[amd + 1][2] - 1 if amd + 1 < len(conds) else end - 1
+        holds = _stub_holds(code_lines, ctx.lines, conds[amd][2] + 1, amd_last)
+        if holds is None:
+            continue
+        nv_last = conds[nvidia + 1][2] - 1 if nvidia + 1 < len(conds) else end - 1
+        out.append(ArchStub(conds[0][2], conds[amd][0], conds[amd][2], (conds[nvidia][2] + 1, nv_last), holds))
+    return out
+
+
+def stub_for(ctx, line: int) -> ArchStub | None:
+    """The arch-gated stub whose sm_90 body holds `line` (the engine reports what is there as
+    not ported rather than as an AMD-dead branch)."""
+    for stub in ctx.fact(arch_stubs):
+        if stub.body[0] <= line <= stub.body[1]:
+            return stub
+    return None
+
+
+@detector("PTL205", tokens=("__CUDA_ARCH", "NV_IF_", "NV_DISPATCH_TARGET"))
+def cuda_arch_feature_gate(ctx) -> None:
+    """`#if __CUDA_ARCH__ >= N` groups that pick a different branch for AMD than for sm_90;
+    a group whose AMD branch is a stub says that the code does nothing on AMD."""
+    from portlint.model import Span
+
+    stubs = {s.gate_line: s for s in ctx.fact(arch_stubs)}
+    for conds, end, amd, nvidia in _arch_groups(ctx):
         if amd == len(conds) and any(conds[0][2] < line < end for line in _flagged_lines(ctx)):
             continue  # AMD drops NVIDIA-only code here: that code's own finding says so
+        first_line = conds[0][2]
+        stub = stubs.get(first_line)
         if amd < len(conds):
             kind, _, line = conds[amd]
             taken = f"the `#{kind}` branch at line {line}"
         else:
             taken = "none of its branches"
-        first_line = conds[0][2]
+        suggestion = (
+            "Make the AMD path explicit: add `#elif defined(__HIP_PLATFORM_AMD__)` (or test `__gfx942__`, "
+            "`__HIP_ARCH_HAS_WARP_SHUFFLE__`, ...) with the code AMD should run, or combine the test with "
+            "`!defined(__HIP_PLATFORM_AMD__)` so the fallback is a deliberate choice."
+        )
+        if stub is not None:
+            taken += f" (it holds {stub.holds}: the code does nothing on AMD)"
+            suggestion = (
+                "The kernel does nothing on AMD: HIP-Clang leaves `__CUDA_ARCH__` undefined, so the stub branch is "
+                "compiled and the work is silently skipped (or traps). Port the body into an "
+                "`#elif defined(__HIP_PLATFORM_AMD__)` branch (the constructs reported inside it say what to change), "
+                "or test `defined(__HIP_PLATFORM_AMD__) || __CUDA_ARCH__ >= N` if the body is portable."
+            )
         directive = ctx.line_text(first_line).strip()
         ctx.report(
             Span(first_line, 1, first_line, len(ctx.line_text(first_line)) + 1),
             what=directive[:80],
             taken=taken,
-            suggestion="Make the AMD path explicit: add `#elif defined(__HIP_PLATFORM_AMD__)` (or test `__gfx942__`, "
-            "`__HIP_ARCH_HAS_WARP_SHUFFLE__`, ...) with the code AMD should run, or combine the test with "
-            "`!defined(__HIP_PLATFORM_AMD__)` so the fallback is a deliberate choice.",
+            suggestion=suggestion,
         )
     for span, name, rule in first_per_line(ctx, "PTL205"):
         ctx.report(span, what=name, taken="a compile error (`<nv/target>` is missing)", suggestion=rule.advise(name), targets={"rocm": "error"})
