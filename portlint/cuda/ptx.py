@@ -239,6 +239,34 @@ class AsmSite:
         return out
 
 
+def instruction_node(site: AsmSite, rule_id: str):
+    """The string literal of a multi-line asm template that holds the instruction `rule_id`
+    is reported for (`asm("{\\n" "wgmma.mma_async ...;\\n" ...)` is reported at the wgmma
+    line); the asm node itself when the template is one literal or a macro's."""
+    from portlint.cuda.parse import node_text
+
+    if site.in_macro:
+        return site.where
+    literals = []
+    for child in site.where.children:
+        if child.type == "concatenated_string":
+            literals.extend(c for c in child.children if c.type == "string_literal")
+        elif child.type == "string_literal":
+            literals.append(child)
+        elif child.type.startswith("gnu_asm_") and child.type != "gnu_asm_qualifier":
+            break
+    if len(literals) < 2 or literals[0].start_point[0] == literals[-1].start_point[0]:
+        return site.where
+    mnemonic = site.first_of(rule_id).replace("%", "%%")
+    for lit in literals:
+        body = node_text(lit)
+        if re.search(r"(?<![\w.])" + re.escape(mnemonic) + r"(?![\w])", body) or re.search(
+            r"(?<![\w.])" + re.escape(mnemonic.replace("%%", "%")) + r"(?![\w])", body
+        ):
+            return site.where if lit.start_point[0] == site.where.start_point[0] else lit
+    return site.where
+
+
 def _template_of(asm_node) -> str:
     """The assembly template: the concatenated string literals before the operand lists."""
     from portlint.cuda.parse import node_text
@@ -382,7 +410,8 @@ def report_rule(ctx, rule_id: str, intro: str = "", targets=None, extra=(), kind
     for site in ctx.fact(asm_sites):
         if site.owner != rule_id:
             continue
-        span = ctx.node_span(site.where)
+        span = ctx.node_span(instruction_node(site, rule_id))
+        seen.add(ctx.node_span(site.where).start_line)
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None
         if narrowed == () or withheld_from_amd(ctx, span.start_line):
