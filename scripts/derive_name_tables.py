@@ -1,6 +1,6 @@
 """Derive the CUTLASS/CuTe rows of the NVIDIA-only name tables from CUTLASS's own headers.
 
-    python scripts/derive_name_tables.py --cutlass PATH_TO_CUTLASS_GIT_DIR [--check]
+    python scripts/derive_name_tables.py --cutlass CUTLASS_GIT_DIR [--nccl NCCL_GIT_DIR --rccl RCCL_GIT_DIR] [--check]
 
 Reads (through `git show`, never a work tree) the architecture headers listed in SOURCES from
 the repository's HEAD, takes the names they declare at namespace scope (structs, classes,
@@ -10,7 +10,12 @@ earliest release tag whose copy of the header declares it (`since`), leaves out 
 hand-written pattern row of the family already matches, and writes
 `rules/<family>/names-cutlass.toml`. Only names (facts) are written, never code.
 
-Run it again on a newer CUTLASS to refresh the tables; `--check` fails when the files on
+With --nccl and --rccl it also writes `rules/collectives/names-nccl.toml`: the functions NCCL's
+`src/nccl.h.in` declares that RCCL's does not mention, and the names NCCL's device API
+(`src/include/nccl_device/`, NCCL 2.28+) declares, which RCCL has no counterpart for, each
+dated by the first NCCL minor release that has it.
+
+Run it again on newer releases to refresh the tables; `--check` fails when the files on
 disk differ from what the headers give."""
 
 from __future__ import annotations
@@ -274,24 +279,93 @@ def render(family: str, groups: list[dict], head: str, commit: str) -> str:
     return "\n".join(lines)
 
 
+NCCL_TAGS = ("v2.17.1-1", "v2.18.1-1", "v2.19.1-1", "v2.20.3-1", "v2.21.5-1", "v2.22.3-1", "v2.23.4-1", "v2.24.3-1",
+             "v2.25.1-1", "v2.26.2-1", "v2.27.3-1", "v2.28.3-1", "v2.29.2-1", "v2.30.3-1")
+# device-API names that are backends or implementation details, not what user kernels write
+_NCCL_INTERNAL = re.compile(r"_internal$|_stash$|Impl\b|Gdaki|Gpi|CpuProxy|^ncclGinApi_|^ncclGin_(?:is|get)|^ncclGin_C\b|_M$")
+
+
+def _git(git_dir: str, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True, text=True).stdout.strip()
+
+
+def derive_nccl(nccl: str, rccl: str) -> tuple[str, list[dict]]:
+    head, rhead = _git(nccl, "describe", "--tags"), _git(rccl, "rev-parse", "HEAD")
+    rccl_header = git_show(rccl, "HEAD", "src/nccl.h.in") or ""
+    rccl_words = set(re.findall(r"\bnccl[A-Z]\w*", rccl_header))
+    old_headers = {t: git_show(nccl, t, "src/nccl.h.in") or "" for t in NCCL_TAGS}
+
+    def since(name: str, texts: dict[str, str]) -> str:
+        word = re.compile(r"\b" + re.escape(name) + r"\b")
+        return next((t for t in NCCL_TAGS if word.search(texts[t])), f"after {NCCL_TAGS[-1]}")
+
+    groups: dict[tuple[str, str], list[str]] = {}
+    host = git_show(nccl, "HEAD", "src/nccl.h.in") or ""
+    for name in sorted(set(re.findall(r"\b(nccl[A-Z]\w*)\s*\(", host))):
+        if name not in rccl_words and not name.startswith("ncclParam"):  # ncclParam*: PTL503's own pattern
+            groups.setdefault(("host", since(name, old_headers)), []).append(name)
+    files = [f for f in _git(nccl, "ls-tree", "-r", "--name-only", "HEAD", "src/include/nccl_device/").split() if f.endswith(".h")]
+    device: dict[str, str] = {}
+    for f in files:
+        for name, namespaces in declarations(git_show(nccl, "HEAD", f) or ""):
+            if name.startswith("nccl") and not name.startswith("nccl_") and "detail" not in namespaces and not _NCCL_INTERNAL.search(name):
+                if name not in rccl_words:
+                    device.setdefault(name, f)
+    old_device = {t: "\n".join(git_show(nccl, t, f) or "" for f in files) for t in NCCL_TAGS}
+    for name in sorted(device):
+        groups.setdefault(("device", since(name, old_device)), []).append(name)
+    rows = [{"kind": k, "since": s, "names": n} for (k, s), n in sorted(groups.items(), key=lambda kv: (kv[0][0], NCCL_TAGS.index(kv[0][1]) if kv[0][1] in NCCL_TAGS else 99))]
+    return f"NVIDIA/nccl {head} against ROCm/rccl@{rhead[:8]}", rows
+
+
+def _release(tag: str) -> str:
+    """v2.28.3-1 -> 2.28.3; "after v2.30.3-1" -> "main after 2.30.3"."""
+    if tag.startswith("after "):
+        return "main after " + _release(tag[6:])
+    return tag.lstrip("v").split("-")[0]
+
+
+def render_nccl(version: str, rows: list[dict]) -> str:
+    lines = [
+        f"# Derived by scripts/derive_name_tables.py from {version}: do not edit by hand.",
+        "# kind host: functions NCCL's nccl.h declares that RCCL's nccl.h does not mention;",
+        "# kind device: NCCL's device API (nccl_device/, NCCL 2.28+), which RCCL has no counterpart for.",
+        f'generated = "{version}"',
+        "",
+    ]
+    for r in rows:
+        src = "src/nccl.h.in" if r["kind"] == "host" else "src/include/nccl_device/*.h"
+        lines += ["[[name]]", 'rule = "PTL503"', f'kind = "{r["kind"]}"', "names = [", *[f'    "{n}",' for n in r["names"]], "]",
+                  f'advice = "{{{"nccl_" + r["kind"]}}}"', f'since = "NCCL {_release(r["since"])}"',
+                  f'source = "NVIDIA/nccl (derived) {src}"', ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cutlass", required=True, help="a CUTLASS git directory (bare is fine)")
+    ap.add_argument("--nccl", help="an NCCL git directory")
+    ap.add_argument("--rccl", help="an RCCL git directory (the release line to compare with)")
     ap.add_argument("--check", action="store_true", help="fail when the tables on disk differ")
     args = ap.parse_args()
+    outputs: dict[Path, str] = {}
+    if args.nccl and args.rccl:
+        version, rows = derive_nccl(args.nccl, args.rccl)
+        outputs[ROOT / "rules" / "collectives" / "names-nccl.toml"] = render_nccl(version, rows)
     derived = derive(args.cutlass)
     version = derived.pop("_version")[0]
     status = 0
     for family, groups in sorted(derived.items()):
-        path = ROOT / "rules" / family / "names-cutlass.toml"
-        text = render(family, groups, version["head"], version["commit"])
+        outputs[ROOT / "rules" / family / "names-cutlass.toml"] = render(family, groups, version["head"], version["commit"])
+    for path, text in sorted(outputs.items()):
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 print(f"{path} is out of date", file=sys.stderr)
                 status = 1
         else:
             path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(ROOT)}: {sum(len(g['names']) for g in groups)} names in {len(groups)} rows")
+            names = sum(1 for ln in text.split("\n") if ln.startswith('    "'))
+            print(f"wrote {path.relative_to(ROOT)}: {names} names in {text.count('[[name]]')} rows")
     return status
 
 

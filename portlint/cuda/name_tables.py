@@ -6,7 +6,8 @@ qualified such as `cute::cluster_sync`) or a `pattern` (a regex, for name famili
 from (`source`) and since when they exist (`since`). Optional keys: `capture` (the regex
 group that names the construct), `kind` (a label a detector selects rows by), `advice_for`
 (advice per name), `bare` (a regex removed from the name to give `{bare}` in the advice).
-Advice texts may use `{key}` for the entries of the family's `[advice]` table and `{name}`.
+Advice texts may use `{key}` for the entries of the family's `[advice]` table, `{name}` and
+`{since}`.
 `names.toml` is written by hand; `names-*.toml` files are derived from public headers by
 scripts/derive_name_tables.py and say so in their `generated` key.
 
@@ -23,7 +24,7 @@ from functools import lru_cache
 
 from portlint.rules import RuleError, rules_root
 
-FAMILIES = ("cuda_ptx", "cuda_hopper", "cuda_async")
+FAMILIES = ("cuda_ptx", "cuda_hopper", "cuda_async", "collectives")
 _ROW_KEYS = {"rule", "names", "pattern", "capture", "kind", "advice", "advice_for", "bare", "since", "source"}
 _FIELD = re.compile(r"\{(\w+)\}")
 # an identifier with its qualifiers: `cute::cluster_sync`, `cutlass::arch::Sm90`
@@ -48,13 +49,13 @@ class Entry:
     def advise(self, name: str) -> str:
         text = self.advice_for.get(name, self.advice)
         bare = self.bare.sub("", name) if self.bare is not None else name
-        return text.replace("{name}", name).replace("{bare}", bare)
+        return text.replace("{name}", name).replace("{bare}", bare).replace("{since}", self.since)
 
 
 def _advice_text(text: str, shared: dict[str, str], where: str) -> str:
     def fill(m: re.Match) -> str:
         key = m.group(1)
-        if key in ("name", "bare"):
+        if key in ("name", "bare", "since"):
             return m.group(0)
         if key not in shared:
             raise RuleError(f"{where}: advice uses {{{key}}}, which the [advice] table does not define")
