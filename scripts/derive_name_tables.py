@@ -1,6 +1,7 @@
 """Derive the CUTLASS/CuTe rows of the NVIDIA-only name tables from CUTLASS's own headers.
 
-    python scripts/derive_name_tables.py --cutlass CUTLASS_GIT_DIR [--nccl NCCL_GIT_DIR --rccl RCCL_GIT_DIR] [--check]
+    python scripts/derive_name_tables.py --cutlass CUTLASS_GIT_DIR [--nccl NCCL_GIT_DIR --rccl RCCL_GIT_DIR]
+        [--nvshmem NVSHMEM_GIT_DIR --rocshmem ROCSHMEM_GIT_DIR] [--check]
 
 Reads (through `git show`, never a work tree) the architecture headers listed in SOURCES from
 the repository's HEAD, takes the names they declare at namespace scope (structs, classes,
@@ -14,6 +15,9 @@ With --nccl and --rccl it also writes `rules/collectives/names-nccl.toml`: the f
 `src/nccl.h.in` declares that RCCL's does not mention, and the names NCCL's device API
 (`src/include/nccl_device/`, NCCL 2.28+) declares, which RCCL has no counterpart for, each
 dated by the first NCCL minor release that has it.
+
+With --nvshmem and --rocshmem it writes `rules/cuda_libraries/names-nvshmem.toml`: NVSHMEM's
+public names whose mechanical rocSHMEM spelling rocSHMEM's headers do not declare.
 
 Run it again on newer releases to refresh the tables; `--check` fails when the files on
 disk differ from what the headers give."""
@@ -341,14 +345,62 @@ def render_nccl(version: str, rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _rocshmem_twin(name: str) -> str:
+    """The rocSHMEM spelling a mechanical port would use (the same rule as PTL615's advice)."""
+    base = name.replace("nvshmemx_", "rocshmem_").replace("nvshmem_", "rocshmem_")
+    return re.sub(r"_block$", "_wg", re.sub(r"_warp$", "_wave", base))
+
+
+def derive_nvshmem(nvshmem: str, rocshmem: str) -> tuple[str, list[dict]]:
+    """NVSHMEM's public names (nvshmem_*, nvshmemx_* in its headers outside internal/) whose
+    mechanical rocSHMEM spelling rocSHMEM's headers do not declare."""
+    tag = _git(nvshmem, "describe", "--tags")
+    head = tag or f"commit {_git(nvshmem, 'rev-parse', '--short=8', 'HEAD')} ({_git(nvshmem, 'log', '-1', '--format=%cs')})"
+    rhead = _git(rocshmem, "rev-parse", "HEAD")
+    roc_files = [f for f in _git(rocshmem, "ls-tree", "-r", "--name-only", "HEAD", "include").split() if f.endswith((".h", ".hpp"))]
+    roc = set()
+    for f in roc_files:
+        roc.update(re.findall(r"\b(rocshmemx?_\w*[A-Za-z0-9])\b", git_show(rocshmem, "HEAD", f) or ""))
+    files = [f for f in _git(nvshmem, "ls-tree", "-r", "--name-only", "HEAD", "src/include").split()
+             if f.endswith((".h", ".cuh", ".hpp")) and "/internal/" not in f and "/non_abi/" not in f and "/env/" not in f]
+    names: set[str] = set()
+    for f in files:
+        text = _clean(git_show(nvshmem, "HEAD", f) or "")
+        # identifiers only, not macro fragments (`nvshmem_##TYPENAME##_p`)
+        names.update(m.group(1) for m in re.finditer(r"(?<!##)\b(nvshmemx?_\w*[A-Za-z0-9])\b(?!\s*##)", text))
+    missing = sorted(n for n in names if _rocshmem_twin(n) not in roc and not n.isupper())
+    version = f"NVIDIA/nvshmem {head} against ROCm/rocSHMEM@{rhead[:8]}"
+    return version, [{"kind": "no-twin", "since": head, "names": missing}]
+
+
+def render_nvshmem(version: str, rows: list[dict]) -> str:
+    lines = [
+        f"# Derived by scripts/derive_name_tables.py from {version}: do not edit by hand.",
+        "# NVSHMEM's public names (headers outside internal/ and non_abi/) whose mechanical rocSHMEM",
+        "# spelling (nvshmem[x]_ -> rocshmem_, _warp -> _wave, _block -> _wg) rocSHMEM's headers do not declare.",
+        f'generated = "{version}"',
+        "",
+    ]
+    for r in rows:
+        lines += ["[[name]]", 'rule = "PTL615"', f'kind = "{r["kind"]}"', "names = [", *[f'    "{n}",' for n in r["names"]], "]",
+                  'advice = "{nvshmem_no_twin}"', f'since = "present in NVSHMEM {_release(r["since"]) if r["since"].startswith("v") else r["since"]}"',
+                  'source = "NVIDIA/nvshmem (derived) src/include/{nvshmem.h,nvshmemx.h,host/,device/,device_host/}"', ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cutlass", required=True, help="a CUTLASS git directory (bare is fine)")
     ap.add_argument("--nccl", help="an NCCL git directory")
     ap.add_argument("--rccl", help="an RCCL git directory (the release line to compare with)")
+    ap.add_argument("--nvshmem", help="an NVSHMEM git directory")
+    ap.add_argument("--rocshmem", help="a rocSHMEM git directory")
     ap.add_argument("--check", action="store_true", help="fail when the tables on disk differ")
     args = ap.parse_args()
     outputs: dict[Path, str] = {}
+    if args.nvshmem and args.rocshmem:
+        version, rows = derive_nvshmem(args.nvshmem, args.rocshmem)
+        outputs[ROOT / "rules" / "cuda_libraries" / "names-nvshmem.toml"] = render_nvshmem(version, rows)
     if args.nccl and args.rccl:
         version, rows = derive_nccl(args.nccl, args.rccl)
         outputs[ROOT / "rules" / "collectives" / "names-nccl.toml"] = render_nccl(version, rows)

@@ -389,7 +389,20 @@ def nvshmem(ctx) -> None:
     for path, header in ctx.fact(includes):
         if header in ("nvshmem.h", "nvshmemx.h") or header.startswith(("nvshmem/", "nvshmem_")):
             report(ctx, path, name=header, twin="rocSHMEM: include <rocshmem/rocshmem.hpp>")
-    for use in identifier_uses(ctx, _NVSHMEM_RE, lambda w: w.startswith(("nvshmem_", "nvshmemx_"))):
-        if is_call(use):
-            report(ctx, _span(ctx, use.start, use.end), name=use.name,
-                       twin=f"rocSHMEM's `{_rocshmem_name(use.name)}` (check the per-call semantics)")
+    from portlint.cuda.name_tables import entries_for
+
+    no_twin = {n: row for row in entries_for("PTL615", ("no-twin",)) for n in row.names}
+    internal = entries_for("PTL615", ("internal",))
+    internal_lines: set[int] = set()
+    for use in identifier_uses(ctx, _NVSHMEM_RE, lambda w: w.startswith(("nvshmem_", "nvshmemx_", "nvshmemi_"))):
+        span = _span(ctx, use.start, use.end)
+        if use.name.startswith("nvshmemi_"):
+            # NVSHMEM's internals (IBGDA state, transport tables): any use, once per line
+            if internal and span.start_line not in internal_lines:
+                internal_lines.add(span.start_line)
+                report(ctx, span, name=use.name, twin=internal[0].advise(use.name))
+        elif is_call(use):
+            row = no_twin.get(use.name)
+            twin = (f"no `{_rocshmem_name(use.name)}` in rocSHMEM: {row.advise(use.name)}" if row is not None
+                    else f"rocSHMEM's `{_rocshmem_name(use.name)}` (check the per-call semantics)")
+            report(ctx, span, name=use.name, twin=twin)
