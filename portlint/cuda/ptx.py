@@ -391,6 +391,25 @@ def withheld_from_amd(ctx, line: int) -> bool:
     return bool(flag) and flag in ctx.fact(_withheld_macros)
 
 
+def _entry_point_strings(ctx, rule_id: str, seen: set[int]):
+    """(span, name, row) for string literals that are exactly a table name of the rule: a
+    driver function looked up by name (`cudaGetDriverEntryPoint("cuTensorMapEncodeTiled",
+    &fn, ...)`, `cuGetProcAddress`), the way TMA and multicast code avoids linking libcuda."""
+    from portlint.cuda.name_tables import entries_for
+    from portlint.cuda.symbols import code_text
+
+    if b"EntryPoint" not in ctx.data and b"GetProcAddress" not in ctx.data:
+        return
+    names = {n: row for row in entries_for(rule_id) for n in row.names}
+    ct = ctx.fact(code_text)
+    for start, end, body in ct.strings:
+        row = names.get(body)
+        line = ct.line_of(start)
+        if row is not None and line not in seen:
+            seen.add(line)
+            yield ct.span(start, end), body, row
+
+
 def report_rule(ctx, rule_id: str, intro: str = "", targets=None, extra=(), kinds=None) -> None:
     """Report the asm statements `rule_id` owns and the names of its rows in the name tables
     (rules/<family>/names*.toml; `kinds` narrows the rows by their `kind`), one finding per
@@ -430,3 +449,8 @@ def report_rule(ctx, rule_id: str, intro: str = "", targets=None, extra=(), kind
         if narrowed == () or withheld_from_amd(ctx, span.start_line):
             continue
         ctx.report(span, what=name, suggestion=rule.advise(name), targets=narrowed)
+    for span, name, rule in _entry_point_strings(ctx, rule_id, seen):
+        narrowed = targets(span.start_line) if targets else None
+        if narrowed == () or withheld_from_amd(ctx, span.start_line):
+            continue
+        ctx.report(span, what=f'"{name}" (looked up by name)', suggestion=rule.advise(name), targets=narrowed)

@@ -25,7 +25,7 @@ def wgmma_warpgroup_mma(ctx) -> None:
     report_rule(ctx, "PTL301", intro="wgmma (Hopper warpgroup MMA) does not exist on AMD: " + _advice("mfma"))
 
 
-@detector("PTL302", tokens=("cp.async.bulk", "cp.reduce.async.bulk", "tensormap", "CUtensorMap", "cuTensorMap", "CU_TENSOR_MAP", "TMA", "tma_", "Tma", "cp_async_bulk", "cp_reduce_async_bulk", "memcpy_async_tx", "fence_proxy", "fence.proxy", "fence_view", "SM90_", "Sm120"))
+@detector("PTL302", tokens=("cp.async.bulk", "cp.reduce.async.bulk", "tensormap", "CUtensorMap", "cuTensorMap", "CU_TENSOR_MAP", "TMA", "tma_", "Tma", "cp_async_bulk", "cp_reduce_async_bulk", "memcpy_async_tx", "fence_proxy", "fence.proxy", "fence_view", "SM90_", "Sm120", "EntryPoint", "GetProcAddress"))
 def tma_tensor_map(ctx) -> None:
     report_rule(ctx, "PTL302", intro="TMA / bulk async copies do not exist on AMD. " + _advice("tma"))
 
@@ -91,6 +91,6 @@ def programmatic_dependent_launch(ctx) -> None:
     report_rule(ctx, "PTL308", intro=_advice("pdl"), targets=targets)
 
 
-@detector("PTL309", tokens=("multimem", "multicast", "Multicast", "MULTICAST", "GreenCtx", "greenCtx", "DevResource", "devResource", "DEV_RESOURCE", "SmResource"))
+@detector("PTL309", tokens=("multimem", "multicast", "Multicast", "EntryPoint", "GetProcAddress", "MULTICAST", "GreenCtx", "greenCtx", "DevResource", "devResource", "DEV_RESOURCE", "SmResource"))
 def multicast_green_context_nvls(ctx) -> None:
     report_rule(ctx, "PTL309", intro="multimem (NVLink SHARP multicast) PTX has no AMD counterpart: use RCCL collectives.")
