@@ -45,6 +45,9 @@ SOURCES: dict[str, tuple[str, str | None, str]] = {
     "include/cute/arch/mma_sm100_desc.hpp": ("cuda_hopper", "PTL306", "mfma"),
     "include/cute/arch/mma_sm100_umma.hpp": ("cuda_hopper", "PTL306", "mfma"),
     "include/cute/arch/tmem_allocator_sm100.hpp": ("cuda_hopper", "PTL306", "mfma"),
+    "include/cute/atom/mma_traits_sm100.hpp": ("cuda_hopper", "PTL306", "mfma"),
+    "include/cute/atom/mma_traits_sm100_frag.hpp": ("cuda_hopper", "PTL306", "mfma"),
+    "include/cute/atom/mma_traits_sm90_gmma.hpp": ("cuda_hopper", "PTL301", "mfma"),
     "include/cutlass/arch/barrier.h": ("cuda_hopper", None, ""),
     "include/cutlass/arch/reg_reconfig.h": ("cuda_hopper", "PTL305", "nreg"),
     "include/cutlass/arch/arch.h": ("cuda_hopper", None, ""),
@@ -204,8 +207,12 @@ _SPECIFIC = re.compile(r"tma|umma|tmem|gmma|cluster|elect|ldsm|stsm|movm|fence_v
 _BARRIER_HELPERS = re.compile(r"barrier")
 
 
+# shared-memory layout atoms and shape helpers describe data, not instructions (like the enums)
+_LAYOUT = re.compile(r"^(?:Layout|tile_to_|make_.*layout|ss_smem_selector|rs_op_selector|ss_op_selector)")
+
+
 def qualified(name: str, namespaces: tuple[str, ...], path: str) -> str | None:
-    if "detail" in namespaces or name in _GENERIC or name.startswith("_"):
+    if "detail" in namespaces or name in _GENERIC or name.startswith("_") or _LAYOUT.match(name):
         return None
     if path.endswith("arch.h"):
         return f"arch::{name}"
