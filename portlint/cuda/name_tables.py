@@ -163,21 +163,6 @@ def _needles(pattern: str) -> tuple[str, ...] | None:
     return literal_needles(pattern)
 
 
-def _in_chain(token: str, index: dict) -> tuple[int, int, str] | None:
-    """The leftmost, then longest, run of `a::b::c`'s parts that the index holds, as
-    (start, end, name) within the token."""
-    parts = token.split("::")
-    starts = [0]
-    for p in parts[:-1]:
-        starts.append(starts[-1] + len(p) + 2)
-    for i in range(len(parts)):
-        for j in range(len(parts), i, -1):
-            cand = "::".join(parts[i:j])
-            if cand in index:
-                return starts[i], starts[i] + len(cand), cand
-    return None
-
-
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -194,28 +179,38 @@ class Hit:
     entry: Entry
 
 
-def all_hits(ctx) -> list[Hit]:
-    """ctx.fact(all_hits): every table match in the file's code (not comments or strings),
-    by start offset; names the file defines itself are left out."""
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@lru_cache(maxsize=1)
+def _names_by_part() -> dict[str, tuple[str, ...]]:
+    """identifier -> the table names whose last part it is."""
+    out: dict[str, list[str]] = {}
+    for n in _exact_index():
+        out.setdefault(n.rsplit("::", 1)[-1], []).append(n)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=512)
+def _finder(names: tuple[str, ...]) -> re.Pattern:
+    """A regex for exactly these names (qualified ones also inside a longer chain)."""
+    alts = "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+    return re.compile(r"(?<!\w)(?:" + alts + r")(?!\w)")
+
+
+def _hits(ctx, rule_id: str) -> list[Hit]:
+    """Table matches of one rule in the file's code (not comments or strings), without the
+    names the file defines itself; computed once per file and rule."""
     from portlint.cuda.symbols import code_text
 
+    memo = ctx.fact(_memo)
+    if rule_id in memo:
+        return memo[rule_id]
     ct = ctx.fact(code_text)
     code = ct.code
-    index = _exact_index()
-    hits: list[Hit] = []
-    for m in _QUALIFIED.finditer(code):
-        token = m.group(0)
-        entry = index.get(token)
-        if entry is not None:
-            hits.append(Hit(m.start(), m.end(), token, entry))
-            continue
-        if "::" in token:
-            hit = _in_chain(token, index)
-            if hit is not None:
-                a, b, cand = hit
-                hits.append(Hit(m.start() + a, m.start() + b, cand, index[cand]))
+    hits = [h for h in ctx.fact(_exact_hits) if h.entry.rule == rule_id]
     for e in load_tables():
-        if e.pattern is None:
+        if e.rule != rule_id or e.pattern is None:
             continue
         needles = _needles(e.pattern.pattern)
         if needles is not None and not any(n in code for n in needles):
@@ -226,7 +221,28 @@ def all_hits(ctx) -> list[Hit]:
     if own:
         hits = [h for h in hits if h.name not in own and _last_identifier(h.name) not in own]
     hits.sort(key=lambda h: (h.start, -h.end))
+    memo[rule_id] = hits
     return hits
+
+
+def _memo(ctx) -> dict:
+    return {}
+
+
+def _exact_hits(ctx) -> list[Hit]:
+    """ctx.fact(_exact_hits): the exact-name matches of every table in the file's code. The
+    file's identifiers are collected once (in C); only the table names all of whose parts
+    occur are then searched for."""
+    from portlint.cuda.symbols import code_text
+
+    code = ctx.fact(code_text).code
+    words = set(_WORD.findall(code))
+    by_part = _names_by_part()
+    present = tuple(sorted(n for w in words & by_part.keys() for n in by_part[w] if all(p in words for p in n.split("::"))))
+    if not present:
+        return []
+    index = _exact_index()
+    return [Hit(m.start(), m.end(), m.group(0), index[m.group(0)]) for m in _finder(present).finditer(code)]
 
 
 def lines_with_names(ctx, exclude: tuple[str, ...] = (), exclude_kinds: tuple[str, ...] = ()) -> set[int]:
@@ -235,7 +251,8 @@ def lines_with_names(ctx, exclude: tuple[str, ...] = (), exclude_kinds: tuple[st
     from portlint.cuda.symbols import code_text
 
     ct = ctx.fact(code_text)
-    return {ct.line_of(h.start) for h in ctx.fact(all_hits) if h.entry.rule not in exclude and h.entry.kind not in exclude_kinds}
+    rules = sorted({e.rule for e in load_tables()} - set(exclude))
+    return {ct.line_of(h.start) for rid in rules for h in _hits(ctx, rid) if h.entry.kind not in exclude_kinds}
 
 
 def first_per_line(ctx, rule_id: str, kinds: tuple[str, ...] | None = None, skip=(), extra=()):
@@ -253,8 +270,8 @@ def first_per_line(ctx, rule_id: str, kinds: tuple[str, ...] | None = None, skip
         return i >= 0 and pos < ranges[i][1]
 
     found: dict[int, tuple[int, object, str, object]] = {}
-    for h in ctx.fact(all_hits):
-        if h.entry.rule != rule_id or (kinds is not None and h.entry.kind not in kinds):
+    for h in _hits(ctx, rule_id):
+        if kinds is not None and h.entry.kind not in kinds:
             continue
         if ranges and skipped(h.start):
             continue
