@@ -200,9 +200,10 @@ def _route(path: str, name: str) -> tuple[str, str] | None:
     return None
 
 
-# a lowercase helper with none of these in its name could be anyone's: it is matched only
+# a lowercase helper with none of these in its name could be anyone's (`cluster_shape` is also a
+# k-means variable): it is matched only
 # with its namespace written (`cute::set_block_rank`)
-_SPECIFIC = re.compile(r"tma|umma|utc|tmem|gmma|cluster|elect|ldsm|stsm|movm|fence_view|cp_async|bulk|sm\d", re.I)
+_SPECIFIC = re.compile(r"tma|umma|utc|tmem|gmma|elect|ldsm|stsm|movm|fence_view|cp_async|bulk|sm\d", re.I)
 # mbarrier wrappers CuTe declares beside its TMA helpers
 _BARRIER_HELPERS = re.compile(r"barrier")
 
