@@ -223,9 +223,8 @@ def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception,
 
 
 def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
-    from portlint.suppressions import parse_suppressions
-
     from portlint.precedence import drop_superseded
+    from portlint.suppressions import parse_suppressions
 
     settings = plan.settings
     # 0. one finding per construct: a rule's finding replaces those of the rules it supersedes
@@ -234,7 +233,6 @@ def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
     #    branch beside it, is already ported.
     if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):
         from portlint.cuda.guards import guard_map
-
         from portlint.detectors.cuda_ptx import stub_for
 
         guards = ctx.fact(guard_map)

@@ -13,7 +13,7 @@ from portlint.cuda.hipify import (
     amd_excluded, api_uses, identifier_uses, in_amd_branch, includes, is_call, leading_qualifiers, load_table, pick_row,
     report, word_regex,
 )
-from portlint.cuda.parse import enclosing, node_text
+from portlint.cuda.parse import node_text
 from portlint.cuda.spaces import space_map
 from portlint.model import Edit, Fix, Span
 from portlint.registry import detector
