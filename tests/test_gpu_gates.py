@@ -149,3 +149,21 @@ def test_cpp_gate_survives_the_port():
     )
     ok, out = hipcc_compile(src)
     assert ok, out
+
+
+@pytest.mark.parametrize(
+    ("code", "condition"),
+    [
+        ("void f() {", "at::cuda::getCurrentDeviceProperties()->major >= 9"),
+        ("void f(CUdevice d) { int cc; cuDeviceGetAttribute(&cc, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);", "cc >= 9"),
+        ("void f(int d) { hipDeviceProp_t p; hipGetDeviceProperties(&p, d); int sm = p.major * 10 + p.minor;", "sm >= 90 && sm < 100"),
+    ],
+)
+def test_cpp_capability_sources(code, condition):
+    """PyTorch's device-properties accessor, the driver attribute and hipified properties
+    are capability sources too."""
+    from portlint.cuda.capability_gates import _Facts, misfire, translate
+
+    text = code + "\n  if (" + condition + ") {}\n}\n"
+    py = translate(condition, _Facts(text), text.index("if ("))
+    assert py is not None and misfire(py) is not None, py

@@ -36,7 +36,7 @@ _ATTR = re.compile(r"\b(?:cudaDeviceGetAttribute|hipDeviceGetAttribute|cuDeviceG
 _MAJOR_ATTR = {"cudaDevAttrComputeCapabilityMajor", "hipDeviceAttributeComputeCapabilityMajor", "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"}
 _MINOR_ATTR = {"cudaDevAttrComputeCapabilityMinor", "hipDeviceAttributeComputeCapabilityMinor", "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"}
 _ASSIGN = re.compile(r"(?<![\w.>])(\w+)\s*=(?!=)\s*([^;{}]+);")
-_PROPS_CALL = re.compile(r"\b(?:getCurrentDeviceProperties|getDeviceProperties)\s*\([^()]*\)\s*->\s*(major|minor)\b")
+_PROPS_CALL = re.compile(r"(?:^|::)(?:getCurrentDeviceProperties|getDeviceProperties)\s*\([^()]*\)\s*->\s*(major|minor)$")
 _CHAIN = re.compile(r"(?:::)?[A-Za-z_]\w*(?:\s*(?:\.|->|::)\s*[A-Za-z_]\w*|\s*\([^()]*\))*")
 _TOKEN = re.compile(r"\s*(?:(\d+)[uUlL]*|(&&|\|\||==|!=|<=|>=|<<|>>|[<>!+\-*/%()])|(\S))")
 _VENDOR = re.compile(r"hip|rocm|amd|gcnArch|__HIP|HIP_PLATFORM", re.I)
@@ -102,7 +102,7 @@ class _Facts:
         m = re.fullmatch(r"(\w+)(?:\.|->)(major|minor)", flat)
         if m and m.group(1) in self.props:
             return "M" if m.group(2) == "major" else "m"
-        if _PROPS_CALL.fullmatch(chain.strip()):
+        if _PROPS_CALL.search(chain.strip()):
             return "M" if flat.endswith("major") else "m"
         if re.fullmatch(r"\w+", flat) and depth < 4:
             expr = self.value_of(flat, at)
