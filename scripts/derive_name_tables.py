@@ -58,6 +58,8 @@ SOURCES: dict[str, tuple[str, str | None, str]] = {
     "include/cutlass/epilogue/fusion/sm90_visitor_store_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
     "include/cutlass/epilogue/fusion/sm90_visitor_compute_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
     "include/cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp": ("cuda_hopper", "PTL301", "sm90_gemm"),
+    "include/cutlass/pipeline/sm90_pipeline.hpp": ("cuda_hopper", None, ""),
+    "include/cutlass/pipeline/sm100_pipeline.hpp": ("cuda_hopper", None, ""),
     "include/cute/arch/copy_sm80.hpp": ("cuda_async", "PTL401", "copy"),
     "include/cute/arch/copy_sm75.hpp": ("cuda_async", "PTL402", "ldsm"),
     "include/cute/arch/copy_sm90.hpp": ("cuda_async", "PTL402", "ldsm"),
@@ -180,6 +182,16 @@ def _route(path: str, name: str) -> tuple[str, str] | None:
             return None
         sm = int(m.group(1))
         return ("PTL301", "sm90_gemm") if sm == 90 else ("PTL306", "sm100_gemm") if sm in (100, 101, 103, 110) else None
+    if "/pipeline/" in path:
+        # the mbarrier-based producer/consumer pipelines of CUTLASS 3 kernels; tokens and
+        # PipelineState are generic names and stay out
+        if re.search(r"Umma|CLC", name):
+            return "PTL306", "mfma"
+        if "Tma" in name:
+            return "PTL302", "tma"
+        if re.search(r"Transaction|OrderedSequenceBarrier|^PipelineAsync$", name):
+            return "PTL303", "barrier"
+        return None
     if path.endswith("barrier.h"):
         low = name.lower()
         if "tmem" in low or "umma" in low or "tcgen" in low:
@@ -213,7 +225,7 @@ _LAYOUT = re.compile(r"^(?:Layout|tile_to_|make_.*layout|ss_smem_selector|rs_op_
 
 
 def qualified(name: str, namespaces: tuple[str, ...], path: str) -> str | None:
-    if "detail" in namespaces or name in _GENERIC or name.startswith("_") or _LAYOUT.match(name):
+    if any("detail" in n.lower() for n in namespaces) or name in _GENERIC or name.startswith("_") or _LAYOUT.match(name):
         return None
     if path.endswith("arch.h"):
         return f"arch::{name}"

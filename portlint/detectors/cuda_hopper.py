@@ -30,7 +30,7 @@ def tma_tensor_map(ctx) -> None:
     report_rule(ctx, "PTL302", intro="TMA / bulk async copies do not exist on AMD. " + _advice("tma"))
 
 
-@detector("PTL303", tokens=("mbarrier", "cuda::barrier", "barrier_arrive_tx", "barrier_expect_tx", "ClusterTransactionBarrier", "ClusterBarrier", "barrier"))
+@detector("PTL303", tokens=("mbarrier", "cuda::barrier", "barrier_arrive_tx", "barrier_expect_tx", "ClusterTransactionBarrier", "ClusterBarrier", "barrier", "Barrier", "PipelineAsync", "PipelineTransaction"))
 def mbarrier_transaction_barrier(ctx) -> None:
     report_rule(ctx, "PTL303", intro="mbarrier (transaction barriers) do not exist on AMD. " + _advice("barrier"))
 
@@ -60,7 +60,7 @@ def register_reallocation_setmaxnreg(ctx) -> None:
     report_rule(ctx, "PTL305", intro="setmaxnreg has no AMD counterpart. " + _advice("nreg"))
 
 
-@detector("PTL306", tokens=("tcgen05", "SM100_", "SM103", "UMMA", "umma_", "utccp", "TMEM", "tmem", "Tmem", "Sm100", "Sm10", "1Sm", "2Sm"))
+@detector("PTL306", tokens=("tcgen05", "SM100_", "SM103", "UMMA", "umma_", "Umma", "CLC", "utccp", "TMEM", "tmem", "Tmem", "Sm100", "Sm10", "1Sm", "2Sm"))
 def tcgen05_tensor_memory(ctx) -> None:
     report_rule(ctx, "PTL306", intro="tcgen05 (Blackwell tensor memory and MMA) does not exist on AMD: " + _advice("mfma"))
 
