@@ -319,21 +319,28 @@ def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception,
 
 
 def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
+    from portlint.precedence import drop_superseded
     from portlint.suppressions import mentions_portlint, parse_suppressions
 
     settings = plan.settings
-    findings = ctx.findings
+    # 0. one finding per construct: a rule's finding replaces those of the rules it supersedes
+    findings = ctx.findings = drop_superseded(ctx.findings)
     # 1. preprocessor guards: a rocm finding in a branch an AMD build skips, with a HIP
     #    branch beside it, is already ported.
     if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):
         from portlint.cuda.guards import guard_map
+        from portlint.detectors.cuda_ptx import stub_for
 
         guards = ctx.fact(guard_map)
         for f in findings:
             if "rocm" not in f.targets or f.rule_id == TOOL_INTERNAL:
                 continue
             guard = guards.dead_for_amd(f.span.start_line)
-            if guard is not None and guard.has_alternative:
+            # an `#else` that is empty or only traps is not a HIP branch: the code is not ported
+            stub = stub_for(ctx, f.span.start_line) if guard is not None and guard.has_alternative else None
+            if stub is not None:
+                f.suggestion = stub.note() + ("\n" + f.suggestion if f.suggestion else "")
+            elif guard is not None and guard.has_alternative:
                 del f.targets["rocm"]
                 if not f.targets:
                     f.targets = {"rocm": plan.rules[f.rule_id].severity.get("rocm", f.severity)}

@@ -3,8 +3,9 @@
 `rules/cuda_api/hipify-map.csv` is the source (one row per (CUDA name, library), with the
 HIP twin or none); `scripts/generate_hipify_tables.py` derives
 `rules/cuda_api/hipify-table.json` from it, which is all a scan loads (once, lazily).
-Which rule reports a row is decided here, by `owner_of`, so that every (name, library)
-row belongs to exactly one rule and no identifier is reported twice.
+Which rule reports a row is data too: the claims in `rules/cuda_api/hipify-owners.toml`,
+resolved by the rules' `supersedes` keys (`owner_of`), so that every (name, library) row
+belongs to exactly one rule and no identifier is reported twice.
 
 `api_uses(ctx)` (a per-file fact) finds the uses: identifiers in the syntax tree — calls,
 types, enum values, macro bodies — never inside strings or comments, never a prefix of a
@@ -25,45 +26,56 @@ from portlint.rules import rules_root
 TABLE_FILE = "cuda_api/hipify-table.json"
 CSV_FILE = "cuda_api/hipify-map.csv"
 
-# Libraries whose renames are mechanical (hipify does them and the HIP library keeps the
-# signatures): rows with a HIP name go to PTL601, rows without to PTL602.
-MECHANICAL_LIBRARIES = {
-    "CUDA Runtime", "CUDA Driver", "NVRTC", "cuBLAS", "cuBLASLt", "cuRAND", "cuFFT",
-    "cuSPARSE", "cuSOLVER", "cuComplex", "CUB", "CUDA Device",
-}
-# cuBLAS names whose meaning differs on AMD (TF32 / tensor-op math modes): PTL604.
-CUBLAS_MATH_MODE = re.compile(r"^(cublasSetMathMode|cublasGetMathMode|CUBLAS_(TF32_)?TENSOR_OP_MATH|CUBLAS_GEMM_(DEFAULT|ALGO\d+)_TENSOR_OP|CUBLAS_COMPUTE_32F_FAST_TF32)$")
-# Graph features (not graphics interop): rows without a HIP name go to PTL610.
-GRAPH_NAME = re.compile(r"^(cudaGraph(?!ics)|cuGraph(?!ics)|CU_GRAPH_|cudaStreamGetCaptureInfo_v3|cudaStreamBeginCaptureToGraph|cuStreamBeginCaptureToGraph|cudaStreamUpdateCaptureDependencies_v2|CUgraph(?!ics))")
-# Names in the table that are too generic to be CUDA's when met in arbitrary C++ (OpenGL
-# typedefs, an English word): never reported.
-GENERIC_NAMES = {"GLenum", "GLuint", "texture", "memoryBarrier", "int", "void*"}
+OWNERS_FILE = "cuda_api/hipify-owners.toml"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Rows of the HIPIFY map one rule wants (rules/cuda_api/hipify-owners.toml)."""
+
+    rule: str
+    libraries: frozenset[str]
+    name: re.Pattern | None = None
+    supported: bool | None = None
+    renamed: bool | None = None
+
+    def takes(self, name: str, library: str, supported: bool, hip: str) -> bool:
+        return (
+            library in self.libraries
+            and (self.name is None or self.name.match(name) is not None)
+            and (self.supported is None or self.supported == supported)
+            and (self.renamed is None or self.renamed == (supported and hip != name))
+        )
+
+
+@lru_cache(maxsize=1)
+def owner_claims() -> tuple[frozenset[str], frozenset[str], tuple[Claim, ...]]:
+    """(names never reported, the mechanically renamed libraries, the claims)."""
+    import tomllib
+
+    data = tomllib.loads((rules_root() / OWNERS_FILE).read_text(encoding="utf-8"))
+    mechanical = frozenset(data["mechanical"])
+    claims = []
+    for c in data["claim"]:
+        libs = mechanical if c["libraries"] == "mechanical" else frozenset(c["libraries"])
+        claims.append(Claim(c["rule"], libs, re.compile(c["name"]) if "name" in c else None, c.get("supported"), c.get("renamed")))
+    return frozenset(data["never"]), mechanical, tuple(claims)
+
+
+def generic_names() -> frozenset[str]:
+    """Names in the table that are too generic to be CUDA's in arbitrary C++: never reported."""
+    return owner_claims()[0]
 
 
 def owner_of(name: str, library: str, supported: bool, hip: str) -> str | None:
-    """The rule that reports a use of this row, or None when no rule does."""
-    if name in GENERIC_NAMES:
+    """The rule that reports a use of this row, or None when no rule does: among the rules
+    whose claim takes the row, the one the others do not supersede."""
+    from portlint.precedence import winner
+
+    never, _, claims = owner_claims()
+    if name in never:
         return None
-    if library == "cuDNN":
-        # shared library types (libraryPropertyType) are the runtime row's
-        return "PTL603" if name.lower().startswith("cudnn") else None
-    if library in ("cuSPARSELt", "cuTENSOR"):
-        return "PTL605"
-    if library == "cuBLAS" and CUBLAS_MATH_MODE.match(name):
-        return "PTL604"
-    if library == "cuBLASLt" and not supported:
-        return "PTL604"
-    if library == "CUDA Device":
-        # device intrinsics without a HIP twin are the NVIDIA-intrinsic and warp rules'
-        # (PTL204, PTL104); same-named math functions need nothing
-        return "PTL601" if supported and hip != name else None
-    if library in MECHANICAL_LIBRARIES:
-        if supported:
-            return "PTL601" if hip != name else None
-        if library in ("CUDA Runtime", "CUDA Driver") and GRAPH_NAME.match(name):
-            return "PTL610"
-        return "PTL602"
-    return None
+    return winner(c.rule for c in claims if c.takes(name, library, supported, hip))
 
 
 @dataclass(frozen=True)

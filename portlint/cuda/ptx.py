@@ -239,6 +239,34 @@ class AsmSite:
         return out
 
 
+def instruction_node(site: AsmSite, rule_id: str):
+    """The string literal of a multi-line asm template that holds the instruction `rule_id`
+    is reported for (`asm("{\\n" "wgmma.mma_async ...;\\n" ...)` is reported at the wgmma
+    line); the asm node itself when the template is one literal or a macro's."""
+    from portlint.cuda.parse import node_text
+
+    if site.in_macro:
+        return site.where
+    literals = []
+    for child in site.where.children:
+        if child.type == "concatenated_string":
+            literals.extend(c for c in child.children if c.type == "string_literal")
+        elif child.type == "string_literal":
+            literals.append(child)
+        elif child.type.startswith("gnu_asm_") and child.type != "gnu_asm_qualifier":
+            break
+    if len(literals) < 2 or literals[0].start_point[0] == literals[-1].start_point[0]:
+        return site.where
+    mnemonic = site.first_of(rule_id).replace("%", "%%")
+    for lit in literals:
+        body = node_text(lit)
+        if re.search(r"(?<![\w.])" + re.escape(mnemonic) + r"(?![\w])", body) or re.search(
+            r"(?<![\w.])" + re.escape(mnemonic.replace("%%", "%")) + r"(?![\w])", body
+        ):
+            return site.where if lit.start_point[0] == site.where.start_point[0] else lit
+    return site.where
+
+
 def _template_of(asm_node) -> str:
     """The assembly template: the concatenated string literals before the operand lists."""
     from portlint.cuda.parse import node_text
@@ -306,24 +334,6 @@ def hip_advice(site: AsmSite, intro: str) -> str:
     return text + "\nKeep the PTX only under `#ifndef __HIP_PLATFORM_AMD__` with the HIP form in the `#else` branch."
 
 
-def _enabled(ctx) -> frozenset[str]:
-    from portlint.engine import enabled_rules
-
-    return frozenset(enabled_rules(ctx.settings))
-
-
-def reported_by_api_rule(ctx, name: str) -> bool:
-    """True when PTL602 (CUDA names with no HIP twin in the HIPIFY table) reports this very
-    name: one name, one finding. The more specific rule reports it when PTL602 is off."""
-    if "PTL602" not in ctx.fact(_enabled):
-        return False
-    try:
-        from portlint.cuda.hipify import load_table
-    except ImportError:  # the cuda_api family is not installed
-        return False
-    return any(row.owner == "PTL602" for row in load_table().lookup(name))
-
-
 _VENDOR_WORD = re.compile(r"HIP|ROCM|AMD|MUSA|__gfx|__GFX")
 
 
@@ -384,12 +394,34 @@ def withheld_from_amd(ctx, line: int) -> bool:
     return test is not None and test[1] and (kind != "if" or "defined" in rest) and test[0] in ctx.fact(_withheld_macros)
 
 
-def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:
-    """Report the asm statements `rule_id` owns and the names it matches, one finding per
-    line. `intro` opens the suggestion of an asm finding; a name finding's suggestion is
-    its NameRule advice. `targets(line)` may narrow the targets per finding (None: the
-    rule's own; an empty tuple: not a finding)."""
-    from portlint.cuda.symbols import code_text, name_hits
+def _entry_point_strings(ctx, rule_id: str, seen: set[int]):
+    """(span, name, row) for string literals that are exactly a table name of the rule: a
+    driver function looked up by name (`cudaGetDriverEntryPoint("cuTensorMapEncodeTiled",
+    &fn, ...)`, `cuGetProcAddress`), the way TMA and multicast code avoids linking libcuda."""
+    from portlint.cuda.name_tables import entries_for
+    from portlint.cuda.symbols import code_text
+
+    if b"EntryPoint" not in ctx.data and b"GetProcAddress" not in ctx.data:
+        return
+    names = {n: row for row in entries_for(rule_id) for n in row.names}
+    ct = ctx.fact(code_text)
+    for start, end, body in ct.strings:
+        row = names.get(body)
+        line = ct.line_of(start)
+        if row is not None and line not in seen:
+            seen.add(line)
+            yield ct.span(start, end), body, row
+
+
+def report_rule(ctx, rule_id: str, intro: str = "", targets=None, extra=(), kinds=None) -> None:
+    """Report the asm statements `rule_id` owns and the names of its rows in the name tables
+    (rules/<family>/names*.toml; `kinds` narrows the rows by their `kind`), one finding per
+    line. `extra` NameRules are patterns the detector builds from the file itself. `intro`
+    opens the suggestion of an asm finding; a name finding's suggestion is its row's advice.
+    `targets(line)` may narrow the targets per finding (None: the rule's own; an empty
+    tuple: not a finding)."""
+    from portlint.cuda.name_tables import first_per_line
+    from portlint.cuda.symbols import code_text
 
     seen: set[int] = set()
     ct = ctx.fact(code_text)
@@ -400,7 +432,8 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
     for site in ctx.fact(asm_sites):
         if site.owner != rule_id:
             continue
-        span = ctx.node_span(site.where)
+        span = ctx.node_span(instruction_node(site, rule_id))
+        seen.add(ctx.node_span(site.where).start_line)
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None
         if narrowed == () or withheld_from_amd(ctx, span.start_line):
@@ -411,11 +444,16 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
             suggestion=hip_advice(site, intro),
             targets=narrowed,
         )
-    for span, name, rule in name_hits(ctx, name_rules, inside_asm):
-        if span.start_line in seen or reported_by_api_rule(ctx, name):
+    for span, name, rule in first_per_line(ctx, rule_id, kinds, inside_asm, extra):
+        if span.start_line in seen:
             continue
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None
         if narrowed == () or withheld_from_amd(ctx, span.start_line):
             continue
         ctx.report(span, what=name, suggestion=rule.advise(name), targets=narrowed)
+    for span, name, rule in _entry_point_strings(ctx, rule_id, seen):
+        narrowed = targets(span.start_line) if targets else None
+        if narrowed == () or withheld_from_amd(ctx, span.start_line):
+            continue
+        ctx.report(span, what=f'"{name}" (looked up by name)', suggestion=rule.advise(name), targets=narrowed)

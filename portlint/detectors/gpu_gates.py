@@ -278,3 +278,18 @@ def capability_gate_misfires(node, ctx) -> None:
             "`\"gfx94\" in torch.cuda.get_device_properties(0).gcnArchName` (MI300), `\"gfx95\"` (MI355)."
         ),
     )
+
+
+# ---- PTL311: the same gates in CUDA/C++ host code ------------------------------------------
+
+
+@detector("PTL311", tokens=("major", "ComputeCapability", "COMPUTE_CAPABILITY"))
+def cpp_capability_gate_misfires(ctx) -> None:
+    """`prop.major >= 9`, `sm >= 90 && sm < 100`, `major == 8 ... else` in C++: the analysis
+    lives in portlint/cuda/capability_gates.py (it reads CUDA, not Python)."""
+    from portlint.cuda.capability_gates import gates
+    from portlint.cuda.symbols import code_text
+
+    ct = ctx.fact(code_text)
+    for gate in ctx.fact(gates):
+        ctx.report(ct.span(gate.start, gate.end), expr=gate.expr, sm=gate.nvidia, amd=gate.amd, effect=gate.effect)
