@@ -43,7 +43,22 @@ def _num(x: float) -> str:
 
 
 def _clip(label: str, chars: int) -> str:
-    return label if len(label) <= chars else "…" + label[-(chars - 1):]
+    """`label` in at most `chars` characters. A path keeps its first component and as many
+    trailing ones as fit (`pkg/…/cast/mxfp8`), so two long paths stay told apart."""
+    if len(label) <= chars:
+        return label
+    parts = label.split("/")
+    if len(parts) > 2:
+        head, tail = parts[0], []
+        for part in reversed(parts[1:]):
+            if len(head) + 3 + len("/".join([part, *tail])) > chars:
+                break
+            tail.insert(0, part)
+        if tail and len(head) <= chars // 2:
+            return f"{head}/…/{'/'.join(tail)}"
+        if tail:
+            return "…/" + "/".join(tail)
+    return "…" + label[-(chars - 1):]
 
 
 def stacked_bars(rows: list[Row], width: int = 720, label_chars: int = 34, caption: str = "") -> str:

@@ -14,6 +14,7 @@ from portlint.report.charts import Row, Segment, meter, stacked_bars
 from portlint.report.summary import ALL, EFFORT_POINTS, KINDS, LEVELS, TARGET_NAMES, TOP_FILES, Group, Summary, Tally
 
 MAX_DIRECTORY_BARS = 25
+MAX_RULE_BARS = 12
 VERDICT_TEXT = {"blocked": "Blocked", "runs, slowly": "Runs, slowly", "ready": "Ready"}
 KIND_SINGULAR = {"blockers": "blocker", "slowdowns": "slowdown", "notes": "note"}
 SEVERITY_KIND = {"error": "blockers", "warning": "slowdowns", "note": "notes"}
@@ -68,7 +69,8 @@ svg.chart{max-width:100%;height:auto}
 table{border-collapse:collapse;width:100%;background:var(--card)}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:12px;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.03em}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+td.path{overflow-wrap:anywhere}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;width:1%;white-space:nowrap}
 .pill{display:inline-block;padding:0 7px;border-radius:99px;font-size:11.5px;font-weight:600;white-space:nowrap}
 .pill.mechanical{background:#dcf1eb;color:#1e6b58}.pill.local{background:#dde9f5;color:#21527a}.pill.redesign{background:#dfe3f1;color:#263f80}
 .t{display:inline-block;font-size:11px;padding:0 5px;border-radius:3px;margin:0 2px 2px 0;color:#fff;white-space:nowrap}
@@ -181,14 +183,21 @@ def _panel(summary: Summary, scope: str, file_ids: dict[str, str]) -> str:
     if not fam_rows:
         out.append(f"<p>No findings for {escape(label)}.</p></div>")
         return "".join(out)
+    rule_rows = [
+        Row(f"{g.key} {summary.rule_rows[g.key].name}", _level_segments(g.tally(scope), points=True),
+            f"{g.tally(scope).points} pts", href=f"#rule-{g.key}")
+        for g in summary.ranked(summary.rules, scope)[:MAX_RULE_BARS]
+    ]
     out.append(_legend(kinds=False))
     out.append('<div class="grid2"><div><h3>By rule family</h3>')
     out.append(stacked_bars(fam_rows, width=540, label_chars=18, caption=f"effort by rule family, {label}"))
-    out.append("</div><div><h3>By directory</h3>")
-    out.append(stacked_bars(dir_rows, width=540, label_chars=30, caption=f"effort by directory, {label}"))
+    out.append("</div><div><h3>Costliest rules</h3>")
+    out.append(stacked_bars(rule_rows, width=560, label_chars=44, caption=f"effort by rule, {label}"))
+    out.append("</div></div><h3>By directory</h3>")
+    out.append(stacked_bars(dir_rows, width=1100, label_chars=72, caption=f"effort by directory, {label}"))
     if more > 0:
-        out.append(f'<p class="hw">and {_plural(more, "more directory")} with less effort (see the drill-down below).</p>')
-    out.append("</div></div>")
+        word = "directory" if more == 1 else "directories"
+        out.append(f'<p class="hw">and {more} more {word} with less effort (see the drill-down below).</p>')
     top = summary.top_files(scope)
     out.append(f"<h3>Top {min(TOP_FILES, len(top))} files by effort</h3>")
     out.append(
@@ -199,7 +208,7 @@ def _panel(summary: Summary, scope: str, file_ids: dict[str, str]) -> str:
         t = g.tally(scope)
         out.append(
             f"<tr{_data(scope=scope, file=g.key, points=t.points)}><td>{rank}</td>"
-            f'<td><a href="#{file_ids[g.key]}">{escape(g.key)}</a></td><td class="n">{t.findings}</td>'
+            f'<td class="path"><a href="#{file_ids[g.key]}">{escape(g.key)}</a></td><td class="n">{t.findings}</td>'
             f'<td class="n">{t.blockers}</td><td class="n">{t.slowdowns}</td><td class="n">{t.redesign}</td>'
             f'<td class="n"><b>{t.points}</b></td><td class="smeter">{meter(_level_segments(t, True), width=140, height=8)}</td></tr>'
         )
@@ -207,7 +216,8 @@ def _panel(summary: Summary, scope: str, file_ids: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _tabs(summary: Summary, file_ids: dict[str, str]) -> str:
+def _tabs(summary: Summary, file_ids: dict[str, str]) -> tuple[str, str]:
+    """The tab bar and a panel per scope, and the CSS that shows the checked tab's panel."""
     scopes = summary.scopes
     out = ['<div class="tabs">']
     for i, scope in enumerate(scopes):
@@ -224,7 +234,7 @@ def _tabs(summary: Summary, file_ids: dict[str, str]) -> str:
         f".tabs>input:nth-of-type({i + 1}):checked~label:nth-of-type({i + 1}){{background:var(--card);color:var(--ink)}}"
         for i in range(len(scopes))
     )
-    return f"<style>{show}{{display:block}}{label_rules}</style>" + "".join(out)
+    return f"{show}{{display:block}}{label_rules}", "".join(out)
 
 
 def _target_badges(targets: dict[str, str]) -> str:
@@ -244,7 +254,7 @@ def _findings(summary: Summary, file_ids: dict[str, str]) -> str:
         out.append(
             f'<details id="dir-{i}"{_data(directory=d.key, findings=t.findings, points=t.points)}><summary>'
             f'<span class="sname">{escape(d.key)}/</span>'
-            f'<span class="smeta">{_plural(d.files, "file")} · {_plural(t.findings, "finding")} · {t.blockers} blockers · <b>{t.points}</b> pts</span>'
+            f'<span class="smeta">{_plural(d.files, "file")} · {_plural(t.findings, "finding")} · {_plural(t.blockers, "blocker")} · <b>{t.points}</b> pts</span>'
             f'<span class="smeter">{meter(_level_segments(t, True), width=140, height=8)}</span></summary>'
         )
         for path in sorted(p for p in by_file if (p.rpartition("/")[0] or ".") == d.key):
@@ -252,7 +262,7 @@ def _findings(summary: Summary, file_ids: dict[str, str]) -> str:
             out.append(
                 f'<details id="{file_ids[path]}"{_data(path=path, findings=ft.findings, points=ft.points)}><summary>'
                 f'<span class="sname">{escape(path.rpartition("/")[2])}</span>'
-                f'<span class="smeta">{_plural(ft.findings, "finding")} · {ft.blockers} blockers · <b>{ft.points}</b> pts</span></summary>'
+                f'<span class="smeta">{_plural(ft.findings, "finding")} · {_plural(ft.blockers, "blocker")} · <b>{ft.points}</b> pts</span></summary>'
                 '<table><thead><tr><th class="n">line</th><th>rule</th><th>targets</th><th>effort</th><th>finding and rewrite</th></tr></thead><tbody>'
             )
             for item in by_file[path]:
@@ -293,12 +303,13 @@ def _rules(summary: Summary) -> str:
 def render_html(summary: Summary) -> str:
     total = summary.total()
     file_ids = _file_ids(summary)
+    tab_css, tabs = _tabs(summary, file_ids)
     paths = ", ".join(summary.paths)
     head = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>portlint migration report: {escape(paths)}</title><style>{_CSS}</style></head><body><main>"
+        f"<title>portlint migration report: {escape(paths)}</title><style>{_CSS}{tab_css}</style></head><body><main>"
     )
     body = [
         head,
@@ -312,7 +323,7 @@ def render_html(summary: Summary) -> str:
         f"<div><b>{summary.suppressed}</b><span>suppressed</span></div></div></header>",
         '<section class="cards">' + "".join(_card(s, summary) for s in summary.by_target.values()) + "</section>",
         "<h2>Where the work is</h2>",
-        _tabs(summary, file_ids),
+        tabs,
         "<h2>Findings by directory and file</h2>",
         _findings(summary, file_ids),
         "<h2>Rules that fired</h2>",
