@@ -15,6 +15,7 @@ from portlint.report.summary import ALL, EFFORT_POINTS, KINDS, LEVELS, TARGET_NA
 
 MAX_DIRECTORY_BARS = 25
 MAX_RULE_BARS = 12
+RULE_LABEL_CHARS = 44
 VERDICT_TEXT = {"blocked": "Blocked", "runs, slowly": "Runs, slowly", "ready": "Ready"}
 KIND_SINGULAR = {"blockers": "blocker", "slowdowns": "slowdown", "notes": "note"}
 SEVERITY_KIND = {"error": "blockers", "warning": "slowdowns", "note": "notes"}
@@ -166,6 +167,12 @@ def _file_ids(summary: Summary) -> dict[str, str]:
     return {g.key: f"file-{i}" for i, g in enumerate(summary.files)}
 
 
+def _rule_label(rule_id: str, name: str, chars: int = RULE_LABEL_CHARS) -> str:
+    """`PTL905 accelerator-detection-by-cu…`: the id always shows, the name is cut at the end."""
+    label = f"{rule_id} {name}"
+    return label if len(label) <= chars else label[: chars - 1] + "…"
+
+
 def _panel(summary: Summary, scope: str, file_ids: dict[str, str]) -> str:
     fam_rows = [
         Row(g.key, _level_segments(g.tally(scope), points=True), f"{g.tally(scope).points} pts")
@@ -184,7 +191,7 @@ def _panel(summary: Summary, scope: str, file_ids: dict[str, str]) -> str:
         out.append(f"<p>No findings for {escape(label)}.</p></div>")
         return "".join(out)
     rule_rows = [
-        Row(f"{g.key} {summary.rule_rows[g.key].name}", _level_segments(g.tally(scope), points=True),
+        Row(_rule_label(g.key, summary.rule_rows[g.key].name), _level_segments(g.tally(scope), points=True),
             f"{g.tally(scope).points} pts", href=f"#rule-{g.key}")
         for g in summary.ranked(summary.rules, scope)[:MAX_RULE_BARS]
     ]
@@ -192,7 +199,7 @@ def _panel(summary: Summary, scope: str, file_ids: dict[str, str]) -> str:
     out.append('<div class="grid2"><div><h3>By rule family</h3>')
     out.append(stacked_bars(fam_rows, width=540, label_chars=18, caption=f"effort by rule family, {label}"))
     out.append("</div><div><h3>Costliest rules</h3>")
-    out.append(stacked_bars(rule_rows, width=560, label_chars=44, caption=f"effort by rule, {label}"))
+    out.append(stacked_bars(rule_rows, width=560, label_chars=RULE_LABEL_CHARS, caption=f"effort by rule, {label}"))
     out.append("</div></div><h3>By directory</h3>")
     out.append(stacked_bars(dir_rows, width=1100, label_chars=72, caption=f"effort by directory, {label}"))
     if more > 0:

@@ -4,14 +4,22 @@ JSON forms (a comment has a size limit; a summary should be read in a minute).""
 
 from __future__ import annotations
 
+import re
+
 from portlint.report.summary import ALL, EFFORT_POINTS, LEVELS, TARGET_NAMES, TOP_FILES, Summary
 
 MAX_DIRECTORIES = 25
 VERDICT = {"blocked": "**blocked**", "runs, slowly": "runs, slowly", "ready": "ready"}
 
 
+_CODE_SPAN = re.compile(r"(`[^`]*`)")
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """One table cell: pipes escaped everywhere, and `<` outside code spans, so that
+    GitHub shows it as text and never as a tag."""
+    parts = _CODE_SPAN.split(str(text).replace("\n", " "))
+    return "".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts)).replace("|", "\\|")
 
 
 def _table(header: list[str], rows: list[list[object]], text_columns: int = 1) -> list[str]:
@@ -72,9 +80,9 @@ def render_markdown(summary: Summary) -> str:
         for i, g in enumerate(top, start=1)
     ]
     lines += _table(["#", "file", "findings", "blockers", "redesign / local / mechanical", "points"], file_rows, text_columns=2)
-    lines += ["", "### Rules that fired", ""]
+    lines += ["", "### Rules that fired, most effort first", ""]
     rule_rows = []
-    for g in summary.rules:
+    for g in summary.ranked(summary.rules, ALL):
         r = summary.rule_rows[g.key]
         rule_rows.append([f"{r.id} `{r.name}`", r.effort, r.effort_why, g.tally(ALL).findings, g.tally(ALL).points])
     lines += _table(["rule", "effort", "why", "findings", "points"], rule_rows, text_columns=3)
