@@ -30,6 +30,10 @@ def _table(header: list[str], rows: list[list[object]], text_columns: int = 1) -
     return out
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _levels(t) -> str:
     return " / ".join(str(getattr(t, lv)) for lv in reversed(LEVELS))
 
@@ -40,7 +44,7 @@ def render_markdown(summary: Summary) -> str:
     lines = [
         "## portlint migration report",
         "",
-        f"`{', '.join(summary.paths)}`: {summary.files_scanned} files scanned, {total.findings} findings, "
+        f"`{', '.join(summary.paths)}`: {_plural(summary.files_scanned, 'file')} scanned, {_plural(total.findings, 'finding')}, "
         f"**{total.points} effort points** ({total.redesign} need a redesign), {summary.suppressed} suppressed. "
         f"Points per finding: {scale}.",
         "",
@@ -57,7 +61,7 @@ def render_markdown(summary: Summary) -> str:
                      "redesign / local / mechanical", "already ported"], rows, text_columns=2)
     cuda = next((s.cuda_files for s in summary.by_target.values()), 0)
     if cuda and any(t != "rocm" for t in summary.targets):
-        lines += ["", f"{cuda} CUDA source files are assessed for rocm only: on TPU, Trainium and Gaudi their "
+        lines += ["", f"{_plural(cuda, 'CUDA source file')} {'is' if cuda == 1 else 'are'} assessed for rocm only: on TPU, Trainium and Gaudi the "
                       "device code needs a rewrite."]
     lines += ["", "### Where the work is: by rule family", ""]
     targets = list(summary.targets)
