@@ -178,3 +178,14 @@ def test_an_empty_tree_gives_a_ready_report(tmp_path):
     assert {t: r["verdict"] for t, r in report["by_target"].items()} == dict.fromkeys(TARGETS, "ready")
     html = run_portlint("report", str(tmp_path), "--no-cache", "--isolated")
     assert html.returncode == 0 and "No findings" in html.stdout
+
+
+def test_hipify_renames_are_mechanical_findings_when_selected():
+    proc = run_portlint("report", "fixtures/cuda_api", "--format", "json", "--no-cache", "--select", "hipify,PTL602")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    renames = [f for f in report["findings"] if f["rule"] == "PTL601"]
+    assert renames and {f["effort"] for f in renames} == {"mechanical"}
+    assert report["by_target"]["rocm"]["mechanical"] >= len(renames)
+    # the counter counts the same uses the listed findings show
+    assert report["by_target"]["rocm"]["hipify_renames"] == len(renames)
