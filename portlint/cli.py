@@ -268,6 +268,8 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             _fail(f"cannot write {output}: {exc.strerror or exc}")
+        total = summary.total()
+        click.echo(f"portlint: wrote {output} ({total.findings} findings, {total.points} effort points)", err=True)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

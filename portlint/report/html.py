@@ -38,7 +38,7 @@ code{font:12.5px ui-monospace,"DejaVu Sans Mono",monospace;background:#eef1f6;bo
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:16px;margin-top:18px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px 18px;border-top:5px solid var(--ok)}
 .card.v-blocked{border-top-color:var(--blockers)}.card.v-slow{border-top-color:var(--slowdowns)}
-.card-head{display:flex;justify-content:space-between;align-items:baseline;gap:8px}
+.card-head{display:flex;flex-direction:column;gap:1px}
 .hw{color:var(--muted);font-size:12px}
 .verdict{display:inline-block;margin:10px 0 12px;padding:2px 10px;border-radius:99px;font-weight:600;font-size:13px;background:#e5f5ee;color:#1f7a52}
 .v-blocked .verdict{background:#fbe6ea;color:#a8213a}.v-slow .verdict{background:#fdf1dc;color:#8a5a00}
@@ -50,7 +50,7 @@ code{font:12.5px ui-monospace,"DejaVu Sans Mono",monospace;background:#eef1f6;bo
 .effort-line b{font-size:18px}
 .levels{font-size:12px;color:var(--muted);margin:4px 0 10px}
 .ported{border-top:1px dashed var(--line);padding-top:8px;font-size:13px}
-.ported b{color:var(--ok)}.scope-note{font-size:12px;color:var(--muted);margin-top:6px}
+.ported b{color:var(--ok)}.most{font-size:13px;margin-top:8px;overflow-wrap:anywhere}.scope-note{font-size:12px;color:var(--muted);margin-top:6px}
 svg.meter{display:block;width:100%;border-radius:5px;overflow:hidden}
 svg .track{fill:#edf0f5}
 .seg-blockers{fill:var(--blockers)}.seg-slowdowns{fill:var(--slowdowns)}.seg-notes{fill:var(--notes)}
@@ -117,7 +117,7 @@ def _data(**fields: object) -> str:
     return "".join(f' data-{k.replace("_", "-")}="{escape(str(v))}"' for k, v in fields.items())
 
 
-def _card(s, summary: Summary) -> str:
+def _card(s, summary: Summary, file_ids: dict[str, str]) -> str:
     t = s.tally
     css = {"blocked": "v-blocked", "runs, slowly": "v-slow"}.get(s.verdict, "v-ready")
     head = (
@@ -143,10 +143,17 @@ def _card(s, summary: Summary) -> str:
         ported.append(f"<b>{s.hipify_renames}</b> mechanical hipify {'rename' if s.hipify_renames == 1 else 'renames'}")
     if ported:
         parts.append('<div class="ported">' + "<br>".join(ported) + "</div>")
+    top = summary.top_files(s.target, 1)
+    if top:
+        g = top[0]
+        parts.append(
+            f'<div class="most">Most work: <a href="#{file_ids[g.key]}">{escape(g.key.rpartition("/")[2])}</a> '
+            f'<span class="hw">({g.tally(s.target).points} pts)</span></div>'
+        )
     if s.target != "rocm" and s.cuda_files:
         parts.append(
-            f'<div class="scope-note">{_plural(s.cuda_files, "CUDA source file")} not assessed here: CUDA C++ rules '
-            "report for rocm; device code needs a rewrite for this target.</div>"
+            f'<div class="scope-note">{_plural(s.cuda_files, "CUDA source file")} assessed for rocm only: '
+            "their device code needs a rewrite for this target.</div>"
         )
     if s.diagnostics:
         parts.append(f'<div class="scope-note">{_plural(s.diagnostics, "portlint diagnostic")} (not porting work).</div>')
@@ -328,7 +335,7 @@ def render_html(summary: Summary) -> str:
         f"<div><b>{total.points}</b><span>effort points</span></div>"
         f"<div><b>{total.redesign}</b><span>need a redesign</span></div>"
         f"<div><b>{summary.suppressed}</b><span>suppressed</span></div></div></header>",
-        '<section class="cards">' + "".join(_card(s, summary) for s in summary.by_target.values()) + "</section>",
+        '<section class="cards">' + "".join(_card(s, summary, file_ids) for s in summary.by_target.values()) + "</section>",
         "<h2>Where the work is</h2>",
         tabs,
         "<h2>Findings by directory and file</h2>",
