@@ -189,3 +189,15 @@ def test_hipify_renames_are_mechanical_findings_when_selected():
     assert report["by_target"]["rocm"]["mechanical"] >= len(renames)
     # the counter counts the same uses the listed findings show
     assert report["by_target"]["rocm"]["hipify_renames"] == len(renames)
+
+
+def test_the_json_form_matches_its_schema(outputs):
+    import jsonschema
+
+    schema = json.loads((REPO / "docs" / "portlint-migration-report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft7Validator.check_schema(schema)
+    jsonschema.validate(outputs["report"], schema)
+    broken = json.loads(outputs["json"])
+    broken["findings"][0]["effort"] = "easy"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
