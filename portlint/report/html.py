@@ -87,6 +87,8 @@ details details{margin:6px 12px}
 .rules td.why{font-size:12.5px;color:#34405a}
 .rules details{border:none;margin:0;background:none}.rules details>summary{padding:0}
 .doc{font-size:12.5px;color:#34405a;white-space:pre-wrap;margin:6px 0 0}
+@media print{.tabs>label,.tabs>input{display:none}.panel{display:block!important;margin-bottom:12px;border-radius:10px}
+.panel::before{content:attr(data-title);font-weight:600;display:block;margin-bottom:6px}}
 footer{margin-top:40px;color:var(--muted);font-size:12.5px;border-top:1px solid var(--line);padding-top:14px}
 """
 
@@ -193,7 +195,7 @@ def _panel(summary: Summary, scope: str, file_ids: dict[str, str]) -> str:
     ]
     more = len(dirs) - len(dir_rows)
     label = "all targets" if scope == ALL else scope
-    out = [f'<div class="panel" id="panel-{scope}">']
+    out = [f'<div class="panel" id="panel-{scope}" data-title="{escape(label)}">']
     if not fam_rows:
         out.append(f"<p>No findings for {escape(label)}.</p></div>")
         return "".join(out)
@@ -334,7 +336,10 @@ def render_html(summary: Summary) -> str:
         f"<div><b>{total.findings}</b><span>findings</span></div>"
         f"<div><b>{total.points}</b><span>effort points</span></div>"
         f"<div><b>{total.redesign}</b><span>need a redesign</span></div>"
-        f"<div><b>{summary.suppressed}</b><span>suppressed</span></div></div></header>",
+        f"<div><b>{summary.suppressed}</b><span>suppressed</span></div></div>"
+        + (f'<p class="sub">{_plural(summary.notices, "notice")} about files that could not be fully scanned '
+           "(printed on stderr by the run).</p>" if summary.notices else "")
+        + "</header>",
         '<section class="cards">' + "".join(_card(s, summary, file_ids) for s in summary.by_target.values()) + "</section>",
         "<h2>Where the work is</h2>",
         tabs,
