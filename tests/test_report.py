@@ -103,6 +103,11 @@ def test_the_html_shows_the_json_numbers(outputs):
         effort = card.find_all("div", cls="effort-line")[0].text()
         assert effort.startswith(f"{row['points']} effort points")
         assert card.attrs["data-verdict"] == row["verdict"]
+    # the chart that compares targets labels each bar with the JSON's points
+    (compare,) = [svg for svg in page.find_all("svg") if svg.attrs.get("aria-label") == "effort points by target and level"]
+    assert [t.text() for t in compare.find_all("text", cls="val")] == [
+        f"{r['points']} pts · {r['redesign']} redesign" for r in report["by_target"].values()
+    ]
     rows = page.find_all("tr", cls="finding")
     assert len(rows) == report["total"]["findings"]
     assert [(r.attrs["data-rule"], int(r.attrs["data-line"]), r.attrs["data-effort"]) for r in rows] == [

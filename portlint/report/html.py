@@ -64,6 +64,7 @@ svg.chart{max-width:100%;height:auto}
 .tabs>input{position:absolute;opacity:0;pointer-events:none}
 .tabs>label{display:inline-block;padding:6px 14px;margin-right:4px;border:1px solid var(--line);border-bottom:none;border-radius:8px 8px 0 0;background:#e9edf3;cursor:pointer;font-weight:600;color:var(--muted)}
 .panel{display:none;background:var(--card);border:1px solid var(--line);border-radius:0 10px 10px 10px;padding:16px 18px}
+.box{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px 18px}
 .grid2{display:grid;grid-template-columns:1fr 1fr;gap:18px}
 @media (max-width:900px){.grid2{grid-template-columns:1fr}}
 .panel h3{font-size:14px;margin:4px 0 8px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
@@ -161,6 +162,20 @@ def _card(s, summary: Summary, file_ids: dict[str, str]) -> str:
         parts.append(f'<div class="scope-note">{_plural(s.diagnostics, "portlint diagnostic")} (not porting work).</div>')
     parts.append("</article>")
     return "".join(parts)
+
+
+def _compare(summary: Summary) -> str:
+    """The targets side by side on one scale: which is nearest, and what kind of work."""
+    rows = [
+        Row(t, _level_segments(s.tally, points=True), f"{s.tally.points} pts · {s.tally.redesign} redesign")
+        for t, s in summary.by_target.items()
+    ]
+    if not any(r.total for r in rows):
+        return ""
+    return (
+        '<h2>Effort by target</h2><div class="box">' + _legend(kinds=False)
+        + stacked_bars(rows, width=1100, label_chars=10, caption="effort points by target and level") + "</div>"
+    )
 
 
 def _legend(kinds: bool) -> str:
@@ -341,6 +356,7 @@ def render_html(summary: Summary) -> str:
            "(printed on stderr by the run).</p>" if summary.notices else "")
         + "</header>",
         '<section class="cards">' + "".join(_card(s, summary, file_ids) for s in summary.by_target.values()) + "</section>",
+        _compare(summary),
         "<h2>Where the work is</h2>",
         tabs,
         "<h2>Findings by directory and file</h2>",
