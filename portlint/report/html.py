@@ -11,14 +11,12 @@ import re
 from html import escape
 
 from portlint.report.charts import Row, Segment, meter, stacked_bars
-from portlint.report.summary import ALL, EFFORT_POINTS, KINDS, LEVELS, TARGET_NAMES, TOP_FILES, Group, Summary, Tally
+from portlint.report.summary import ALL, EFFORT_POINTS, KINDS, LEVELS, TARGET_NAMES, TOP_FILES, Summary, Tally
 
 MAX_DIRECTORY_BARS = 25
 MAX_RULE_BARS = 12
 RULE_LABEL_CHARS = 44
 VERDICT_TEXT = {"blocked": "Blocked", "runs, slowly": "Runs, slowly", "ready": "Ready"}
-KIND_SINGULAR = {"blockers": "blocker", "slowdowns": "slowdown", "notes": "note"}
-SEVERITY_KIND = {"error": "blockers", "warning": "slowdowns", "note": "notes"}
 
 _CSS = """
 :root{--ink:#1d2433;--muted:#5d6678;--line:#e3e7ee;--bg:#f5f7fa;--card:#fff;
@@ -87,7 +85,9 @@ details details{margin:6px 12px}
 .finding td{font-size:13px}.rewrite{color:#34405a;font-size:12.5px}.fix{color:var(--ok);font-size:12px}
 .rules td.why{font-size:12.5px;color:#34405a}
 .rules details{border:none;margin:0;background:none}.rules details>summary{padding:0}
-.doc{font-size:12.5px;color:#34405a;white-space:pre-wrap;margin:6px 0 0}
+.doc{font-size:12.5px;color:#34405a;margin:6px 0 0}.doc p{margin:2px 0 6px}
+.doc pre{font:12px ui-monospace,"DejaVu Sans Mono",monospace;background:#eef1f6;border-radius:6px;padding:8px 10px;overflow-x:auto;margin:4px 0 8px}
+.rules td:first-child{min-width:210px}
 @media print{.tabs>label,.tabs>input{display:none}.panel{display:block!important;margin-bottom:12px;border-radius:10px}
 .panel::before{content:attr(data-title);font-weight:600;display:block;margin-bottom:6px}}
 footer{margin-top:40px;color:var(--muted);font-size:12.5px;border-top:1px solid var(--line);padding-top:14px}
@@ -101,6 +101,23 @@ def _rich(text: str) -> str:
     return out.replace("\n", "<br>")
 
 
+_FENCE = re.compile(r"^```[\w+-]*\n(.*?)^```\s*$", re.M | re.S)
+
+
+def _prose(text: str) -> str:
+    """A rule file's documentation: hard-wrapped paragraphs joined into lines (blank lines
+    kept), fenced code blocks shown as they are."""
+    out, pos = [], 0
+    for m in list(_FENCE.finditer(text)) + [None]:
+        chunk = text[pos: m.start() if m else len(text)]
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", chunk.strip())]
+        out += [f"<p>{_rich(p)}</p>" for p in paragraphs if p]
+        if m:
+            out.append(f"<pre>{escape(m.group(1).rstrip())}</pre>")
+            pos = m.end()
+    return "".join(out)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -110,10 +127,6 @@ def _level_segments(t: Tally, points: bool) -> tuple[Segment, ...]:
         Segment(level, "points" if points else "findings", getattr(t, level) * (EFFORT_POINTS[level] if points else 1))
         for level in reversed(LEVELS)
     )
-
-
-def _kind_segments(t: Tally) -> tuple[Segment, ...]:
-    return tuple(Segment(kind, kind, getattr(t, kind)) for kind in KINDS)
 
 
 def _data(**fields: object) -> str:
@@ -324,7 +337,7 @@ def _rules(summary: Summary) -> str:
             f"<td>{_target_badges(r.severity)}</td><td class=\"n\">{t.findings}</td><td class=\"n\">{t.points}</td>"
             f'<td><span class="pill {r.effort}">{r.effort}</span></td>'
             f'<td class="why">{_rich(r.effort_why)}<details><summary><a>{_rich(r.summary)}</a></summary>'
-            f'<div class="doc"><b>What it finds.</b> {_rich(r.finds)}</div><div class="doc"><b>Portable rewrite.</b> {_rich(r.rewrite)}</div>'
+            f'<div class="doc"><b>What it finds</b>{_prose(r.finds)}</div><div class="doc"><b>Portable rewrite</b>{_prose(r.rewrite)}</div>'
             f'<div class="doc">Source: <code>{escape(r.source)}</code> · <code>portlint rule {r.id}</code></div></details></td></tr>'
         )
     out.append("</tbody></table>")
