@@ -195,6 +195,7 @@ def rules_cmd(fmt: str) -> None:
                 "confidence": r.confidence,
                 "fix": r.fix,
                 "default_enabled": r.default_enabled,
+                "proof": r.proof,
             }
             for r in rules.values()
         ]

@@ -42,6 +42,7 @@ class Rule:
     docs_rewrite: str
     tags: tuple[str, ...] = field(default=())
     source: str = ""
+    proof: str = ""  # which toolchain check proves the claim (toolchain: tests/file.py::test), or "unproven: why"
 
     @property
     def default_level(self) -> Severity:
@@ -73,6 +74,8 @@ class Rule:
         lines += ["", "## Example", "", self.docs_example.strip(), "", "## Portable rewrite", "", self.docs_rewrite.strip()]
         if self.references:
             lines += ["", "## References", ""] + [f"- {r}" for r in self.references]
+        if self.proof:
+            lines += ["", "## Proof", "", self.proof]
         return "\n".join(lines) + "\n"
 
 
@@ -109,6 +112,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         "id", "name", "family", "language", "summary", "message", "severity", "confidence",
         "fix", "default_enabled", "references", "docs", "tags",
     }
+    known |= {"proof"}
     extra = set(data) - known
     if extra:
         raise RuleError(f"{where}: unknown keys {sorted(extra)}")
@@ -148,6 +152,11 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
     why = docs["why"]
     if not isinstance(why, dict) or set(why) != set(severity):
         raise RuleError(f"{where}: docs.why must explain each target in severity: {sorted(severity)}")
+    proof = data.get("proof", "")
+    if not isinstance(proof, str):
+        raise RuleError(f"{where}: proof must be a string")
+    if not proof.strip() and data.get("family") != "tool":
+        raise RuleError(f"{where}: proof is missing: name the toolchain check (`toolchain: tests/test_x.py::test_y`) or say `unproven: why`")
     summary = _require(data, "summary", str, where).strip()
     message = _require(data, "message", str, where).strip()
     if not summary or not message:
@@ -170,6 +179,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         docs_rewrite=docs["rewrite"],
         tags=tuple(data.get("tags", ())),
         source=path.name,
+        proof=proof.strip(),
     )
 
 
