@@ -67,7 +67,11 @@ def _triton():
     global _CACHE_DIR
     if _CACHE_DIR is None:
         # a private cache, and always compile: a cached kernel would hide the LLVM diagnostics
+        import atexit
+        import shutil
+
         _CACHE_DIR = tempfile.mkdtemp(prefix="portlint-triton-cache-")
+        atexit.register(shutil.rmtree, _CACHE_DIR, True)
         os.environ["TRITON_CACHE_DIR"] = _CACHE_DIR
         os.environ["TRITON_ALWAYS_COMPILE"] = "1"
         os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -86,7 +90,7 @@ def compile_kernel(fn, signature: dict, constexprs: dict | None = None, target: 
 
     src = ASTSource(fn, signature, constexprs or {})
     options.setdefault("num_warps", 4)
-    with _StderrCapture() as captured:
+    with StderrCapture() as captured:
         try:
             kernel = triton.compile(src, target=GPUTarget(*target), options=options)
         except Exception as exc:  # the backend's rejection is the result being measured
@@ -107,7 +111,7 @@ def _llvm_error(text: str) -> bool:
     return any(line.lstrip().startswith("error:") or ": error:" in line for line in text.splitlines())
 
 
-class _StderrCapture:
+class StderrCapture:
     """Collect what native code writes to file descriptor 2 while the block runs."""
 
     def __enter__(self):
