@@ -17,7 +17,7 @@ import re
 import pytest
 from conftest import FIXTURES, require_module, scan_paths
 from triton_oracle import (ALL_TARGETS, AMD_TARGETS, GFX90A, GFX942, MAX_THREADS_PER_WORKGROUP, SM90,
-                           compile_kernel, load_kernels)
+                           compile_kernel, load_functions, load_kernels)
 
 pytestmark = pytest.mark.oracle
 
@@ -191,6 +191,24 @@ def test_ptl704_compiled_kernels_run_64_lanes_per_warp_on_cdna():
         for target in AMD_TARGETS:
             assert results[target].warp_size == 64
             assert results[target].threads_per_workgroup == 2 * (32 * num_warps)
+
+
+def test_ptl704_gluon_layout_with_32_threads_per_warp_fails_for_amd():
+    """The fixture's `gl.BlockedLayout([1, 4], [4, 8], ...)` (4 x 8 = 32 lanes): sm_90 accepts it,
+    AMD rejects it ("Layout has 32 threads per warp, but the module specifies 64"); the rewrite,
+    threads_per_warp from the target's warp size, compiles for AMD."""
+    from triton.experimental.gluon import language as gl
+
+    layout = load_functions(TRITON / "launch_and_configs.py", {"gluon_layout"})["gluon_layout"](gl)
+    copy = helpers()["gluon_blocked_copy"]
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "LAYOUT": "constexpr"}
+    results = compile_all(copy, sig, {"LAYOUT": layout})
+    assert results[SM90].ok, str(results[SM90])
+    for target in AMD_TARGETS:
+        r = results[target]
+        assert not r.ok and "Layout has 32 threads per warp, but the module specifies 64" in r.diagnostics, str(r)
+        wave = gl.BlockedLayout([1, 4], [8, target[2] // 8], [4, 1], [1, 0])
+        assert compile_kernel(copy, sig, {"LAYOUT": wave}, target).ok
 
 
 # ---------------------------------------------------------------- PTL705 TMA descriptors

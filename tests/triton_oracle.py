@@ -88,6 +88,8 @@ def compile_kernel(fn, signature: dict, constexprs: dict | None = None, target: 
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    if getattr(fn, "is_gluon", lambda: False)():
+        from triton.experimental.gluon._runtime import GluonASTSource as ASTSource  # module attrs (warp size) set
     src = ASTSource(fn, signature, constexprs or {})
     options.setdefault("num_warps", 4)
     with StderrCapture() as captured:
@@ -167,6 +169,17 @@ def load_kernels(path: Path, extra_globals: dict | None = None) -> dict:
     namespace: dict = {"__name__": f"_portlint_triton_fixture_{path.stem}", "__file__": str(path)}
     namespace.update(extra_globals or {})
     exec(compile(module, str(path), "exec"), namespace)
+    return namespace
+
+
+def load_functions(path: Path, names: set[str], extra_globals: dict | None = None) -> dict:
+    """Execute only the named top-level (host) functions of a fixture; they run with the
+    globals given (e.g. a module they take as an argument needs none)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    kept = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names]
+    assert {n.name for n in kept} == set(names), f"{path.name} lacks {set(names) - {n.name for n in kept}}"
+    namespace: dict = {"__name__": f"_portlint_fixture_functions_{path.stem}", **(extra_globals or {})}
+    exec(compile(ast.Module(body=kept, type_ignores=[]), str(path), "exec"), namespace)
     return namespace
 
 

@@ -85,3 +85,12 @@ def gluon_hopper_mbarrier(x_ptr):
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)
     mbarrier.invalidate(bar)
+
+
+@gluon.jit
+def gluon_blocked_copy(x_ptr, y_ptr, LAYOUT: gl.constexpr):
+    # PTL704's Gluon form: a 32x32 tile copied through the given BlockedLayout
+    offs_m = gl.arange(0, 32, layout=gl.SliceLayout(1, LAYOUT))
+    offs_n = gl.arange(0, 32, layout=gl.SliceLayout(0, LAYOUT))
+    offs = offs_m[:, None] * 32 + offs_n[None, :]
+    gl.store(y_ptr + offs, gl.load(x_ptr + offs))
