@@ -28,7 +28,6 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 import stat
 import tempfile
@@ -39,11 +38,6 @@ from portlint import __version__
 
 _FORMAT = 3
 _C_FAMILY = {".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
-# Any #include, quoted or angled: resolved like the preprocessor would (includer's folder for
-# quotes, then the scanned file's folder, which the libclang pass puts on -I). Conditional
-# includes are all followed, so the set is a superset of what a build reads.
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
-_MAX_HEADERS = 256
 
 
 @lru_cache(maxsize=1)
@@ -77,62 +71,37 @@ class Cache:
         self.dir = Path(directory)
         salt = "\0".join((str(_FORMAT), __version__, code_fingerprint(), rules_fingerprint(), settings_fingerprint(settings)))
         self.salt = hashlib.sha256(salt.encode()).hexdigest()
+        self.settings = settings
         self.writable = True
-        self._headers: dict[str, tuple[bytes, list[bytes]] | None] = {}
-        self._found: dict[tuple[str, str], str | None] = {}
 
     # ---- keys ---------------------------------------------------------------------------------
-    def key(self, display_path: str, data: bytes, real_path: Path | None = None) -> str:
+    def key(self, display_path: str, data: bytes, real_path: Path | None = None, cross_file: bytes = b"") -> str:
+        """`cross_file`: a digest of the facts from other files the result depends on (the
+        Python project model's scope and reachability for this file)."""
         h = hashlib.sha256()
         h.update(self.salt.encode())
         h.update(display_path.encode() + b"\0")
         h.update(data)
+        if cross_file:
+            h.update(b"\0cross-file\0" + cross_file)
         if real_path is not None and Path(real_path).suffix.lower() in _C_FAMILY:
             h.update(b"\0headers\0")
             h.update(self._header_digest(Path(real_path), data))
         return h.hexdigest()
 
-    def _header(self, path: str) -> tuple[bytes, list[bytes]] | None:
-        """(sha256, includes) of one header, read once per cache object (= per scan)."""
-        if path not in self._headers:
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                self._headers[path] = None
-            else:
-                self._headers[path] = (hashlib.sha256(data).digest(), _INCLUDE.findall(data))
-        return self._headers[path]
-
-    def _find(self, folder: str, name: str) -> str | None:
-        """The real path of `folder/name` when it is a file; memoised per scan."""
-        key = (folder, name)
-        if key not in self._found:
-            candidate = os.path.join(folder, name)
-            try:
-                self._found[key] = os.path.realpath(candidate) if os.path.isfile(candidate) else None
-            except (OSError, ValueError):
-                self._found[key] = None
-        return self._found[key]
-
     def _header_digest(self, path: Path, data: bytes) -> bytes:
-        """Hash of every header reachable from `data` through #include, as found on disk."""
-        base = os.path.dirname(os.path.abspath(path))
+        """Hash of every header the file reaches in the scan's include graph (the one the
+        analysis reads: -I folders of --compile-commands and include-dirs included)."""
+        from portlint.cuda.includes import include_graph
+
+        graph = include_graph(self.settings)
+        reach = graph.reach(path, data.decode("utf-8", errors="replace"))
         digest = hashlib.sha256()
-        seen: set[str] = set()
-        todo = [(base, inc) for inc in _INCLUDE.findall(data)]
-        while todo and len(seen) < _MAX_HEADERS:
-            folder, inc = todo.pop()
-            name = inc.decode("utf-8", "replace")
-            found = self._find(folder, name) or self._find(base, name)
-            if found is not None and found not in seen:
-                seen.add(found)
-                info = self._header(found)
-                if info is not None:
-                    todo.extend((os.path.dirname(found), nested) for nested in info[1])
-        for header in sorted(seen):
-            info = self._header(header)
-            digest.update(header.encode() + b"\0" + (info[0] if info else b"unreadable"))
+        for header in reach.headers:
+            h = graph.header(header)
+            digest.update(header.encode() + b"\0" + (h.digest if h is not None else b"unreadable"))
+        if not reach.complete:
+            digest.update(b"\0incomplete")
         return digest.digest()
 
     # ---- entries ------------------------------------------------------------------------------

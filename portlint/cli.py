@@ -26,6 +26,12 @@ def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _printable(text: str) -> str:
+    from portlint.reporters.text import escape_controls
+
+    return escape_controls(text)
+
+
 def _use_color(choice: str, stream) -> bool:
     if choice == "always":
         return True
@@ -34,7 +40,21 @@ def _use_color(choice: str, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group, with one rule for bugs: an exception that no command handled
+    (in a reporter, the fix engine, anywhere outside per-file isolation) is one line and
+    exit 2, never a traceback and exit 1, which would read as "findings"."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            _fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="portlint")
 def main() -> None:
     """Find CUDA, Triton and Python code that will not port to ROCm, TPU, Trainium or Gaudi."""
@@ -46,7 +66,7 @@ def main() -> None:
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Rule ids, id prefixes or presets (hipify, ALL) to enable; comma-separated or repeated.")
 @click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
-@click.option("--target", "targets", multiple=True, help="Targets to report: rocm,tpu,trainium,gaudi (default: all).")
+@click.option("--target", "targets", multiple=True, help="Targets the code will run on: rocm,tpu,trainium,gaudi. Naming them puts every torch/JAX file in scope for them; without, scope is inferred per package and all targets are reported.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), help="Lowest severity that makes the exit code 1 (default: warning).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (still 2 on errors).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 = no workers).")
@@ -89,11 +109,12 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             if not Path.cwd().resolve().is_relative_to(settings.root):
                 settings.root = Path.cwd().resolve()
         if select:
-            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line")
+            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line", allow_empty=False)
         if ignore:
             settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
         if targets:
             settings.targets = parse_targets(list(_split_csv(targets)), "--target")
+            settings.declared_targets = True
         if fail_on:
             settings.fail_on = Severity(fail_on)
         if max_file_size:
@@ -126,8 +147,10 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
     except RuleError as exc:
         _fail(str(exc))
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
+    # notices go to stderr only (as ruff prints them); the text report does not repeat
+    # them, the JSON and SARIF reports carry them as data
     for n in result.notices:
-        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+        click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
     if apply_fix or show_diff:
         from portlint.fixes import apply_fixes
@@ -135,7 +158,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         # --diff changes no file, with or without --fix
         run = apply_fixes(result.findings, settings, files, include_unsafe=unsafe_fixes, write=apply_fix and not show_diff)
         for n in run.notices:
-            click.echo(f"portlint: {n.path}: {n.message}", err=True)
+            click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
         if show_diff:
             click.echo(run.diff, nl=False)
             return sys.exit(EXIT_FINDINGS if run.diff else EXIT_CLEAN)
@@ -156,6 +179,12 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         "show_source": True,
     }
     text = render(fmt, result, settings, options)
+    if fmt == "sarif":
+        from portlint.reporters.sarif import over_limit_message
+
+        message = over_limit_message(result, options)
+        if message:
+            click.echo(f"portlint: warning: {message}", err=True)
     if output is not None:
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -245,6 +274,8 @@ def suggest_cmd(target: str, to: str) -> None:
         module = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
         _fail(f"{path}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        _fail(f"{path}: cannot parse ({type(exc).__name__}: too deeply nested or not Python text)")
     kernels = triton_kernels(module)
     if kernel not in kernels:
         known = ", ".join(kernels) or "none"

@@ -7,6 +7,7 @@ is a ConfigError, which the CLI prints as one line and exits 2."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,10 @@ class Settings:
     select: tuple[str, ...] | None = None  # None: every rule enabled by default
     ignore: tuple[str, ...] = ()
     targets: tuple[str, ...] = TARGETS
+    # True when the targets were named (`--target`, `targets` in the config): the code will
+    # run there, so every torch/JAX file is in scope for them; False: scope is inferred
+    # per package (portlint.python.project)
+    declared_targets: bool = False
     exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
@@ -45,38 +50,62 @@ class Settings:
     jobs: int = 0  # 0: all cores
     cache_dir: Path | None = None  # None: no cache
     compile_commands: Path | None = None
+    # folders searched for `#include <...>` and, after the including file's folder, `"..."`
+    # (relative to the config file's folder)
+    include_dirs: tuple[str, ...] = ()
+    # project macros that select the AMD build (`"!NAME"`: never infer NAME as one)
+    amd_macros: tuple[str, ...] = ()
 
     def key(self) -> str:
         """What in the settings changes findings: part of the cache key."""
         return repr(
-            (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets,
+            (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets, self.declared_targets,
              sorted((k, v) for k, v in self.per_file_ignores.items()),
-             str(self.compile_commands) if self.compile_commands else None)
+             str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros)
         )
 
 
 _KEYS = {
     "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
-    "respect-gitignore",
+    "respect-gitignore", "include-dirs", "amd-macros",
 }
 
 
+def _type_name(value) -> str:
+    """How TOML would spell the type of `value`, for an error message."""
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array", dict: "a table"}
+    return next((n for t, n in names.items() if isinstance(value, t)), type(value).__name__)
+
+
 def _string_list(value, key: str, where: Path) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{where}: {key} must be a list of strings")
+    if not isinstance(value, list):
+        hint = f" (write {key} = [{value!r}])" if isinstance(value, str) else ""
+        raise ConfigError(f"{where}: {key} must be an array of strings, not {_type_name(value)}{hint}")
+    bad = [v for v in value if not isinstance(v, str) or not v]
+    if bad:
+        what = "an empty string" if bad[0] == "" else _type_name(bad[0])
+        raise ConfigError(f"{where}: {key} must be an array of non-empty strings; it holds {what}")
     return tuple(value)
 
 
-def validate_rule_selectors(selectors: tuple[str, ...], key: str, where: str) -> tuple[str, ...]:
+def _presets() -> dict[str, tuple[str, ...]]:
+    return {name.lower(): ids for name, ids in PRESETS.items()}
+
+
+def validate_rule_selectors(selectors: tuple[str, ...], key: str, where: str, *, allow_empty: bool = True) -> tuple[str, ...]:
+    """Rule ids, id prefixes and presets, matched case-insensitively (`ptl1`, `all`,
+    `HIPIFY`), each of which must match some rule. An empty `select` would silently turn
+    every rule off, so it is an error where `allow_empty` is false."""
     from portlint.rules import load_rules
 
+    if not selectors and not allow_empty:
+        raise ConfigError(f"{where}: {key} is empty, which would turn every rule off (name rule ids or prefixes, or ALL)")
     ids = load_rules()
+    presets = _presets()
     out = []
     for sel in selectors:
-        if sel in PRESETS:
-            out.extend(PRESETS[sel])
+        if sel.lower() in presets:
+            out.extend(presets[sel.lower()])
             continue
         s = sel.upper()
         if not any(rid.startswith(s) for rid in ids):
@@ -90,10 +119,11 @@ def parse_targets(values, where: str) -> tuple[str, ...]:
         values = [v.strip() for v in values.split(",") if v.strip()]
     if not isinstance(values, (list, tuple)) or not values:
         raise ConfigError(f"{where}: targets must name at least one of {', '.join(TARGETS)}")
-    bad = [v for v in values if v not in TARGETS]
+    bad = [v for v in values if not isinstance(v, str) or v.strip().lower() not in TARGETS]
     if bad:
         raise ConfigError(f"{where}: unknown target {bad[0]!r} (expected {', '.join(TARGETS)})")
-    return tuple(t for t in TARGETS if t in values)
+    wanted = {v.strip().lower() for v in values}
+    return tuple(t for t in TARGETS if t in wanted)
 
 
 def find_config(start: Path) -> Path | None:
@@ -117,8 +147,11 @@ def find_config(start: Path) -> Path | None:
                 continue
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"{candidate}: invalid TOML: {exc}") from None
-            if "portlint" in data.get("tool", {}):
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "portlint" in tool:
                 return candidate
+            if "tool" in data and not isinstance(tool, dict):
+                raise ConfigError(f"{candidate}: tool must be a table, not {_type_name(tool)}")
     return None
 
 
@@ -133,12 +166,15 @@ def load_config(path: Path, settings: Settings) -> Settings:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: tool must be a table, not {_type_name(tool)}")
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("portlint", {})
+        table = tool.get("portlint", {})
     else:
-        table = data.get("tool", {}).get("portlint", data)
+        table = tool.get("portlint", data)
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.portlint] must be a table")
+        raise ConfigError(f"{path}: tool.portlint must be a table, not {_type_name(table)}")
     unknown = sorted(set(table) - _KEYS)
     if unknown:
         raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
@@ -146,11 +182,12 @@ def load_config(path: Path, settings: Settings) -> Settings:
     settings.root = path.parent.resolve()
     where = str(path)
     if "select" in table:
-        settings.select = validate_rule_selectors(_string_list(table["select"], "select", path), "select", where)
+        settings.select = validate_rule_selectors(_string_list(table["select"], "select", path), "select", where, allow_empty=False)
     if "ignore" in table:
         settings.ignore = validate_rule_selectors(_string_list(table["ignore"], "ignore", path), "ignore", where)
     if "targets" in table:
-        settings.targets = parse_targets(table["targets"], where)
+        settings.targets = parse_targets(_string_list(table["targets"], "targets", path), where)
+        settings.declared_targets = True
     if "exclude" in table:
         settings.exclude = _string_list(table["exclude"], "exclude", path)
     if "per-file-ignores" in table:
@@ -158,12 +195,14 @@ def load_config(path: Path, settings: Settings) -> Settings:
         if not isinstance(pfi, dict):
             raise ConfigError(f"{path}: per-file-ignores must be a table of glob = [ids]")
         settings.per_file_ignores = {
-            glob: validate_rule_selectors(_string_list(ids, f"per-file-ignores.{glob}", path), "per-file-ignores", where)
+            glob: validate_rule_selectors(_string_list(ids, f"per-file-ignores.{glob}", path), f"per-file-ignores.{glob}", where)
             for glob, ids in pfi.items()
         }
     if "fail-on" in table:
+        if not isinstance(table["fail-on"], str):
+            raise ConfigError(f"{path}: fail-on must be a string (error, warning or note), not {_type_name(table['fail-on'])}")
         try:
-            settings.fail_on = Severity.parse(str(table["fail-on"]))
+            settings.fail_on = Severity.parse(table["fail-on"].lower())
         except ValueError as exc:
             raise ConfigError(f"{path}: fail-on: {exc}") from None
     if "max-file-size" in table:
@@ -175,6 +214,14 @@ def load_config(path: Path, settings: Settings) -> Settings:
         if not isinstance(table["respect-gitignore"], bool):
             raise ConfigError(f"{path}: respect-gitignore must be true or false")
         settings.respect_gitignore = table["respect-gitignore"]
+    if "include-dirs" in table:
+        settings.include_dirs = _string_list(table["include-dirs"], "include-dirs", path)
+    if "amd-macros" in table:
+        macros = _string_list(table["amd-macros"], "amd-macros", path)
+        bad = [m for m in macros if not re.fullmatch(r"!?[A-Za-z_]\w*", m)]
+        if bad:
+            raise ConfigError(f"{path}: amd-macros: {bad[0]!r} is not a macro name (or !NAME)")
+        settings.amd_macros = macros
     return settings
 
 

@@ -114,7 +114,9 @@ class FileContext:
     @cached_property
     def module(self) -> ast.Module:
         """`ast` of a Python file; raises SyntaxError (the engine turns it into a notice)."""
-        return ast.parse(self.data, filename=self.path, type_comments=False)
+        from portlint.python.astindex import parse
+
+        return parse(self.data, self.path)
 
     def fact(self, compute: Callable[["FileContext"], Any]) -> Any:
         """Compute an analysis once per file and share it between detectors."""

@@ -30,12 +30,16 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
+    # False when the file was not analysed at all (unreadable, too large, binary, or the
+    # analysis failed): it does not count as "scanned"
+    scanned: bool = True
 
     def to_dict(self) -> dict:
         return {
             "findings": [f.to_dict() for f in self.findings],
             "notices": [[n.path, n.message, n.level] for n in self.notices],
             "counters": self.counters,
+            "scanned": self.scanned,
         }
 
     @classmethod
@@ -44,6 +48,7 @@ class FileResult:
             [Finding.from_dict(f) for f in data["findings"]],
             [Notice(*n) for n in data["notices"]],
             dict(data["counters"]),
+            bool(data.get("scanned", True)),
         )
 
 
@@ -80,11 +85,16 @@ class _Plan:
             self._tokens[language] = tuple(sorted({t for d in self._by_language[language] for t in d.tokens or ()}))
         return self._by_language[language]
 
-    def detectors_for_file(self, language: str, data: bytes) -> list[Detector]:
+    def detectors_for_file(self, language: str, data: bytes, added_tags: frozenset[str] = frozenset()) -> list[Detector]:
         """The detectors whose pre-filter passes on `data`: each distinct token is looked for
-        once per file (detectors share many), then every detector checks its own."""
+        once per file (detectors share many), then every detector checks its own. Tags the
+        project model gave the file (its scope) count as the words that stand for them."""
         detectors = self.detectors(language)
         present = {t for t in self._tokens[language] if t in data}
+        if added_tags:
+            from portlint.python.project import TAG_TOKENS
+
+            present |= {w for tag in added_tags for w in TAG_TOKENS.get(tag, ())}
         return [d for d in detectors if d.tokens is None or not present.isdisjoint(d.tokens)]
 
 
@@ -137,18 +147,59 @@ def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[
 
 
 def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
-    """Scan one file's bytes (no I/O besides headers next to it for guard evaluation)."""
+    """Scan one file's bytes (no I/O besides headers next to it for guard evaluation).
+
+    Every failure stays inside this file: a detector that raises becomes a PTL003 finding
+    (see `_run_detectors`); anything else that raises while analysing it (a parser or a
+    shared analysis that recurses too deep on a pathological expression, memory running
+    out, a bug in post-processing) becomes one error notice for this file, and the other
+    files' findings are reported as usual."""
+    try:
+        return _analyse(sf, data, settings)
+    except Exception as exc:  # RecursionError and MemoryError included
+        return _failed(sf, exc, "analysing")
+
+
+def _failure(exc: BaseException) -> str:
+    """`exc` in one line, for a notice (messages of pathological inputs can be huge)."""
+    text = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     plan = _plan(settings)
     result = FileResult()
-    language, tags = classify(sf.display if sf.display else sf.real.name, data)
+    model = rel = None
+    if sf.real.suffix.lower() in (".py", ".pyi"):
+        from portlint.python.project import scan_model
+
+        model = scan_model(settings, [sf.real])
+        rel = model.rel_of(sf.real) if model is not None else None
+    known = model.file_tags(rel, data) if rel is not None else None
+    if known is not None:  # the model read these bytes and tagged them already
+        language, tags = "python", known
+    else:
+        language, tags = classify(sf.display if sf.display else sf.real.name, data)
+        if language is None:
+            language, tags = classify(sf.real.name, data)
     if language is None:
-        language, tags = classify(sf.real.name, data)
-    if language is None:
-        return result
+        return result  # read and classified: nothing portlint checks (a plain C header)
+    added: frozenset[str] = frozenset()
+    parsed = None
+    if language == "python" and model is not None:
+        added = model.extra_tags(rel) - tags
+        tags = tags | added
+        parsed = model.take_tree(rel, data)
     ctx = FileContext(sf.display, data, language, tags, settings)
+    if language == "python" and parsed is not None:  # parsed once, by the project model
+        from portlint.python.astindex import adopt
+
+        ctx.__dict__["module"] = parsed[0]
+        adopt(*parsed)
     ctx.real_path = sf.real  # type: ignore[attr-defined]
     ctx.session = session.current(settings)  # type: ignore[attr-defined]
-    detectors = plan.detectors_for_file(language, data)
+    detectors = plan.detectors_for_file(language, data, added)
     # a Python file that uses a framework we check is always parsed, so its syntax errors
     # are reported even when no detector's pre-filter matched
     if detectors or (language == "python" and tags):
@@ -201,8 +252,13 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, res
         try:
             module = ctx.module
         except (SyntaxError, ValueError) as exc:
-            line = getattr(exc, "lineno", None) or 1
-            result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
+            module = _newer_syntax(ctx, exc, result)
+            if module is None:
+                return
+        except (RecursionError, MemoryError) as exc:
+            # CPython's parser gives up on very deep nesting (a 3,000-term concatenation,
+            # 100,000 unary minuses): the file cannot be analysed, the scan goes on
+            result.notices.append(Notice(ctx.path, f"too deeply nested for Python's parser ({_failure(exc)}); Python rules skipped", "error"))
             return
         from portlint.python.astindex import nodes
 
@@ -233,6 +289,28 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, res
     ctx.rule = None
 
 
+def _newer_syntax(ctx: FileContext, exc: Exception, result: FileResult):
+    """A file the running `ast` rejects: if it is valid newer Python (tree-sitter-python
+    accepts it), the module with those constructs blanked in place; else a notice and None."""
+    import sys
+
+    from portlint.python.newer_syntax import downgrade
+
+    line = getattr(exc, "lineno", None) or 1
+    fallback = downgrade(ctx.data, ctx.path)
+    if fallback is None:
+        result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
+        return None
+    ctx.__dict__["module"] = fallback.module  # FileContext.module is a cached_property
+    running = "%d.%d" % sys.version_info[:2]
+    shown = ", ".join(fallback.blanked[:4]) + (f" and {len(fallback.blanked) - 4} more" if len(fallback.blanked) > 4 else "")
+    result.notices.append(Notice(
+        ctx.path,
+        f"syntax newer than Python {running} ({shown}): read with tree-sitter-python; every Python rule ran "
+        "on the rest of the file, those constructs were not analysed", "note"))
+    return fallback.module
+
+
 def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception, node) -> None:
     from portlint.detectors import tool
 
@@ -241,21 +319,28 @@ def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception,
 
 
 def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
-    from portlint.suppressions import parse_suppressions
+    from portlint.precedence import drop_superseded
+    from portlint.suppressions import mentions_portlint, parse_suppressions
 
     settings = plan.settings
-    findings = ctx.findings
+    # 0. one finding per construct: a rule's finding replaces those of the rules it supersedes
+    findings = ctx.findings = drop_superseded(ctx.findings)
     # 1. preprocessor guards: a rocm finding in a branch an AMD build skips, with a HIP
     #    branch beside it, is already ported.
     if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):
         from portlint.cuda.guards import guard_map
+        from portlint.detectors.cuda_ptx import stub_for
 
         guards = ctx.fact(guard_map)
         for f in findings:
             if "rocm" not in f.targets or f.rule_id == TOOL_INTERNAL:
                 continue
             guard = guards.dead_for_amd(f.span.start_line)
-            if guard is not None and guard.has_alternative:
+            # an `#else` that is empty or only traps is not a HIP branch: the code is not ported
+            stub = stub_for(ctx, f.span.start_line) if guard is not None and guard.has_alternative else None
+            if stub is not None:
+                f.suggestion = stub.note() + ("\n" + f.suggestion if f.suggestion else "")
+            elif guard is not None and guard.has_alternative:
                 del f.targets["rocm"]
                 if not f.targets:
                     f.targets = {"rocm": plan.rules[f.rule_id].severity.get("rocm", f.severity)}
@@ -283,8 +368,8 @@ def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
             flat = tuple(i for ids in drops for i in ids)
             findings = [f for f in findings if not f.rule_id.startswith(flat)]
     # 4. inline suppressions, then the tool's own findings about them
-    if "portlint:" in ctx.text:
-        sups = parse_suppressions(ctx.lines)
+    if mentions_portlint(ctx.text):
+        sups = parse_suppressions(ctx.text, ctx.language)
         for f in findings:
             if f.suppressed:
                 continue
@@ -329,13 +414,13 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     entry: the key is reused unless the file changed since."""
     data, notices = read_source(sf, settings)
     if data is None:
-        return FileResult(notices=notices)
+        return FileResult(notices=notices, scanned=False)
     result = None
     key = None
     if cache is not None and known is not None and hashlib.sha256(data).hexdigest() == known[1]:
         key = known[0]
     elif cache is not None:
-        key = cache.key(sf.display, data, sf.real)
+        key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
         result = cache.get(key, sf.display)
     if result is None:
         result = scan_source(sf, data, settings)
@@ -345,14 +430,38 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     return result
 
 
+def _scan_isolated(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, str] | None = None) -> FileResult:
+    """scan_one, with a failure outside the analysis itself (reading, the cache) kept to
+    this file too: the analysis isolates its own failures (scan_source)."""
+    try:
+        return scan_one(sf, settings, cache, known)
+    except Exception as exc:
+        return _failed(sf, exc, "reading or caching")
+
+
+def _failed(sf: SourceFile, exc: Exception, doing: str) -> FileResult:
+    return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while {doing} the file: skipped, no findings for it", "error")], scanned=False)
+
+
+def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
+    """What a Python file's result depends on in other files (the project model's facts
+    about it), for its cache key; nothing for other languages."""
+    if sf.real.suffix.lower() not in (".py", ".pyi"):
+        return b""
+    from portlint.python.project import scan_model
+
+    model = scan_model(settings, [sf.real])
+    return model.file_digest(model.rel_of(sf.real)) if model is not None else b""
+
+
 def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | None, int, tuple[str, str] | None]:
     """(result, size, known): the result when the file needs no analysis (unreadable,
     skipped or cached), else None, the file's size for scheduling and (its cache key, the
     sha256 of the bytes read) for scan_one."""
     data, notices = read_source(sf, settings)
     if data is None:
-        return FileResult(notices=notices), 0, None
-    key = cache.key(sf.display, data, sf.real)
+        return FileResult(notices=notices, scanned=False), 0, None
+    key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
     result = cache.get(key, sf.display)
     if result is None:
         return None, len(data), (key, hashlib.sha256(data).hexdigest())
@@ -362,6 +471,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
 
 _WORKER_SETTINGS: Settings | None = None
 _WORKER_CACHE = None
+_WORKER_SLOT: tuple | None = None  # (shared array, this worker's index in it)
 
 
 def tune_gc() -> None:
@@ -377,17 +487,27 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-def _init_worker(settings: Settings, cache=None) -> None:
-    global _WORKER_SETTINGS, _WORKER_CACHE
+def _init_worker(settings: Settings, cache=None, slots=None, counter=None) -> None:
+    global _WORKER_SETTINGS, _WORKER_CACHE, _WORKER_SLOT
     tune_gc()
     _WORKER_SETTINGS = settings
     _WORKER_CACHE = cache
+    if slots is not None and counter is not None:
+        with counter.get_lock():
+            _WORKER_SLOT = (slots, counter.value % len(slots))
+            counter.value += 1
 
 
-def _work(item: tuple[int, SourceFile, tuple[str, str] | None]) -> tuple[int, dict]:
+def _work_chunk(items: list[tuple[int, SourceFile, tuple[str, str] | None]]) -> list[tuple[int, dict]]:
     assert _WORKER_SETTINGS is not None
-    index, sf, known = item
-    return index, scan_one(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()
+    out = []
+    for index, sf, known in items:
+        if _WORKER_SLOT is not None:
+            _WORKER_SLOT[0][_WORKER_SLOT[1]] = index
+        out.append((index, _scan_isolated(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()))
+    if _WORKER_SLOT is not None:
+        _WORKER_SLOT[0][_WORKER_SLOT[1]] = -1
+    return out
 
 
 def _open_cache(settings: Settings):
@@ -439,6 +559,14 @@ def _foreign_threads() -> bool:
 
 
 def _scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]], settings: Settings, cache, jobs: int, done) -> None:
+    """Scan `pending` in worker processes, surviving the death of a worker.
+
+    An exception in a worker is already a notice or a PTL003 finding (scan_source); a
+    worker can still die outright (the kernel's OOM killer, a crash in native parser
+    code). Each worker keeps the index of the file it is analysing in shared memory, so
+    when a pool breaks the files that were in progress are known: each of them is retried
+    alone in a fresh process, the one that kills its process again gets a notice, and the
+    files not yet done go to a new pool."""
     import multiprocessing
 
     method = _start_method()
@@ -446,29 +574,59 @@ def _scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | N
         from portlint.languages import classify
 
         _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
-    order = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
-    chunk = max(1, min(8, len(order) // (jobs * 16)))
-    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
-        for index, data in pool.imap_unordered(_work, order, chunksize=chunk):
-            done(index, FileResult.from_dict(data))
+    context = multiprocessing.get_context(method)
+    remaining = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
+    while remaining:
+        finished, broken, suspects = _run_pool(context, remaining, settings, cache, jobs, done)
+        if not broken:
+            return
+        if not suspects:  # the pool died outside any file's analysis: do not start it again
+            suspects = [item for item in remaining if item[0] not in finished]
+        for item in suspects:  # alone, so that a second death names the file
+            if _run_pool(context, [item], settings, cache, 1, done)[1]:
+                index, sf, _ = item
+                done(index, FileResult(notices=[Notice(sf.display, _WORKER_DIED, "error")], scanned=False))
+        settled = finished | {i for i, _, _ in suspects}
+        remaining = [item for item in remaining if item[0] not in settled]
 
 
-def _forget_file_memos() -> None:
-    """Helpers remember what they read from headers for the length of one scan; a long-lived
-    caller (an editor integration, a test session) may change headers between scans."""
-    import sys
+_WORKER_DIED = "the process analysing this file died (killed, or a crash in native code): skipped, no findings for it"
 
-    for name in ("portlint.cuda.guards", "portlint.cuda.hipify", "portlint.cuda.libclang_pass"):
-        module = sys.modules.get(name)
-        if module is not None:
-            module.forget_files()
+
+def _run_pool(context, items, settings: Settings, cache, jobs: int, done) -> tuple[set[int], bool, list]:
+    """Run `items` in one pool: (indices finished, whether a worker died, the items that
+    were in progress when it did)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    slots = context.Array("q", [-1] * jobs, lock=False)  # per worker: the file it is analysing
+    counter = context.Value("i", 0)
+    chunk = max(1, min(8, len(items) // (jobs * 16)))
+    finished: set[int] = set()
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings, cache, slots, counter)) as pool:
+            futures = [pool.submit(_work_chunk, items[k : k + chunk]) for k in range(0, len(items), chunk)]
+            for future in as_completed(futures):
+                for index, data in future.result():
+                    finished.add(index)
+                    done(index, FileResult.from_dict(data))
+    except BrokenProcessPool:
+        in_progress = {i for i in slots if i >= 0} - finished
+        return finished, True, [item for item in items if item[0] in in_progress]
+    return finished, False, []
 
 
 def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
     from portlint.config import default_jobs
 
-    _forget_file_memos()
-    session.begin(settings)
+    session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
+    python = [sf.real for sf in files if sf.real.suffix.lower() in (".py", ".pyi")]
+    model_notices: list[Notice] = []
+    if python:  # the project model, built before any file is looked up or scanned
+        from portlint.python.project import model_error, scan_model
+
+        if scan_model(settings, python) is None and model_error(settings):
+            model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
     jobs = settings.jobs or default_jobs()
     cache = _open_cache(settings)
     results: list[FileResult | None] = [None] * len(files)
@@ -486,7 +644,10 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         if cache is None:
             pending.append((i, sf, _size(sf), None))
             continue
-        hit, size, known = _lookup(sf, settings, cache)
+        try:
+            hit, size, known = _lookup(sf, settings, cache)
+        except Exception as exc:
+            hit, size, known = _failed(sf, exc, "reading or caching"), 0, None
         if hit is None:
             pending.append((i, sf, size, known))
         else:
@@ -495,8 +656,9 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         _scan_parallel(pending, settings, cache, jobs, done)
     else:
         for i, sf, _, known in pending:
-            done(i, scan_one(sf, settings, cache, known))
-    out = ScanResult(files_scanned=len(files))
+            done(i, _scan_isolated(sf, settings, cache, known))
+    out = ScanResult(files_scanned=sum(1 for r in results if r is not None and r.scanned))
+    out.notices.extend(model_notices)
     for r in results:
         assert r is not None
         out.findings.extend(r.findings)

@@ -42,6 +42,9 @@ class Rule:
     docs_rewrite: str
     tags: tuple[str, ...] = field(default=())
     source: str = ""
+    # rules whose finding on the same construct this rule's finding replaces (one finding
+    # per construct: the more specific rule speaks); applied by portlint.precedence
+    supersedes: tuple[str, ...] = field(default=())
     proof: str = ""  # which toolchain check proves the claim (toolchain: tests/file.py::test), or "unproven: why"
 
     @property
@@ -110,7 +113,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         raise RuleError(f"{where}: {exc}") from None
     known = {
         "id", "name", "family", "language", "summary", "message", "severity", "confidence",
-        "fix", "default_enabled", "references", "docs", "tags",
+        "fix", "default_enabled", "references", "docs", "tags", "supersedes",
     }
     known |= {"proof"}
     extra = set(data) - known
@@ -152,6 +155,11 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
     why = docs["why"]
     if not isinstance(why, dict) or set(why) != set(severity):
         raise RuleError(f"{where}: docs.why must explain each target in severity: {sorted(severity)}")
+    supersedes = data.get("supersedes", [])
+    if not isinstance(supersedes, list) or not all(isinstance(s, str) and ID_RE.match(s) for s in supersedes):
+        raise RuleError(f"{where}: supersedes must be a list of rule ids")
+    if rid in supersedes or len(set(supersedes)) != len(supersedes):
+        raise RuleError(f"{where}: supersedes must not name the rule itself or repeat an id")
     proof = data.get("proof", "")
     if not isinstance(proof, str):
         raise RuleError(f"{where}: proof must be a string")
@@ -179,6 +187,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         docs_rewrite=docs["rewrite"],
         tags=tuple(data.get("tags", ())),
         source=path.name,
+        supersedes=tuple(sorted(supersedes)),
         proof=proof.strip(),
     )
 
@@ -216,7 +225,31 @@ def _parse_all(root: Path, files: list[tuple[Path, bytes]]) -> dict[str, Rule]:
         names[rule.name] = rule.id
     if not rules:
         raise RuleError(f"no rule files under {root}")
+    _check_supersedes(rules)
     return dict(sorted(rules.items()))
+
+
+def _check_supersedes(rules: dict[str, Rule]) -> None:
+    """Every id a rule supersedes exists, and precedence has no cycle (a cycle would let
+    two rules each drop the other's finding, leaving none)."""
+    for rule in rules.values():
+        unknown = [s for s in rule.supersedes if s not in rules]
+        if unknown:
+            raise RuleError(f"{rule.source}: supersedes unknown rules {unknown}")
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+
+    def visit(rid: str, path: list[str]) -> None:
+        if state.get(rid) == 2:
+            return
+        if state.get(rid) == 1:
+            raise RuleError(f"supersedes forms a cycle: {' -> '.join(path + [rid])}")
+        state[rid] = 1
+        for nxt in rules[rid].supersedes:
+            visit(nxt, path + [rid])
+        state[rid] = 2
+
+    for rid in sorted(rules):
+        visit(rid, [])
 
 
 def _rule_fields() -> list[str]:
@@ -261,6 +294,7 @@ def _from_index(root: Path, digest: str) -> dict[str, Rule] | None:
             d["severity"] = {t: Severity(v) for t, v in d["severity"].items()}
             d["references"] = tuple(d["references"])
             d["tags"] = tuple(d["tags"])
+            d["supersedes"] = tuple(d["supersedes"])
             rules[rid] = Rule(**d)
         return dict(sorted(rules.items()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -51,3 +51,20 @@ def _materialise(source: Path | str, tmp: Path, suffix: str) -> Path:
     path = tmp / f"snippet{suffix}"
     path.write_text(source, encoding="utf-8")
     return path
+
+
+def hipcc_device_asm(source: str) -> tuple[bool, str]:
+    """The AMD GCN assembly hipcc emits for gfx90a device code (`--cuda-device-only -S`):
+    what the GPU would run, to show what a branch choice leaves in a kernel."""
+    hipcc = require_tool("hipcc")
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _materialise(source, Path(tmp), ".hip")
+        out = Path(tmp) / "out.s"
+        proc = subprocess.run(
+            [hipcc, f"--offload-arch={HIP_ARCH}", "-std=c++17", "-x", "hip", "-include", "hip/hip_runtime.h",
+             "--cuda-device-only", "-S", "-O2", str(path), "-o", str(out)],
+            capture_output=True, text=True, timeout=300, env=env,
+        )
+        text = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
+    return proc.returncode == 0, text or (proc.stdout + proc.stderr)

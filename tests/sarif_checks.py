@@ -53,6 +53,14 @@ def github_problems(log: dict) -> list[str]:
     if rules and run.get("results") and "columnKind" not in run:
         problems.append("columnKind missing with results present")
     suppress_states = set()
+    identities: set = set()
+    if len(run.get("results", [])) > 25_000:
+        problems.append(f"{len(run['results'])} results: GitHub accepts at most 25,000 per run")
+    for n in run.get("invocations", [{}])[0].get("toolExecutionNotifications", []):
+        for loc in n.get("locations", []):
+            art = loc.get("physicalLocation", {}).get("artifactLocation")
+            if art:
+                problems.extend(f"notification: {p}" for p in artifact_problems(art))
     for res in run.get("results", []):
         rid = res.get("ruleId")
         idx = res.get("ruleIndex")
@@ -64,17 +72,16 @@ def github_problems(log: dict) -> list[str]:
         if not locs:
             problems.append(f"{rid}: no location")
         for loc in locs:
-            art = loc["physicalLocation"]["artifactLocation"]
-            uri = art.get("uri", "")
-            if uri.startswith("/") or "://" in uri or "\\" in uri:
-                problems.append(f"{rid}: uri {uri!r} is not repo-relative POSIX")
-            if art.get("uriBaseId") != "%SRCROOT%":
-                problems.append(f"{rid}: uriBaseId missing")
+            problems.extend(f"{rid}: {p}" for p in artifact_problems(loc["physicalLocation"]["artifactLocation"]))
             region = loc["physicalLocation"].get("region", {})
             if region.get("startLine", 0) < 1 or region.get("startColumn", 1) < 1:
                 problems.append(f"{rid}: bad region {region}")
         if "primaryLocationLineHash" not in res.get("partialFingerprints", {}):
             problems.append(f"{rid}: no primaryLocationLineHash")
+        identity = (rid, tuple(sorted(res.get("partialFingerprints", {}).items())))
+        if identity in identities:
+            problems.append(f"{rid}: two results share partialFingerprints {identity[1]} (GitHub merges them)")
+        identities.add(identity)
         for fix in res.get("fixes", []):
             if not fix.get("artifactChanges") or any(not c.get("replacements") for c in fix["artifactChanges"]):
                 problems.append(f"{rid}: empty fix")
@@ -86,6 +93,21 @@ def github_problems(log: dict) -> list[str]:
     if "automationDetails" in run and not run["automationDetails"].get("id", "").endswith("/"):
         problems.append("automationDetails.id must end with / (category only)")
     return problems
+
+
+def artifact_problems(art: dict) -> list[str]:
+    """A root-relative POSIX URI with uriBaseId %SRCROOT%, or an absolute file:// URI with
+    no base (a file outside the root); never an absolute URI or path beside a base."""
+    uri = art.get("uri", "")
+    if "\\" in uri:
+        return [f"uri {uri!r} is not POSIX"]
+    if uri.startswith("file:///"):
+        return [f"absolute uri {uri!r} beside uriBaseId"] if "uriBaseId" in art else []
+    if uri.startswith("/") or "://" in uri:
+        return [f"uri {uri!r} is neither root-relative nor an absolute file:// URI"]
+    if art.get("uriBaseId") != "%SRCROOT%":
+        return [f"relative uri {uri!r} without uriBaseId %SRCROOT%"]
+    return []
 
 
 def validate(log: dict) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from conftest import run_portlint, scan_paths
@@ -128,3 +129,172 @@ def test_size_limit_holds_for_a_file_that_reports_size_zero(tmp_path):
     proc = _run_limited(["scan", maps, "--no-cache", "--max-file-size", "100"], tmp_path)
     assert "over the 100-byte limit" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+def _deep_python_files(folder):
+    """The three shapes that broke out of the engine: RecursionError (a long concatenation,
+    a deep attribute chain) and MemoryError (100,000 unary minuses) from Python's parser."""
+    (folder / "concat.py").write_text("import torch\nx = " + " + ".join(["'a'"] * 3000) + "\n")
+    (folder / "attrs.py").write_text("import torch\nx = a" + ".b" * 100_000 + "\n")
+    (folder / "minus.py").write_text("import torch\nx = " + "-" * 100_000 + "1\n")
+    return ("concat.py", "attrs.py", "minus.py")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_deep_python_expressions_are_a_notice_and_the_scan_goes_on(tmp_path, jobs):
+    names = _deep_python_files(tmp_path)
+    for i in range(8):  # enough files that -j 2 really uses worker processes
+        (tmp_path / f"good{i}.cu").write_text(BAD_ASM)
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "-j", jobs, "--exit-zero", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for name in names:
+        (line,) = [ln for ln in proc.stderr.splitlines() if name in ln]
+        assert "too deeply nested" in line
+    assert proc.stdout.count("PTL201 error") == 8
+    # without --exit-zero the exit code is the findings' (1), never a crash's
+    assert run_portlint("scan", ".", "--no-cache", "--isolated", "-j", jobs, cwd=tmp_path).returncode == 1
+    (tmp_path / "only").mkdir()
+    _deep_python_files(tmp_path / "only")
+    assert run_portlint("scan", "only", "--no-cache", "--isolated", "-j", jobs, cwd=tmp_path).returncode == 0
+
+
+def test_failure_outside_any_detector_is_a_notice_for_that_file(tmp_path, monkeypatch):
+    """A crash in post-processing (not in a detector) loses that file's findings only."""
+    import portlint.engine as engine
+
+    real = engine._postprocess
+
+    def fragile(ctx, plan, result):
+        if ctx.path == "bad.cu":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(ctx, plan, result)
+
+    monkeypatch.setattr(engine, "_postprocess", fragile)
+    (tmp_path / "bad.cu").write_text(BAD_ASM)
+    (tmp_path / "good.cu").write_text(BAD_ASM)
+    result = scan_paths([tmp_path], root=tmp_path)
+    assert [f.path for f in result.findings] == ["good.cu"]
+    (notice,) = [n for n in result.notices if n.path == "bad.cu"]
+    assert notice.level == "error" and "RecursionError" in notice.message
+    assert result.files_scanned == 1
+
+
+def test_a_skipped_file_is_not_counted_as_scanned(tmp_path):
+    (tmp_path / "huge.cu").write_text(BAD_ASM + "// pad\n" * 2000)
+    (tmp_path / "binary.cu").write_bytes(b"\x7fELF\x00\x00\x01")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "--max-file-size", "5000", cwd=tmp_path)
+    assert "No portability problems found in 0 files." in proc.stdout
+    (tmp_path / "small.cu").write_text("int x;\n")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "--max-file-size", "5000", cwd=tmp_path)
+    assert "No portability problems found in 1 file." in proc.stdout
+
+
+def test_terminal_escapes_in_source_are_shown_escaped(tmp_path):
+    hostile = '__global__ void k(float* x) {\n  asm volatile("membar.gl;"); // \x1b]0;owned\x07\x1b[2J\u202e\n}\n'
+    (tmp_path / "k.cu").write_text(hostile)
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", "--color", "always", cwd=tmp_path)
+    assert "PTL201" in proc.stdout
+    assert "\x07" not in proc.stdout and "\u202e" not in proc.stdout and "\x1b]" not in proc.stdout
+    assert "\x1b[2J" not in proc.stdout
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\u202e" in proc.stdout
+    # the caret still sits under `asm`
+    lines = run_portlint("scan", ".", "--no-cache", "--isolated", "--color", "never", cwd=tmp_path).stdout.splitlines()
+    (src,) = [i for i, ln in enumerate(lines) if "| " in ln and "asm volatile" in ln]
+    assert lines[src].index("asm") == lines[src + 1].index("^")
+
+
+def test_notices_are_printed_once_on_stderr(tmp_path):
+    (tmp_path / "broken.py").write_text("import jax\ndef f(:\n")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", cwd=tmp_path)
+    assert proc.stderr.count("syntax error") == 1
+    assert "syntax error" not in proc.stdout
+
+
+def test_python_parser_warnings_do_not_echo_source_on_stderr(tmp_path):
+    """ast.parse prints SyntaxWarnings (with the scanned line in them, raw) unless silenced."""
+    (tmp_path / "w.py").write_text('import jax\nx = 1if True else 2  # \x1b[2J\ny = 1()\njax.devices("gpu")\n')
+    proc = run_portlint("scan", "w.py", "--no-cache", "--isolated", cwd=tmp_path)
+    assert proc.returncode == 1 and "PTL901" in proc.stdout
+    assert "SyntaxWarning" not in proc.stderr and "\x1b[2J" not in proc.stderr, proc.stderr
+
+
+def test_file_names_with_escapes_are_shown_escaped(tmp_path):
+    (tmp_path / "k\x1b[2J.cu").write_text(BAD_ASM)
+    (tmp_path / "b\x1b]0;x\x07.cu").write_bytes(b"\x00binary")
+    proc = run_portlint("scan", ".", "--no-cache", "--isolated", cwd=tmp_path)
+    assert "k\\x1b[2J.cu:2:3: PTL201" in proc.stdout
+    assert "b\\x1b]0;x\\x07.cu" in proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr
+
+
+_KILLER = r'''
+import os, signal, sys
+from pathlib import Path
+from portlint import registry
+from portlint.config import Settings
+from portlint.discovery import discover
+from portlint.engine import scan_files
+
+registry.load_family("cuda_ptx")
+real = registry._DETECTORS["PTL201"]
+
+def killer(*args):
+    if b"KILL-THE-WORKER" in args[-1].data:  # args[-1] is the FileContext
+        os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does
+    return real.func(*args)
+
+planted = real.__class__(**{**real.__dict__, "func": killer})
+registry._DETECTORS["PTL201"] = planted
+registry._LOADED["cuda_ptx"] = [planted]
+root = Path(sys.argv[1])
+settings = Settings(root=root, jobs=2)
+files, _ = discover([root], settings)
+result = scan_files(files, settings)
+print(sorted({f.path for f in result.findings}))
+print([(n.path, n.message) for n in result.notices])
+print(result.files_scanned)
+'''
+
+
+def test_a_worker_process_that_dies_costs_only_its_file(tmp_path):
+    """multiprocessing.Pool waited forever for a killed worker's file; the scan now retries
+    the files that were in progress alone and gives the one that kills again a notice."""
+    import subprocess
+    import sys
+
+    for i in range(12):
+        (tmp_path / f"good{i:02}.cu").write_text(BAD_ASM)
+    (tmp_path / "deadly.cu").write_text(BAD_ASM.replace("{\n", "{  // KILL-THE-WORKER\n", 1))
+    proc = subprocess.run([sys.executable, "-c", _KILLER, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert proc.returncode == 0, proc.stderr
+    import ast
+
+    paths, notices, scanned = (ast.literal_eval(line) for line in proc.stdout.strip().splitlines())
+    assert paths == [f"good{i:02}.cu" for i in range(12)]
+    (notice,) = notices
+    assert notice[0] == "deadly.cu" and "died" in notice[1]
+    assert scanned == 12
+
+
+@pytest.mark.parametrize("with_cache", [False, True])
+def test_failure_while_reading_is_a_notice_for_that_file(tmp_path, monkeypatch, with_cache):
+    import portlint.engine as engine
+
+    real = engine.read_source
+
+    def fragile(sf, settings):
+        if sf.display == "bad.cu":
+            raise MemoryError()
+        return real(sf, settings)
+
+    monkeypatch.setattr(engine, "read_source", fragile)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.cu").write_text(BAD_ASM)
+    (tmp_path / "src" / "good.cu").write_text(BAD_ASM)
+    extra = {"cache_dir": tmp_path / "cache"} if with_cache else {}
+    result = scan_paths([tmp_path / "src"], root=tmp_path / "src", **extra)
+    assert [f.path for f in result.findings] == ["good.cu"]
+    (notice,) = [n for n in result.notices if n.path == "bad.cu"]
+    assert notice.level == "error" and "MemoryError while reading or caching" in notice.message
+    assert result.files_scanned == 1

@@ -68,7 +68,9 @@ def findings(result) -> list[dict]:
 
 
 def entries(root: Path) -> list[Path]:
-    return sorted(p for p in (root / ".portlint_cache").rglob("*.json"))
+    """The per-file result entries (the Python project model keeps its own under project/)."""
+    cache = root / ".portlint_cache"
+    return sorted(p for p in cache.rglob("*.json") if p.relative_to(cache).parts[0] != "project")
 
 
 def test_second_scan_is_served_from_the_cache(tmp_path, monkeypatch):
@@ -281,3 +283,95 @@ def test_cli_no_cache_and_cache_dir(tmp_path):
     assert not (root / ".portlint_cache").exists()
     assert out.stdout == warm1.stdout == warm2.stdout
     assert json.loads(out.stdout)["findings"]
+
+
+def _include_path_project(tmp_path: Path, half: int) -> tuple[Path, Path, Path]:
+    """src/k.cu includes <lanes.h>, found only through -I ../inc of its compile command."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "inc").mkdir()
+    (root / "portlint.toml").write_text("")
+    header = root / "inc" / "lanes.h"
+    header.write_text(f"#pragma once\n#define HALF {half}\n")
+    src = root / "src" / "k.cu"
+    src.write_text("#include <lanes.h>\n__global__ void k(float* y) {\n  y[threadIdx.x / (2 * HALF)] = 1.f;\n}\n")
+    db = root / "compile_commands.json"
+    db.write_text(json.dumps([{"directory": str(root / "src"), "command": f"nvcc -I../inc -c {src}", "file": str(src)}]))
+    return root, header, db
+
+
+def test_header_reached_only_through_an_include_path_invalidates(tmp_path):
+    """Stale-result bug 7a: the cache key followed includes next to the file only, so with
+    --compile-commands a header found through -I could change and a warm cache still
+    answered with the old finding."""
+    root, header, db = _include_path_project(tmp_path, 16)
+    src = root / "src" / "k.cu"
+
+    def rules():
+        return [(f.span.start_line, f.rule_id) for f in scan(src, settings_for(root, compile_commands=db)).findings]
+
+    assert rules() == [(3, "PTL102")]  # 2 * 16 = 32: a warp id on a 64-lane wavefront
+    header.write_text("#pragma once\n#define HALF 32\n")  # 2 * 32 = 64: a wavefront, not a warp
+    assert rules() == []
+    assert rules() == scan(src, settings_for(root, compile_commands=db, cache_dir=None)).findings == []
+
+
+def test_include_dirs_config_key_is_followed_by_the_key_too(tmp_path):
+    root, header, _ = _include_path_project(tmp_path, 16)
+    src = root / "src" / "k.cu"
+
+    def rules():
+        return [(f.span.start_line, f.rule_id) for f in scan(src, settings_for(root, include_dirs=(str(root / "inc"),))).findings]
+
+    assert rules() == [(3, "PTL102")]
+    header.write_text("#pragma once\n#define HALF 32\n")
+    assert rules() == []
+
+
+def test_emptied_shim_header_is_read_again_by_the_next_scan(tmp_path):
+    """Stale-result bug 7b: in one long-lived process, a HIP shim header that defines
+    `__trap` made its uses the project's own; after the shim was emptied, a second scan
+    still remembered its names (symbols._HEADER_NAMES outlived the scan)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "portlint.toml").write_text("")
+    shim = root / "shim.h"
+    shim.write_text("#pragma once\n#define __trap() abort()\n")
+    src = root / "k.cu"
+    src.write_text('#include "shim.h"\n__global__ void k() {\n  __trap();\n}\n')
+    settings = settings_for(root, cache_dir=None)
+    assert [f.rule_id for f in scan(src, settings).findings] == []
+    shim.write_text("#pragma once\n")
+    assert [(f.span.start_line, f.rule_id) for f in scan(src, settings).findings] == [(3, "PTL204")]
+
+
+def test_parallel_scan_keys_and_workers_see_one_include_graph(tmp_path):
+    """Keys are computed in the parent, files analysed in workers (forked or fresh): both
+    follow -I headers, so an edited header is seen with --jobs 2 as with --jobs 1."""
+    root, header, db = _include_path_project(tmp_path, 16)
+    src = root / "src"
+    body = (src / "k.cu").read_text()
+    entries_ = []
+    for i in range(12):
+        f = src / f"k{i}.cu"
+        f.write_text(body)
+        entries_.append({"directory": str(src), "command": f"nvcc -I../inc -c {f}", "file": str(f)})
+    db.write_text(json.dumps(entries_))
+
+    def rules():
+        res = scan(src, settings_for(root, compile_commands=db, jobs=2))
+        return sorted((f.path, f.span.start_line, f.rule_id) for f in res.findings)
+
+    assert rules() == [(f"src/k{i}.cu", 3, "PTL102") for i in sorted(range(12), key=str)]
+    header.write_text("#pragma once\n#define HALF 32\n")
+    assert rules() == []
+
+
+def test_include_dirs_are_relative_to_the_config_file(tmp_path):
+    from portlint.config import load_config
+
+    root, header, _ = _include_path_project(tmp_path, 16)
+    (root / "portlint.toml").write_text('include-dirs = ["inc"]\n')
+    settings = load_config(root / "portlint.toml", settings_for(root, cache_dir=None))
+    res = scan(root / "src" / "k.cu", settings)
+    assert [(f.span.start_line, f.rule_id) for f in res.findings] == [(3, "PTL102")]

@@ -132,3 +132,67 @@ def test_diff_and_fix_never_touch_files_without_fixes(tmp_path):
     run_portlint("scan", "bad.cu", "--no-cache", "--fix", cwd=tmp_path)
     assert bad.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["bad.cu"]
+
+
+def test_empty_selection_is_a_usage_error(tmp_path):
+    write_cuda(tmp_path / "bad.cu")
+    for flag in ("--select=", "--select= , "):
+        proc = run_portlint("scan", "bad.cu", "--no-cache", "--isolated", flag, cwd=tmp_path)
+        assert proc.returncode == 2 and "--select is empty" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("flags", [("--select", "all"), ("--select", "ALL"), ("--select", "Hipify,ptl2"), ("--target", "ROCM"), ("--target", "Rocm,TPU")])
+def test_presets_ids_and_targets_any_case(tmp_path, flags):
+    write_cuda(tmp_path / "bad.cu")
+    proc = run_portlint("scan", "bad.cu", "--no-cache", "--isolated", *flags, cwd=tmp_path)
+    assert proc.returncode == 1 and "PTL201" in proc.stdout, proc.stderr
+
+
+def test_text_paths_are_relative_to_the_working_directory(tmp_path):
+    (tmp_path / "portlint.toml").write_text("ignore = ['PTL3']\n")
+    (tmp_path / "pkg" / "kernels").mkdir(parents=True)
+    write_cuda(tmp_path / "pkg" / "kernels" / "bad.cu")
+    proc = run_portlint("scan", "kernels", "--no-cache", cwd=tmp_path / "pkg")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.startswith("kernels/bad.cu:2:3: PTL201"), proc.stdout
+    # the machine formats keep paths relative to the project root (the config's folder)
+    doc = json.loads(run_portlint("scan", "kernels", "--no-cache", "--format", "json", cwd=tmp_path / "pkg").stdout)
+    assert doc["findings"][0]["path"] == "pkg/kernels/bad.cu"
+
+
+def test_no_suggestion_prints_a_literal_backslash_n():
+    """PTL104's suggestion held `\\n` escapes inside its text; suggestions are real lines."""
+    from conftest import scan_paths
+
+    result = scan_paths([FIXTURES / "cuda_warp"], select=("PTL1",))
+    suggestions = {f.rule_id: f.suggestion for f in result.findings if f.suggestion}
+    assert "PTL104" in suggestions
+    assert all("\\n" not in s for s in suggestions.values()), [r for r, s in suggestions.items() if "\\n" in s]
+
+
+@pytest.mark.parametrize("where", ["portlint.engine.scan_files", "portlint.reporters.text.render_text", "portlint.reporters.sarif.render_sarif"])
+def test_an_internal_error_outside_any_file_is_exit_2_even_with_exit_zero(tmp_path, monkeypatch, where):
+    from click.testing import CliRunner
+
+    from portlint.cli import main
+
+    def broken(*args, **kwargs):
+        raise KeyError("planted bug")
+
+    monkeypatch.setattr(where, broken)
+    write_cuda(tmp_path / "bad.cu")
+    monkeypatch.chdir(tmp_path)
+    fmt = "sarif" if "sarif" in where else "text"
+    out = CliRunner().invoke(main, ["scan", "bad.cu", "--isolated", "--no-cache", "--exit-zero", "--format", fmt])
+    assert out.exit_code == 2
+    assert out.output.strip().splitlines() == ["portlint: error: internal error: KeyError: 'planted bug' (please report it)"]
+    # usage errors keep click's own message and exit 2
+    usage = CliRunner().invoke(main, ["scan", "--format", "yaml"])
+    assert usage.exit_code == 2 and "Invalid value" in usage.output
+
+
+def test_suggest_on_a_too_deep_file_is_one_line_exit_2(tmp_path):
+    (tmp_path / "deep.py").write_text("import triton\nx = " + " + ".join(["'a'"] * 3000) + "\n")
+    proc = run_portlint("suggest", "deep.py::k", "--to", "pallas", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "deep.py" in proc.stderr

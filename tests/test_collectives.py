@@ -54,3 +54,16 @@ def test_version_tests_keep_calls_newer_rccl_has_but_not_the_param_api(tmp_path)
 def test_core_collectives_are_never_reported():
     result = scan_paths([COLL / "nccl_core_negative.cu"])
     assert [f for f in result.findings if f.rule_id.startswith("PTL5")] == []
+
+
+def test_derived_nccl_rows_cover_the_hand_kept_notes():
+    """The host functions derived from NCCL's and RCCL's headers are the names the notes in
+    MISSING_IN_RCCL explain: a name added to one and not the other is a stale table."""
+    from portlint.cuda.name_tables import entries_for
+    from portlint.detectors.collectives import MISSING_IN_RCCL
+
+    host = {n for row in entries_for("PTL503", ("host",)) for n in row.names}
+    device = {n for row in entries_for("PTL503", ("device",)) for n in row.names}
+    assert host == set(MISSING_IN_RCCL)
+    assert {"ncclDevComm", "ncclTeam", "ncclLsaBarrierSession", "ncclGetLsaPointer"} <= device
+    assert not host & device

@@ -70,3 +70,38 @@ def test_config_flag_and_missing_config(tmp_path):
     assert run_portlint("scan", "src", "--no-cache", "--config", "other.toml", cwd=tmp_path).returncode == 0
     proc = run_portlint("scan", "src", "--no-cache", "--config", "absent.toml", cwd=tmp_path)
     assert proc.returncode == 2 and "absent.toml" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "config, needle",
+    [
+        ("[tool.portlint]\nselect = 'PTL1'\n", "select must be an array"),
+        ("[tool.portlint]\nignore = 5\n", "ignore must be an array"),
+        ("[tool.portlint]\nexclude = [3]\n", "exclude must be an array of non-empty strings"),
+        ("[tool.portlint]\ntargets = 'rocm'\n", "targets must be an array"),
+        ("[tool.portlint]\nfail-on = 2\n", "fail-on must be a string"),
+        ("[tool.portlint]\nper-file-ignores = { 'a/*' = 'PTL2' }\n", "per-file-ignores.a/* must be an array"),
+        ("[tool.portlint]\nselect = []\n", "select is empty"),
+        ("tool = 5\n[x]\nportlint = 1\n", "tool must be a table"),
+        ("[tool]\nportlint = 3\n", "tool.portlint must be a table"),
+    ],
+)
+def test_wrong_type_is_one_line_naming_file_and_key(tmp_path, config, needle):
+    project(tmp_path, config)
+    proc = run_portlint("scan", "src", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "pyproject.toml" in lines[0], proc.stderr
+
+
+def test_wrong_type_in_portlint_toml(tmp_path):
+    project(tmp_path, "tool = 5\n", name="portlint.toml")
+    proc = run_portlint("scan", "src", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"portlint: error: {tmp_path / 'portlint.toml'}: tool must be a table, not an integer"
+
+
+def test_ids_presets_and_targets_are_case_insensitive_in_config(tmp_path):
+    project(tmp_path, "[tool.portlint]\nselect = ['all']\ntargets = ['ROCM']\nignore = ['ptl3']\n")
+    proc = run_portlint("scan", "src", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 1 and "PTL201" in proc.stdout, proc.stderr

@@ -10,6 +10,19 @@ import pytest
 from portlint.cuda.guards import GuardMap, guard_map
 
 
+def file_ctx(path: Path, settings=None):
+    """The context the engine gives a file on disk, in a scan of its own."""
+    from portlint import session
+    from portlint.config import Settings
+    from portlint.context import FileContext
+
+    settings = settings or Settings(root=path.parent)
+    ctx = FileContext(path.name, path.read_bytes(), "cuda", frozenset(), settings)
+    ctx.real_path = path
+    ctx.session = session.begin(settings)
+    return ctx
+
+
 def gm(src: str, **kw) -> GuardMap:
     return GuardMap(textwrap.dedent(src).lstrip("\n"), **kw)
 
@@ -289,12 +302,7 @@ def test_header_next_to_the_file_defines_project_macros(tmp_path: Path):
     """).lstrip("\n")
     main = tmp_path / "k.cu"
     main.write_text(src)
-
-    class Ctx:
-        text = src
-        real_path = main
-
-    g = guard_map(Ctx())
+    g = file_ctx(main).fact(guard_map)
     assert g.dead_for_amd(line_of(src, "arch_path")) is None  # live: the header defined __CUDA_ARCH__
     assert g.dead_for_amd(line_of(src, "other()")) is not None
     assert g.dead_for_amd(line_of(src, "nv()")) is not None

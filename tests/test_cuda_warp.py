@@ -277,7 +277,8 @@ def test_libclang_pass_finds_a_constexpr_only_it_can_see(monkeypatch):
     with_pass = _rules(scan_paths([path], select=("PTL1",)))
     monkeypatch.setenv("PORTLINT_LIBCLANG", "0")
     without = _rules(scan_paths([path], select=("PTL1",)))
-    assert set(with_pass) - set(without) == {(12, "PTL102")}  # threadIdx.x % kGroupLanes
+    # threadIdx.x / kWarpLanes and threadIdx.x % kGroupLanes: constexprs of the header
+    assert set(with_pass) - set(without) == {(11, "PTL102"), (13, "PTL102")}
 
 
 def test_libclang_results_are_kept_in_the_cache_dir_and_follow_header_edits(tmp_path):
@@ -295,8 +296,7 @@ def test_libclang_results_are_kept_in_the_cache_dir_and_follow_header_edits(tmp_
     src.write_text(body)
     cache = tmp_path / "cache"
 
-    def scan() -> tuple[list, dict]:
-        lp._CACHE.clear()
+    def scan() -> tuple[list, dict]:  # each scan has a session of its own: nothing kept in memory
         before = dict(lp.STATS)
         res = scan_paths([src], select=("PTL102",), root=project, cache_dir=cache)
         return _rules(res), {k: lp.STATS[k] - before[k] for k in ("files", "kept")}
@@ -376,3 +376,29 @@ def test_libclang_failure_falls_back_with_one_notice(monkeypatch, tmp_path):
     assert _rules(res) == [(2, "PTL102")]
     notes = [n for n in res.notices if "libclang" in n.message]
     assert len(notes) == 1 and "\n" not in notes[0].message
+
+
+def test_libclang_results_kept_with_a_compile_database_follow_include_path_headers(tmp_path):
+    """With --compile-commands the pass's kept result is keyed by the headers found through
+    -I too (the scan's include graph), so an edit there is not answered from the cache."""
+    from portlint.cuda import libclang_pass as lp
+
+    (tmp_path / "inc").mkdir()
+    header = tmp_path / "inc" / "cfg.h"
+    header.write_text("#pragma once\nconstexpr int kGroupLanes = 32;\n")
+    src = tmp_path / "src" / "k.cu"
+    src.parent.mkdir()
+    src.write_text("#include <cfg.h>\n__global__ void k(float* y) { y[threadIdx.x % kGroupLanes] = 1.f; }\n")
+    db = tmp_path / "compile_commands.json"
+    db.write_text(json.dumps([{"directory": str(src.parent), "command": f"nvcc -I../inc -c {src}", "file": str(src)}]))
+
+    def scan() -> tuple[list, int]:
+        before = lp.STATS["kept"]
+        res = scan_paths([src], select=("PTL102",), root=tmp_path, cache_dir=tmp_path / "cache", compile_commands=db)
+        return _rules(res), lp.STATS["kept"] - before
+
+    assert scan() == ([(2, "PTL102")], 0)
+    src.write_text(src.read_text() + "// an edit below the directives\n")
+    assert scan() == ([(2, "PTL102")], 1)  # kept: same directives, same headers
+    header.write_text("#pragma once\nconstexpr int kGroupLanes = 64;\n")
+    assert scan() == ([], 0)

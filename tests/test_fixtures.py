@@ -24,6 +24,8 @@ def _scan_fixture(path):
         overrides["select"] = tuple(sel)
     if "targets" in exp.options:
         overrides["targets"] = parse_targets(exp.options["targets"], "fixture")
+    if "declared" in exp.options:  # the targets are declared (as --target does): scope by target
+        overrides["declared_targets"] = True
     return exp, scan_paths([path], **overrides)
 
 

@@ -62,6 +62,11 @@ def test_reported_gates_open_on_mi300x(monkeypatch):
     assert ns["TORCH_INDUCTOR_FLAGS"]["triton.enable_persistent_tma_matmul"] is True
     with pytest.raises(TypeError):
         ns["triton_arch_gate"]()  # 'gfx942' >= 90
+    assert ns["cc_inline"]() is True
+    assert ns["cc_swapped"]() is True
+    assert ns["float8_dtype"]() == torch.float8_e4m3fn  # the OCP FP8 type MI300X does not use
+    assert ns["use_wgmma"]() is True
+    assert ns["use_tma"]() is True
 
 
 @pytest.mark.oracle
@@ -81,11 +86,90 @@ def test_near_misses_stay_on_the_amd_side(monkeypatch):
     assert ns["dispatch"]() == "ck"
     assert ns["blackwell_exact"]() is False
     assert ns["mi300"](0) is True
+    assert ns["wgmma_checked"]() is False
 
 
 def test_every_positive_gate_is_reported_once():
     result = scan_paths([POSITIVE])
     lines = sorted(f.span.start_line for f in result.findings if f.rule_id == "PTL310")
-    assert len(lines) == len(set(lines)) == 11
+    assert len(lines) == len(set(lines)) == 16
     msg = next(f.message for f in result.findings if f.rule_id == "PTL310")
     assert "MI300X (9, 4)" in msg
+
+
+# ---- PTL311: the C++ gates ----------------------------------------------------------------
+
+CPP_POSITIVE = FIXTURES / "gpu_gates" / "capability_gates.cu"
+CPP_NEGATIVE = FIXTURES / "gpu_gates" / "capability_gates_negative.cu"
+
+
+@pytest.mark.parametrize(
+    ("condition", "misfires"),
+    [
+        ("M >= 9", True),
+        ("M * 10 + m >= 90 and M * 10 + m < 100", True),
+        ("M == 8", True),  # AMD takes the else, which is the Hopper side
+        ("M == 9 and u0", True),  # a free operand does not hide the gate
+        ("M >= 7", False),  # true on Ampere, Hopper and AMD alike
+        ("M >= 10", False),  # Blackwell only: no Instinct GPU reports 10
+        ("M < 5", False),
+        ("u0 > 3", False),  # no capability in it
+    ],
+)
+def test_cpp_gate_evaluation(condition, misfires):
+    from portlint.cuda.capability_gates import misfire
+
+    assert (misfire(condition) is not None) == misfires
+
+
+def test_cpp_gate_translation_never_runs_code():
+    """Anything but names, numbers and operators is refused before evaluation."""
+    from portlint.cuda.capability_gates import _Facts, misfire, translate
+
+    facts = _Facts("cudaDeviceProp prop;")
+    assert translate("prop.major >= 9 && __import__(os).system(x)", facts, 100) is not None
+    assert misfire(translate("prop.major >= 9 ? 1 : 0", facts, 100) or "") is None
+    assert misfire("__import__('os').system('true') or M >= 9") is None
+
+
+def test_every_cpp_positive_is_reported_and_no_near_miss():
+    result = scan_paths([CPP_POSITIVE, CPP_NEGATIVE], select=("PTL311",))
+    by_file = {}
+    for f in result.findings:
+        by_file.setdefault(f.path.rsplit("/", 1)[-1], []).append(f)
+    assert len(by_file.get("capability_gates.cu", [])) == 5
+    assert "capability_gates_negative.cu" not in by_file
+    assert all("MI300X (9.4)" in f.message for f in by_file["capability_gates.cu"])
+
+
+@pytest.mark.oracle
+def test_cpp_gate_survives_the_port():
+    """The hipified gate compiles for gfx90a: nothing at build time catches it, and at run time
+    hipDeviceProp_t::major is 9 on MI300X."""
+    from oracles import hipcc_compile
+
+    src = (
+        "__global__ void hopper(float* o) { o[0] = 2.0f; }\n__global__ void other(float* o) { o[0] = 1.0f; }\n"
+        "void launch(float* o, int dev) {\n  hipDeviceProp_t prop;\n  (void)hipGetDeviceProperties(&prop, dev);\n"
+        "  if (prop.major >= 9) hipLaunchKernelGGL(hopper, 1, 64, 0, 0, o); else hipLaunchKernelGGL(other, 1, 64, 0, 0, o);\n}\n"
+    )
+    ok, out = hipcc_compile(src)
+    assert ok, out
+
+
+@pytest.mark.parametrize(
+    ("code", "condition"),
+    [
+        ("void f() {", "at::cuda::getCurrentDeviceProperties()->major >= 9"),
+        ("void f(CUdevice d) { int cc; cuDeviceGetAttribute(&cc, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);", "cc >= 9"),
+        ("void f(int d) { hipDeviceProp_t p; hipGetDeviceProperties(&p, d); int sm = p.major * 10 + p.minor;", "sm >= 90 && sm < 100"),
+    ],
+)
+def test_cpp_capability_sources(code, condition):
+    """PyTorch's device-properties accessor, the driver attribute and hipified properties
+    are capability sources too."""
+    from portlint.cuda.capability_gates import _Facts, misfire, translate
+
+    text = code + "\n  if (" + condition + ") {}\n}\n"
+    py = translate(condition, _Facts(text), text.index("if ("))
+    assert py is not None and misfire(py) is not None, py

@@ -138,3 +138,90 @@ def test_fast_line_hashes_agree_with_the_rolling_reference():
         partial = line_hashes(text, wanted)
         full = _line_hashes_rolling(text)
         assert [partial[i - 1] for i in wanted if i <= len(full)] == [full[i - 1] for i in wanted if i <= len(full)]
+
+
+def _finding(line, severity, rule="PTL201", snippet="x", path="a.cu", suppressed=None):
+    from portlint.model import Finding, Severity, Span
+
+    sev = Severity(severity)
+    return Finding(rule, path, Span(line, 1, line, 2), "m", sev, {"rocm": sev}, "high", snippet=snippet,
+                   line_hash=f"{line:x}:1", suppressed=suppressed)
+
+
+def test_results_are_capped_at_githubs_limit_keeping_the_most_severe(tmp_path):
+    from portlint.config import Settings
+    from portlint.model import ScanResult
+    from portlint.reporters.sarif import MAX_RESULTS, build_sarif
+
+    assert MAX_RESULTS == 25_000
+    severities = ["note", "warning", "error"]
+    findings = [_finding(i + 1, severities[i % 3], snippet=str(i)) for i in range(30_000)]
+    log = build_sarif(ScanResult(findings=findings, files_scanned=1), Settings(root=tmp_path), {})
+    results = log["runs"][0]["results"]
+    assert len(results) == 25_000
+    levels = [r["level"] for r in results]
+    assert levels.count("error") == 10_000 and levels.count("warning") == 10_000 and levels.count("note") == 5_000
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results]
+    assert lines == sorted(lines)  # report order is kept
+    kept_notes = [ln for ln, lv in zip(lines, levels) if lv == "note"]
+    assert kept_notes == [3 * i + 1 for i in range(5_000)]  # deterministic: the first notes in report order
+    (note,) = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert "5000" in note["message"]["text"] and "--select" in note["message"]["text"]
+    from sarif_checks import github_problems
+
+    assert github_problems(log) == []  # (the schema check of 25,000 results takes seconds; the shapes are checked above)
+
+
+def test_cli_says_on_stderr_how_many_results_were_dropped(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import portlint.reporters.sarif as sarif_module
+    from portlint.cli import main
+
+    monkeypatch.setattr(sarif_module, "MAX_RESULTS", 3)
+    (tmp_path / "a.cu").write_text("__global__ void k(float* x) {\n" + '  asm volatile("membar.gl;");\n' * 5 + "}\n")
+    monkeypatch.chdir(tmp_path)
+    try:
+        runner = CliRunner(mix_stderr=False)
+    except TypeError:  # click 8.2 keeps the streams apart by default
+        runner = CliRunner()
+    out = runner.invoke(main, ["scan", "a.cu", "--isolated", "--no-cache", "--format", "sarif", "-j", "1"])
+    assert out.exit_code == 1, out.stderr
+    assert len(json.loads(out.stdout)["runs"][0]["results"]) == 3
+    (line,) = [ln for ln in out.stderr.splitlines() if "left out" in ln]
+    assert "2 least severe" in line and "--select" in line and "paths" in line
+
+
+def test_identical_findings_on_one_line_get_distinct_fingerprints(tmp_path):
+    (tmp_path / "a.cu").write_text(
+        '__global__ void k(float* x) {\n  asm volatile("membar.gl;"); asm volatile("membar.gl;");\n'
+        '  asm volatile("membar.gl;");\n}\n'
+    )
+    log = sarif("a.cu", cwd=tmp_path)
+    results = log["runs"][0]["results"]
+    assert len(results) == 3
+    prints = [r["partialFingerprints"]["portlint/v1"] for r in results]
+    assert len(set(prints)) == 3
+    assert prints[1] == prints[0] + ":2" and prints[2] == prints[0] + ":3"
+    assert validate(log) == []
+    assert sarif("a.cu", cwd=tmp_path) == log  # stable from run to run
+    # the JSON report carries the same values
+    doc = json.loads(run_portlint("scan", "a.cu", "--no-cache", "--format", "json", cwd=tmp_path).stdout)
+    assert [f["fingerprints"]["portlint/v1"] for f in doc["findings"]] == prints
+
+
+def test_file_outside_the_root_has_an_absolute_file_uri_and_no_base(tmp_path):
+    (tmp_path / "project").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "k.cu").write_text('__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n')
+    (tmp_path / "elsewhere" / "bin.cu").write_bytes(b"\x00binary")
+    (tmp_path / "project" / "in.cu").write_text('__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n')
+    log = sarif("in.cu", "../elsewhere", "--isolated", cwd=tmp_path / "project")
+    assert validate(log) == []
+    run = log["runs"][0]
+    arts = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0]["physicalLocation"]["artifactLocation"] for r in run["results"]}
+    outside = (tmp_path / "elsewhere" / "k.cu").resolve().as_uri()
+    assert arts[outside] == {"uri": outside}
+    assert arts["in.cu"] == {"uri": "in.cu", "uriBaseId": "%SRCROOT%"}
+    (note,) = run["invocations"][0]["toolExecutionNotifications"]
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": (tmp_path / "elsewhere" / "bin.cu").resolve().as_uri()}

@@ -144,7 +144,7 @@ def load_kernels(path: Path, extra_globals: dict | None = None) -> dict:
     Returns the resulting namespace (kernel name -> JITFunction, constants ...). Host
     functions, other imports and module-level conditionals are left out."""
     _triton()
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _parse_top_level(path)
     kept: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, ast.Import) and all(a.name.split(".")[0] == "triton" for a in node.names):
@@ -170,6 +170,40 @@ def load_kernels(path: Path, extra_globals: dict | None = None) -> dict:
     namespace.update(extra_globals or {})
     exec(compile(module, str(path), "exec"), namespace)
     return namespace
+
+
+def _parse_top_level(path: Path) -> ast.Module:
+    """The module's AST; for a file in newer Python syntax than this interpreter reads (a
+    PEP 695 alias beside the kernels), the top-level statements that do parse, one by one,
+    at their own line numbers."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        return ast.parse(text, filename=str(path))
+    except SyntaxError:
+        pass
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() and not line[0].isspace() and not line.startswith((")", "]", "}"))]
+    # a decorator belongs to the statement below it
+    blocks, current = [], None
+    for i in starts:
+        if current is not None and lines[current].startswith("@") and (lines[i - 1].startswith("@") or i - 1 == current):
+            continue
+        if current is not None and lines[i - 1].rstrip().endswith(("(", ",")):
+            continue
+        if current is not None:
+            blocks.append((current, i))
+        current = i
+    if current is not None:
+        blocks.append((current, len(lines)))
+    body: list[ast.stmt] = []
+    for start, end in blocks:
+        try:
+            part = ast.parse("".join(lines[start:end]), filename=str(path))
+        except SyntaxError:
+            continue  # the newer-syntax statement itself
+        ast.increment_lineno(part, start)
+        body.extend(part.body)
+    return ast.Module(body=body, type_ignores=[])
 
 
 def load_functions(path: Path, names: set[str], extra_globals: dict | None = None) -> dict:

@@ -2,9 +2,9 @@
 
 `constant_map(ctx)` collects `#define NAME <int>`, `constexpr`/`const` integer variables,
 enumerators and template-parameter defaults of the file (tree-sitter), the `#define`s of
-headers included with quotes from next to it (the guard map's header scan), and, when the
-libclang pass runs, every macro and integer constant it resolved across the include graph
-under AMD defines. Definitions in a branch an AMD build skips are ignored when a live one
+the headers it reaches through the scan's include graph (as the guard map evaluates them for
+AMD), and, when the libclang pass runs, every macro and integer constant it resolved across
+the include graph under AMD defines. Definitions in a branch an AMD build skips are ignored when a live one
 exists, so `#ifdef USE_ROCM / #define WARP_SIZE 64 / #else / #define WARP_SIZE 32` resolves
 to 64."""
 

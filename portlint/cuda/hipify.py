@@ -3,8 +3,9 @@
 `rules/cuda_api/hipify-map.csv` is the source (one row per (CUDA name, library), with the
 HIP twin or none); `scripts/generate_hipify_tables.py` derives
 `rules/cuda_api/hipify-table.json` from it, which is all a scan loads (once, lazily).
-Which rule reports a row is decided here, by `owner_of`, so that every (name, library)
-row belongs to exactly one rule and no identifier is reported twice.
+Which rule reports a row is data too: the claims in `rules/cuda_api/hipify-owners.toml`,
+resolved by the rules' `supersedes` keys (`owner_of`), so that every (name, library) row
+belongs to exactly one rule and no identifier is reported twice.
 
 `api_uses(ctx)` (a per-file fact) finds the uses: identifiers in the syntax tree — calls,
 types, enum values, macro bodies — never inside strings or comments, never a prefix of a
@@ -25,45 +26,56 @@ from portlint.rules import rules_root
 TABLE_FILE = "cuda_api/hipify-table.json"
 CSV_FILE = "cuda_api/hipify-map.csv"
 
-# Libraries whose renames are mechanical (hipify does them and the HIP library keeps the
-# signatures): rows with a HIP name go to PTL601, rows without to PTL602.
-MECHANICAL_LIBRARIES = {
-    "CUDA Runtime", "CUDA Driver", "NVRTC", "cuBLAS", "cuBLASLt", "cuRAND", "cuFFT",
-    "cuSPARSE", "cuSOLVER", "cuComplex", "CUB", "CUDA Device",
-}
-# cuBLAS names whose meaning differs on AMD (TF32 / tensor-op math modes): PTL604.
-CUBLAS_MATH_MODE = re.compile(r"^(cublasSetMathMode|cublasGetMathMode|CUBLAS_(TF32_)?TENSOR_OP_MATH|CUBLAS_GEMM_(DEFAULT|ALGO\d+)_TENSOR_OP|CUBLAS_COMPUTE_32F_FAST_TF32)$")
-# Graph features (not graphics interop): rows without a HIP name go to PTL610.
-GRAPH_NAME = re.compile(r"^(cudaGraph(?!ics)|cuGraph(?!ics)|CU_GRAPH_|cudaStreamGetCaptureInfo_v3|cudaStreamBeginCaptureToGraph|cuStreamBeginCaptureToGraph|cudaStreamUpdateCaptureDependencies_v2|CUgraph(?!ics))")
-# Names in the table that are too generic to be CUDA's when met in arbitrary C++ (OpenGL
-# typedefs, an English word): never reported.
-GENERIC_NAMES = {"GLenum", "GLuint", "texture", "memoryBarrier", "int", "void*"}
+OWNERS_FILE = "cuda_api/hipify-owners.toml"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Rows of the HIPIFY map one rule wants (rules/cuda_api/hipify-owners.toml)."""
+
+    rule: str
+    libraries: frozenset[str]
+    name: re.Pattern | None = None
+    supported: bool | None = None
+    renamed: bool | None = None
+
+    def takes(self, name: str, library: str, supported: bool, hip: str) -> bool:
+        return (
+            library in self.libraries
+            and (self.name is None or self.name.match(name) is not None)
+            and (self.supported is None or self.supported == supported)
+            and (self.renamed is None or self.renamed == (supported and hip != name))
+        )
+
+
+@lru_cache(maxsize=1)
+def owner_claims() -> tuple[frozenset[str], frozenset[str], tuple[Claim, ...]]:
+    """(names never reported, the mechanically renamed libraries, the claims)."""
+    import tomllib
+
+    data = tomllib.loads((rules_root() / OWNERS_FILE).read_text(encoding="utf-8"))
+    mechanical = frozenset(data["mechanical"])
+    claims = []
+    for c in data["claim"]:
+        libs = mechanical if c["libraries"] == "mechanical" else frozenset(c["libraries"])
+        claims.append(Claim(c["rule"], libs, re.compile(c["name"]) if "name" in c else None, c.get("supported"), c.get("renamed")))
+    return frozenset(data["never"]), mechanical, tuple(claims)
+
+
+def generic_names() -> frozenset[str]:
+    """Names in the table that are too generic to be CUDA's in arbitrary C++: never reported."""
+    return owner_claims()[0]
 
 
 def owner_of(name: str, library: str, supported: bool, hip: str) -> str | None:
-    """The rule that reports a use of this row, or None when no rule does."""
-    if name in GENERIC_NAMES:
+    """The rule that reports a use of this row, or None when no rule does: among the rules
+    whose claim takes the row, the one the others do not supersede."""
+    from portlint.precedence import winner
+
+    never, _, claims = owner_claims()
+    if name in never:
         return None
-    if library == "cuDNN":
-        # shared library types (libraryPropertyType) are the runtime row's
-        return "PTL603" if name.lower().startswith("cudnn") else None
-    if library in ("cuSPARSELt", "cuTENSOR"):
-        return "PTL605"
-    if library == "cuBLAS" and CUBLAS_MATH_MODE.match(name):
-        return "PTL604"
-    if library == "cuBLASLt" and not supported:
-        return "PTL604"
-    if library == "CUDA Device":
-        # device intrinsics without a HIP twin are the NVIDIA-intrinsic and warp rules'
-        # (PTL204, PTL104); same-named math functions need nothing
-        return "PTL601" if supported and hip != name else None
-    if library in MECHANICAL_LIBRARIES:
-        if supported:
-            return "PTL601" if hip != name else None
-        if library in ("CUDA Runtime", "CUDA Driver") and GRAPH_NAME.match(name):
-            return "PTL610"
-        return "PTL602"
-    return None
+    return winner(c.rule for c in claims if c.takes(name, library, supported, hip))
 
 
 @dataclass(frozen=True)
@@ -153,14 +165,14 @@ class Use:
     in_macro: bool  # inside a #define body
 
 
-_CONDITION_LINE = re.compile(rb"\s*#\s*(?:if|elif|ifdef|ifndef|elifdef|elifndef)\b")
+def _condition_lines(ctx) -> frozenset[int]:
+    """ctx.fact(_condition_lines): the lines of the file's #if/#elif/#ifdef conditions (where
+    error recovery may have hidden the condition from the tree, e.g. around
+    `__has_include(<curand.h>)`)."""
+    from portlint.cuda.includes import file_directives
 
-
-def _on_condition_line(data: bytes, start: int) -> bool:
-    """On the line of an #if/#elif/#ifdef directive (where error recovery may have hidden
-    the condition from the tree, e.g. around `__has_include(<curand.h>)`)."""
-    line_start = data.rfind(b"\n", 0, start) + 1
-    return _CONDITION_LINE.match(data, line_start) is not None
+    kinds = ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef")
+    return frozenset(n for d in ctx.fact(file_directives) if d.kind in kinds for n in range(d.first, d.last + 1))
 
 
 def _in_condition(node) -> bool:
@@ -201,6 +213,7 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
     root = ctx.tree.root_node
     defined: set[str] = set()
     found: list[Use] = []
+    conditions = ctx.fact(_condition_lines) if b"#" in data else frozenset()
     for m in pattern.finditer(data):
         if m.group(1) is None:
             continue
@@ -223,7 +236,7 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
         if parent is not None and parent.type in ("preproc_def", "preproc_function_def") and parent.child_by_field_name("name") == node:
             defined.add(word)  # a shim: `#define cudaMalloc hipMalloc`
             continue
-        if _in_condition(node) or _on_condition_line(data, start):
+        if _in_condition(node) or (conditions and ctx.offset_to_pos(start)[0] in conditions):
             continue
         found.append(Use(word, start, end, node, False))
     if found:
@@ -234,45 +247,12 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
 
 
 def _shims_from_headers(ctx, names: set[str]) -> set[str]:
-    """Which of `names` a header included with quotes from next to this file #defines for
-    an AMD build (llama.cpp's vendors/hip.h: `#define cublasSetMathMode(h, m) ...`)."""
-    real = getattr(ctx, "real_path", None)
-    if real is None or b'#include "' not in ctx.data and b"#include\t\"" not in ctx.data:
-        return set()
-    from pathlib import Path
-
-    local = [header for path, header in ctx.fact(includes) if path.type == "string_literal"]
-    if not local:
-        return set()
-    here = Path(real)
-    macros: dict = {}
-    # includes written relative to a project include directory (`-I ggml/src`) are looked
-    # for in the file's two nearest ancestors too
-    for inc in local:
-        for base in list(here.parents)[:3]:
-            found = _header_macros(str(base), inc)
-            if found is not None:
-                macros.update(found)
-                break
-    return {n for n in names if n in macros and macros[n] is not False}
-
-
-@lru_cache(maxsize=4096)
-def _header_macros(base: str, inc: str) -> dict | None:
-    """Macros `base/inc` (and what it includes) defines for an AMD build; None if no such file."""
-    from pathlib import Path
-
+    """Which of `names` a header the file reaches (the scan's include graph) #defines for an
+    AMD build (llama.cpp's vendors/hip.h: `#define cublasSetMathMode(h, m) ...`)."""
     from portlint.cuda.guards import header_defines
 
-    target = Path(base) / inc
-    if not target.is_file():
-        return None
-    return header_defines(target.parent / "_", [target.name])
-
-
-def forget_files() -> None:
-    """Drop what was read from headers (called by the engine at the start of each scan)."""
-    _header_macros.cache_clear()
+    macros = header_defines(ctx)
+    return {n for n in names if n in macros and macros[n] is not False}
 
 
 def api_uses(ctx) -> list[Use]:
@@ -328,40 +308,17 @@ def report(ctx, where, **kwargs):
     return ctx.report(span, **kwargs)
 
 
-_AMD_MACRO = re.compile(r"\b(__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__|USE_ROCM|GGML_USE_HIP|USE_AMD_ROCM|__HIP_DEVICE_COMPILE__)\b")
-
-
-_DIRECTIVE = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)$")
-
-
 def amd_only_lines(ctx) -> list[bool]:
     """ctx.fact(amd_only_lines): per 1-based line, whether it sits in a branch only AMD
     builds take (`#ifdef __HIP_PLATFORM_AMD__`, `#if defined(USE_ROCM)`, the `#else` of
-    `#ifndef USE_ROCM`). Read from the directive lines, so it holds where error recovery
-    breaks the syntax tree (directives between `template <...>` and the function)."""
-    flags = [False]
-    stack: list[bool] = []
-    for line in ctx.lines:
-        m = _DIRECTIVE.match(line)
-        if m:
-            kind, rest = m.group(1), re.sub(r"//.*|/\*.*?\*/", "", m.group(2))
-            amd = bool(_AMD_MACRO.search(rest))
-            if kind == "ifdef":
-                stack.append(amd)
-            elif kind == "ifndef":
-                stack.append(False)
-                if amd:
-                    stack[-1] = None  # its #else is the AMD side
-            elif kind == "if":
-                stack.append(amd and "!" not in rest)
-            elif kind == "elif" and stack:
-                stack[-1] = amd and "!" not in rest
-            elif kind == "else" and stack:
-                stack[-1] = stack[-1] is None
-            elif kind == "endif" and stack:
-                stack.pop()
-        flags.append(any(v is True for v in stack))
-    return flags
+    `#ifndef USE_ROCM`, a project's `#ifdef FOO_WITH_HIP`): a line an sm_90 build leaves
+    out and an AMD build does not. Read from the directive lines (the preprocessor model),
+    so it holds where error recovery breaks the syntax tree."""
+    from portlint.cuda.guards import guard_map, nvidia_guard_map
+
+    amd, nvidia = ctx.fact(guard_map), ctx.fact(nvidia_guard_map)
+    return [False] + [nvidia.dead_at(n) is not None and not nvidia.dead_at(n).never and amd.dead_at(n) is None
+                      for n in range(1, amd.n_lines + 1)]
 
 
 def in_amd_branch(ctx, line: int) -> bool:

@@ -22,17 +22,13 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import time
-from functools import lru_cache
 from pathlib import Path
 
 BUILTINS = Path(__file__).resolve().parent / "include" / "portlint_cuda_builtins.h"
 STUB_DIR = "/__portlint_stubs__"
 AMD_DEFINES = ("__HIP_PLATFORM_AMD__=1", "__HIPCC__=1", "__HIP__=1", "USE_ROCM=1", "GGML_USE_HIP=1", "__HIP_DEVICE_COMPILE__=1")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
-_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
-_ANY_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">]', re.M)
 _MAX_ROUNDS = 6
 
 # Statistics of this process (read by the measurement in docs/libclang-pass.md).
@@ -45,136 +41,51 @@ def enabled(ctx) -> bool:
     real = getattr(ctx, "real_path", None)
     if real is None:
         return False
-    if getattr(ctx.settings, "compile_commands", None):
+    if getattr(ctx.settings, "compile_commands", None) or getattr(ctx.settings, "include_dirs", None):
         return True
-    folder = Path(real).parent
-    return any((folder / inc).is_file() for inc in _QUOTED_INCLUDE.findall(ctx.text))
+    from portlint.cuda.includes import file_reach
 
-
-@lru_cache(maxsize=4)
-def _compile_database(path: str) -> dict[str, tuple[str, list[str]]]:
-    """file -> (directory, arguments) from a compile_commands.json."""
-    try:
-        entries = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    out = {}
-    for e in entries if isinstance(entries, list) else []:
-        try:
-            directory = e.get("directory", ".")
-            args = e.get("arguments") or shlex.split(e.get("command", ""))
-            file = str((Path(directory) / e["file"]).resolve())
-        except (KeyError, TypeError, ValueError):
-            continue
-        out[file] = (directory, list(args))
-    return out
-
-
-def _flags_from_command(directory: str, args: list[str]) -> list[str]:
-    """Keep what changes preprocessing: -I, -isystem, -D, -U, -include (paths made absolute)."""
-    keep: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        for flag in ("-I", "-isystem", "-iquote", "-D", "-U", "-include"):
-            if a == flag and i + 1 < len(args):
-                value = args[i + 1]
-                i += 1
-            elif a.startswith(flag) and len(a) > len(flag) and not (flag == "-I" and a.startswith("-isystem")) and not (flag == "-I" and a.startswith("-iquote")) and not (flag == "-I" and a.startswith("-include")):
-                value = a[len(flag):]
-            else:
-                continue
-            if flag in ("-I", "-isystem", "-iquote", "-include") and not os.path.isabs(value):
-                value = str(Path(directory) / value)
-            # a CUDA build's own vendor switch would contradict the AMD build we model
-            if flag == "-D" and value.split("=")[0] in ("__CUDA_ARCH__", "__CUDACC__", "__NVCC__"):
-                break
-            keep.extend([flag, value])
-            break
-        i += 1
-    return keep
+    reach = ctx.fact(file_reach)
+    return reach is not None and bool(reach.headers)
 
 
 def _arguments(ctx, path: Path) -> list[str]:
     args = ["-x", "c++", "-std=c++17", "-nostdinc", "-nostdinc++", "-fsyntax-only", "-Wno-everything",
             "-ferror-limit=0", f"-I{path.parent}", f"-I{STUB_DIR}", "-include", str(BUILTINS)]
     args += [f"-D{d}" for d in AMD_DEFINES]
-    cc = getattr(ctx.settings, "compile_commands", None)
-    if cc:
-        entry = _compile_database(str(cc)).get(str(path.resolve()))
-        if entry:
-            args += _flags_from_command(*entry)
-    return args
+    from portlint.cuda.includes import graph_of
 
-
-@lru_cache(maxsize=16384)
-def _is_file(path: str) -> bool:
-    return os.path.isfile(path)
-
-
-@lru_cache(maxsize=4096)
-def _header_info(path: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """(sha256 of the bytes, the (`"` or `<`, name) of each #include line) of a header;
-    read once per process."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return "unreadable", ()
-    return hashlib.sha256(data).hexdigest(), tuple(_ANY_INCLUDE.findall(data.decode("utf-8", errors="replace")))
-
-
-def _include_graph(path: Path, text: str, include_dirs: list[Path], limit: int = 400) -> tuple[set[str], list[str], bool]:
-    """(stubs, headers, complete) for a file, by following its include graph the way the
-    preprocessor searches (`"..."` next to the including file first, then the include
-    directories; `<...>` in the include directories only).
-
-    stubs: the headers it reaches that no directory provides; each becomes an empty stub up
-    front, so clang runs once instead of once per missing header. headers: the files it
-    reaches, sorted. complete: False when the walk stopped at `limit` headers."""
-    dirs = [str(d) for d in include_dirs]
-    start = os.path.normpath(str(path))
-    seen: set[str] = {start}
-    wanted: set[str] = set()
-    complete = True
-    todo = [(start, tuple(_ANY_INCLUDE.findall(text)))]
-    while todo:
-        cur, includes = todo.pop()
-        here = os.path.dirname(cur)
-        for quoted, name in includes:
-            bases = [here, *dirs] if quoted == '"' else dirs
-            target = next((t for t in (os.path.normpath(os.path.join(b, name)) for b in bases) if _is_file(t)), None)
-            if target is None:
-                wanted.add(name)
-            elif target not in seen:
-                if len(seen) >= limit:
-                    complete = False
-                    continue
-                seen.add(target)
-                todo.append((target, _header_info(target)[1]))
-    seen.discard(start)
-    return wanted, sorted(seen), complete
+    graph = graph_of(ctx)
+    for folder in graph.config_dirs:
+        args.append(f"-I{folder}")
+    return args + graph.flags_for(path)
 
 
 # ---- results kept across runs ----------------------------------------------------------------
 # A pre-commit run analyses one file in a fresh process, and the pass is most of its cost when
 # it runs. Its result depends on the folder, the arguments, the file's directives and the
-# headers it reaches, so with a cache directory (and no compile database, whose -I folders
-# are not hashed) it is kept under <cache>/libclang/, keyed by all of those and by portlint's
-# own source; an entry that does not check out is ignored.
+# headers it reaches (the scan's include graph, -I folders included), so with a cache
+# directory it is kept under <cache>/libclang/, keyed by all of those and by portlint's own
+# source; an entry that does not check out is ignored.
 
 def _disk_entry(ctx, key: tuple, headers: list[str]) -> tuple[Path, Path, str] | None:
     """(cache directory, folder of the pass's entries, entry key), or None without a cache."""
     cache_dir = getattr(ctx.settings, "cache_dir", None)
-    if cache_dir is None or getattr(ctx.settings, "compile_commands", None):
+    if cache_dir is None:
         return None
     from portlint.cache import code_fingerprint
 
     digest = hashlib.sha256()
     for part in ("libclang-pass-1", code_fingerprint(), repr(key)):
         digest.update(part.encode() + b"\0")
-    for header in headers:
-        digest.update(header.encode() + b"\0" + _header_info(header)[0].encode() + b"\0")
+    from portlint.cuda.includes import graph_of
+
+    graph = graph_of(ctx)
+    args = key[1]
+    forced = [os.path.realpath(args[i + 1]) for i in range(len(args) - 1) if args[i] == "-include" and args[i + 1] != str(BUILTINS)]
+    for header in [*headers, *forced]:  # -include files of the compile command count too
+        h = graph.header(header)
+        digest.update(header.encode() + b"\0" + (h.digest.hex() if h is not None else "unreadable").encode() + b"\0")
     return Path(cache_dir), Path(cache_dir) / "libclang", digest.hexdigest()
 
 
@@ -265,19 +176,6 @@ def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
     return {k: (v, origins[k]) for k, v in values.items() if origins[k] != main}
 
 
-_DIRECTIVE_LINE = re.compile(r"^\s*#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif)\b.*$", re.M)
-_CACHE: dict[tuple, dict[str, tuple[int, str]]] = {}
-
-
-def forget_files() -> None:
-    """Drop what was read from files (called by the engine at the start of each scan: a
-    long-lived caller may edit headers between two scans)."""
-    _CACHE.clear()
-    _is_file.cache_clear()
-    _header_info.cache_clear()
-    _compile_database.cache_clear()
-
-
 def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
     """name -> (value, header) for integer macros and constants defined outside the file.
 
@@ -286,25 +184,27 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
     includes under the same conditions) share one libclang run within a process."""
     if not enabled(ctx):
         return {}
+    from portlint.cuda.includes import file_directives, file_reach, file_session
+
     path = Path(ctx.real_path)
     args = _arguments(ctx, path)
-    key = (str(path.parent), tuple(args), tuple(m.group(0).strip() for m in _DIRECTIVE_LINE.finditer(ctx.text)))
-    if key in _CACHE:
-        return _CACHE[key]
+    key = (str(path.parent), tuple(args), tuple((d.kind, d.rest) for d in ctx.fact(file_directives)))
+    # results of this scan: files of one folder with the same directives share one run
+    results = file_session(ctx).fact("libclang-results", dict)
+    if key in results:
+        return results[key]
     start = time.perf_counter()
     STATS["files"] += 1
     try:
-        include_dirs = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a in ("-I", "-isystem", "-iquote")]
-        include_dirs += [Path(a[2:]) for a in args if a.startswith("-I") and len(a) > 2 and not a.startswith(f"-I{STUB_DIR}")]
-        missing_headers, headers, complete = _include_graph(path, ctx.text, include_dirs)
-        entry = _disk_entry(ctx, key, headers) if complete else None
+        reach = ctx.fact(file_reach)
+        entry = _disk_entry(ctx, key, list(reach.headers)) if reach.complete else None
         if entry is not None:
             kept = _disk_get(entry)
             if kept is not None:
                 STATS["kept"] += 1
-                _CACHE[key] = kept
+                results[key] = kept
                 return kept
-        stubs: dict[str, str] = {name: "" for name in missing_headers}
+        stubs: dict[str, str] = {name: "" for name in reach.missing}
         import clang.cindex as ci
 
         index = ci.Index.create()
@@ -329,9 +229,7 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
                 v = _eval_tokens([value], {})
                 if v is not None and name not in found:
                     found[name] = (v, "compile_commands.json")
-        if len(_CACHE) > 512:
-            _CACHE.clear()
-        _CACHE[key] = found
+        results[key] = found
         if entry is not None:
             _disk_put(entry, found)
         return found

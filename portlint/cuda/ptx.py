@@ -239,6 +239,34 @@ class AsmSite:
         return out
 
 
+def instruction_node(site: AsmSite, rule_id: str):
+    """The string literal of a multi-line asm template that holds the instruction `rule_id`
+    is reported for (`asm("{\\n" "wgmma.mma_async ...;\\n" ...)` is reported at the wgmma
+    line); the asm node itself when the template is one literal or a macro's."""
+    from portlint.cuda.parse import node_text
+
+    if site.in_macro:
+        return site.where
+    literals = []
+    for child in site.where.children:
+        if child.type == "concatenated_string":
+            literals.extend(c for c in child.children if c.type == "string_literal")
+        elif child.type == "string_literal":
+            literals.append(child)
+        elif child.type.startswith("gnu_asm_") and child.type != "gnu_asm_qualifier":
+            break
+    if len(literals) < 2 or literals[0].start_point[0] == literals[-1].start_point[0]:
+        return site.where
+    mnemonic = site.first_of(rule_id).replace("%", "%%")
+    for lit in literals:
+        body = node_text(lit)
+        if re.search(r"(?<![\w.])" + re.escape(mnemonic) + r"(?![\w])", body) or re.search(
+            r"(?<![\w.])" + re.escape(mnemonic.replace("%%", "%")) + r"(?![\w])", body
+        ):
+            return site.where if lit.start_point[0] == site.where.start_point[0] else lit
+    return site.where
+
+
 def _template_of(asm_node) -> str:
     """The assembly template: the concatenated string literals before the operand lists."""
     from portlint.cuda.parse import node_text
@@ -306,65 +334,48 @@ def hip_advice(site: AsmSite, intro: str) -> str:
     return text + "\nKeep the PTX only under `#ifndef __HIP_PLATFORM_AMD__` with the HIP form in the `#else` branch."
 
 
-def _enabled(ctx) -> frozenset[str]:
-    from portlint.engine import enabled_rules
-
-    return frozenset(enabled_rules(ctx.settings))
-
-
-def reported_by_api_rule(ctx, name: str) -> bool:
-    """True when PTL602 (CUDA names with no HIP twin in the HIPIFY table) reports this very
-    name: one name, one finding. The more specific rule reports it when PTL602 is off."""
-    if "PTL602" not in ctx.fact(_enabled):
-        return False
-    try:
-        from portlint.cuda.hipify import load_table
-    except ImportError:  # the cuda_api family is not installed
-        return False
-    return any(row.owner == "PTL602" for row in load_table().lookup(name))
-
-
-_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif|define)\b\s*(\w*)(.*)$")
-_FEATURE_GUARD = re.compile(r"^#\s*(?:ifdef\s+(\w+)|if\s+defined\s*\(?\s*(\w+)\s*\)?)\s*$")
 _VENDOR_WORD = re.compile(r"HIP|ROCM|AMD|MUSA|__gfx|__GFX")
 
 
-def _withheld_from(text: str) -> set[str]:
+def _withheld_from(found_directives) -> set[str]:
     """Macros #defined only inside a branch chosen by a vendor test (`#ifndef
     __HIP_PLATFORM_AMD__`, the `#else` of `#ifdef USE_ROCM`, ...): feature flags the project
     withholds from the AMD build on purpose, like llama.cpp's CP_ASYNC_AVAILABLE."""
+    from portlint.cuda.preprocessor import defined_name
+
     vendor_defs: set[str] = set()
     other_defs: set[str] = set()
     stack: list[str] = []  # the conditions of the open groups (all branches so far)
-    for line in text.split("\n"):
-        m = _DIRECTIVE.match(line)
-        if not m:
-            continue
-        kind, word, rest = m.groups()
+    for d in found_directives:
+        kind = d.kind
         if kind in ("if", "ifdef", "ifndef"):
-            stack.append(word + rest)
+            stack.append(d.rest)
         elif kind in ("elif", "else") and stack:
-            stack[-1] += " " + word + rest
+            stack[-1] += " " + d.rest
         elif kind == "endif" and stack:
             stack.pop()
-        elif kind == "define" and word:
-            (vendor_defs if any(_VENDOR_WORD.search(c) for c in stack) else other_defs).add(word)
+        elif kind == "define":
+            head = defined_name(d)
+            if head:
+                (vendor_defs if any(_VENDOR_WORD.search(c) for c in stack) else other_defs).add(head[0])
     return vendor_defs - other_defs
 
 
 def _withheld_macros(ctx) -> set[str]:
-    from pathlib import Path
+    """Withheld feature macros of the file and of the headers it reaches (the scan's include graph)."""
+    from portlint.cuda.includes import file_directives, file_reach, graph_of
 
-    from portlint.cuda.symbols import _INCLUDE_LOCAL
-
-    out = _withheld_from(ctx.text)
-    real = getattr(ctx, "real_path", None)
-    if real is not None:
-        for inc in _INCLUDE_LOCAL.findall(ctx.text):
-            try:
-                out |= _withheld_from((Path(real).parent / inc).read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                continue
+    out = _withheld_from(ctx.fact(file_directives))
+    reach = ctx.fact(file_reach)
+    if reach is not None and reach.headers:
+        graph = graph_of(ctx)
+        for path in graph.project_headers(reach):
+            key = ("withheld", path)
+            found = graph.derived.get(key)
+            if found is None:
+                h = graph.header(path)
+                found = graph.derived[key] = _withheld_from(h.directives) if h is not None else set()
+            out |= found
     return out
 
 
@@ -376,17 +387,41 @@ def withheld_from_amd(ctx, line: int) -> bool:
     guard = ctx.fact(guard_map).dead_for_amd(line)
     if guard is None or guard.has_alternative:
         return False
-    m = _FEATURE_GUARD.match(guard.condition.strip())
-    flag = m and (m.group(1) or m.group(2))
-    return bool(flag) and flag in ctx.fact(_withheld_macros)
+    from portlint.cuda.platform_macros import simple_test
+
+    kind, _, rest = guard.condition.lstrip("#").partition(" ")
+    test = simple_test(kind, rest)  # `#ifdef FLAG`, `#if defined(FLAG)`
+    return test is not None and test[1] and (kind != "if" or "defined" in rest) and test[0] in ctx.fact(_withheld_macros)
 
 
-def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None) -> None:
-    """Report the asm statements `rule_id` owns and the names it matches, one finding per
-    line. `intro` opens the suggestion of an asm finding; a name finding's suggestion is
-    its NameRule advice. `targets(line)` may narrow the targets per finding (None: the
-    rule's own; an empty tuple: not a finding)."""
-    from portlint.cuda.symbols import code_text, name_hits
+def _entry_point_strings(ctx, rule_id: str, seen: set[int]):
+    """(span, name, row) for string literals that are exactly a table name of the rule: a
+    driver function looked up by name (`cudaGetDriverEntryPoint("cuTensorMapEncodeTiled",
+    &fn, ...)`, `cuGetProcAddress`), the way TMA and multicast code avoids linking libcuda."""
+    from portlint.cuda.name_tables import entries_for
+    from portlint.cuda.symbols import code_text
+
+    if b"EntryPoint" not in ctx.data and b"GetProcAddress" not in ctx.data:
+        return
+    names = {n: row for row in entries_for(rule_id) for n in row.names}
+    ct = ctx.fact(code_text)
+    for start, end, body in ct.strings:
+        row = names.get(body)
+        line = ct.line_of(start)
+        if row is not None and line not in seen:
+            seen.add(line)
+            yield ct.span(start, end), body, row
+
+
+def report_rule(ctx, rule_id: str, intro: str = "", targets=None, extra=(), kinds=None) -> None:
+    """Report the asm statements `rule_id` owns and the names of its rows in the name tables
+    (rules/<family>/names*.toml; `kinds` narrows the rows by their `kind`), one finding per
+    line. `extra` NameRules are patterns the detector builds from the file itself. `intro`
+    opens the suggestion of an asm finding; a name finding's suggestion is its row's advice.
+    `targets(line)` may narrow the targets per finding (None: the rule's own; an empty
+    tuple: not a finding)."""
+    from portlint.cuda.name_tables import first_per_line
+    from portlint.cuda.symbols import code_text
 
     seen: set[int] = set()
     ct = ctx.fact(code_text)
@@ -397,7 +432,8 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
     for site in ctx.fact(asm_sites):
         if site.owner != rule_id:
             continue
-        span = ctx.node_span(site.where)
+        span = ctx.node_span(instruction_node(site, rule_id))
+        seen.add(ctx.node_span(site.where).start_line)
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None
         if narrowed == () or withheld_from_amd(ctx, span.start_line):
@@ -408,11 +444,16 @@ def report_rule(ctx, rule_id: str, name_rules=(), intro: str = "", targets=None)
             suggestion=hip_advice(site, intro),
             targets=narrowed,
         )
-    for span, name, rule in name_hits(ctx, name_rules, inside_asm):
-        if span.start_line in seen or reported_by_api_rule(ctx, name):
+    for span, name, rule in first_per_line(ctx, rule_id, kinds, inside_asm, extra):
+        if span.start_line in seen:
             continue
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None
         if narrowed == () or withheld_from_amd(ctx, span.start_line):
             continue
         ctx.report(span, what=name, suggestion=rule.advise(name), targets=narrowed)
+    for span, name, rule in _entry_point_strings(ctx, rule_id, seen):
+        narrowed = targets(span.start_line) if targets else None
+        if narrowed == () or withheld_from_amd(ctx, span.start_line):
+            continue
+        ctx.report(span, what=f'"{name}" (looked up by name)', suggestion=rule.advise(name), targets=narrowed)

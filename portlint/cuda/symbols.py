@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterable
 
 from portlint.model import Span
@@ -25,7 +24,6 @@ _NOISE = re.compile(
     r"|'(?:\\.|[^'\\\n])*'",
     re.S,
 )
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 _FUNC_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
 _KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "defined"}
 
@@ -75,41 +73,41 @@ def code_text(ctx) -> CodeText:
     while pos != -1:
         starts.append(pos + 1)
         pos = text.find("\n", pos + 1)
-    own = _own_names(code)
-    real = getattr(ctx, "real_path", None)
-    if real is not None:
-        own |= _header_names(Path(real), text)
+    from portlint.cuda.includes import file_directives
+
+    own = _own_names(code, ctx.fact(file_directives))
+    own |= _header_names(ctx)
     return CodeText(code, starts, own, strings)
 
 
-def _own_names(code: str) -> set[str]:
-    own = set(_DEFINE.findall(code))
+def _own_names(code: str, found_directives) -> set[str]:
+    """Macros (from the directives) and functions (from the code) a text defines."""
+    from portlint.cuda.preprocessor import defined_name
+
+    own = {head[0] for d in found_directives if d.kind == "define" for head in [defined_name(d)] if head}
     own.update(n for n in _FUNC_DEF.findall(code) if n not in _KEYWORDS)
     return own
 
 
-_INCLUDE_LOCAL = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
-_HEADER_NAMES: dict[Path, set[str]] = {}
+def _header_names(ctx) -> set[str]:
+    """Names defined by the headers the file reaches through the scan's include graph (a
+    vendor shim header that maps `__trap` or `__vsubss4` for HIP makes their uses the
+    project's own). Each header's names are read once per scan."""
+    from portlint.cuda.includes import file_reach, graph_of
 
-
-def _header_names(path: Path, text: str, depth: int = 2) -> set[str]:
-    """Names defined by headers included with quotes from next to `path` (a vendor shim
-    header that maps `__trap` or `__vsubss4` for HIP makes their uses the project's own)."""
-    from portlint.cuda.guards import local_headers
-
+    reach = ctx.fact(file_reach)
+    if reach is None or not reach.headers:
+        return set()
+    graph = graph_of(ctx)
     out: set[str] = set()
-    for target in local_headers(path, _INCLUDE_LOCAL.findall(text)):
-        if target not in _HEADER_NAMES:
-            _HEADER_NAMES[target] = set()
-            try:
-                raw = target.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            names = _own_names(_NOISE.sub(_blank, raw))
-            if depth > 0:
-                names |= _header_names(target, raw, depth - 1)
-            _HEADER_NAMES[target] = names
-        out |= _HEADER_NAMES[target]
+    for path in graph.project_headers(reach):
+        key = ("own-names", path)
+        names = graph.derived.get(key)
+        if names is None:
+            h = graph.header(path)
+            names = _own_names(_NOISE.sub(_blank, h.text), h.directives) if h is not None else set()
+            graph.derived[key] = names
+        out |= names
     return out
 
 

@@ -20,7 +20,9 @@ RCCL_BASE = "RCCL releases based on NCCL 2.21.5 (ROCm/rccl@0cbce2a7, Oct 2024)"
 NEWER_RCCL = "newer RCCL (ROCm/rocm-systems, NCCL 2.28 base) has it"
 NO_RCCL = "no RCCL release has it (NCCL 2.30 parameter API)"
 
-# NCCL functions absent from the RCCL 2.21.5-based release: name -> what newer RCCL says.
+# NCCL functions absent from the RCCL 2.21.5-based release: name -> what newer RCCL says. The
+# derived table (rules/collectives/names-nccl.toml) lists the same host functions from the
+# headers themselves, plus NCCL's device API; tests/test_collectives.py keeps the two in step.
 MISSING_IN_RCCL = {
     "ncclAlltoAll": NEWER_RCCL + " (older RCCL spells it ncclAllToAll)",
     "ncclCommShrink": NEWER_RCCL,
@@ -133,13 +135,31 @@ def nccl_feature_absent_in_rccl(node, ctx) -> None:
 
 # ---- PTL503 -------------------------------------------------------------------------------
 
+def _derived_rows() -> dict[str, object]:
+    """name -> its row in rules/collectives/names-nccl.toml (derived from NCCL's and RCCL's
+    headers by scripts/derive_name_tables.py): host functions RCCL's nccl.h lacks, and NCCL's
+    device API. The notes in MISSING_IN_RCCL say more for the names they know."""
+    from portlint.cuda.name_tables import entries_for
+
+    return {name: row for row in entries_for("PTL503") for name in row.names}
+
+
 @detector("PTL503", tokens=("nccl",))
 def nccl_api_version_drift(ctx) -> None:
-    for use in identifier_uses(ctx, _NCCL_RE, lambda w: w in MISSING_IN_RCCL or bool(PARAM_API.match(w))):
-        if not is_call(use) and not use.in_macro:
-            continue
-        if use.name in MISSING_IN_RCCL:
-            later = MISSING_IN_RCCL[use.name]
+    derived = _derived_rows()
+    device_lines: set[int] = set()
+    for use in identifier_uses(ctx, _NCCL_RE, lambda w: w in MISSING_IN_RCCL or w in derived or bool(PARAM_API.match(w))):
+        row = derived.get(use.name)
+        device_api = row is not None and row.kind == "device"
+        if not is_call(use) and not use.in_macro and not device_api:
+            continue  # a device-API type (`ncclDevComm`, `ncclTeam`) counts too
+        if device_api:
+            line = ctx.offset_to_pos(use.start)[0]
+            if line in device_lines:
+                continue  # one finding per line of device-API code
+            device_lines.add(line)
+        if use.name in MISSING_IN_RCCL or row is not None:
+            later = MISSING_IN_RCCL.get(use.name) or row.advise(use.name)
             if not use.in_macro and _under_nccl_version_test(use.node) and later.startswith(NEWER_RCCL):
                 continue  # a version test that RCCL's reported base version answers correctly
             alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""

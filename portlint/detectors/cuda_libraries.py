@@ -13,7 +13,7 @@ from portlint.cuda.hipify import (
     amd_excluded, api_uses, identifier_uses, in_amd_branch, includes, is_call, leading_qualifiers, load_table, pick_row,
     report, word_regex,
 )
-from portlint.cuda.parse import enclosing, node_text
+from portlint.cuda.parse import node_text
 from portlint.cuda.spaces import space_map
 from portlint.model import Edit, Fix, Span
 from portlint.registry import detector
@@ -175,22 +175,8 @@ _LIBCUDACXX_MEMBERS = {
 _LIBCUDACXX_HEADERS = ("cuda/std/", "cuda/atomic", "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref",
                        "cuda/latch", "cuda/semaphore", "cuda/functional", "cuda/cmath", "cuda/memory", "cuda/iterator")
 _THRUST_CUDA = {"cuda", "cuda_cub"}
-# libcu++'s asynchronous-copy pipeline is PTL401's (one finding per construct): its members,
-# and the `cuda::thread_scope_*` written as their template arguments
-_ASYNC_COPY_MEMBERS = {"memcpy_async", "pipeline", "make_pipeline", "pipeline_shared_state", "pipeline_role",
-                       "aligned_size_t", "producer_commit", "consumer_wait"}
-
-
-def _in_async_copy_type(ns) -> bool:
-    """`cuda::thread_scope_block` inside `cuda::pipeline_shared_state<...>`'s arguments."""
-    args = enclosing(ns, ("template_argument_list",))
-    owner = args.parent if args is not None else None
-    if owner is None or owner.type != "template_type":
-        return False
-    name = owner.child_by_field_name("name")
-    qualified = owner.parent
-    return (name is not None and node_text(name) in _ASYNC_COPY_MEMBERS and qualified is not None
-            and qualified.type == "qualified_identifier" and node_text(qualified).lstrip(":").startswith("cuda::"))
+# libcu++'s asynchronous-copy pipeline (`cuda::pipeline`, `cuda::memcpy_async`, ...) is also
+# PTL401's, which supersedes PTL607 (rules/cuda_async/PTL401-*.toml): one finding per construct.
 
 
 @detector("PTL607", tokens=("cuda::", "cuda/", "cuda_cub", "system::cuda"))
@@ -210,8 +196,6 @@ def thrust_cub_libcudacxx(ctx) -> None:
                            suggestion="Write `thrust::hip::par` (rocThrust) or plain `thrust::device` so both backends build.")
             continue
         if tail and tail[0] in _LIBCUDACXX_MEMBERS:
-            if tail[0] in _ASYNC_COPY_MEMBERS or _in_async_copy_type(ns):
-                continue
             report(ctx, ns.parent, message=f"`cuda::{tail[0]}` is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},
                        suggestion="Use std:: (std::atomic, std::atomic_ref), HIP's __hip_atomic_* builtins with a memory scope, or rocPRIM/hipCUB.")
 
@@ -405,7 +389,20 @@ def nvshmem(ctx) -> None:
     for path, header in ctx.fact(includes):
         if header in ("nvshmem.h", "nvshmemx.h") or header.startswith(("nvshmem/", "nvshmem_")):
             report(ctx, path, name=header, twin="rocSHMEM: include <rocshmem/rocshmem.hpp>")
-    for use in identifier_uses(ctx, _NVSHMEM_RE, lambda w: w.startswith(("nvshmem_", "nvshmemx_"))):
-        if is_call(use):
-            report(ctx, _span(ctx, use.start, use.end), name=use.name,
-                       twin=f"rocSHMEM's `{_rocshmem_name(use.name)}` (check the per-call semantics)")
+    from portlint.cuda.name_tables import entries_for
+
+    no_twin = {n: row for row in entries_for("PTL615", ("no-twin",)) for n in row.names}
+    internal = entries_for("PTL615", ("internal",))
+    internal_lines: set[int] = set()
+    for use in identifier_uses(ctx, _NVSHMEM_RE, lambda w: w.startswith(("nvshmem_", "nvshmemx_", "nvshmemi_"))):
+        span = _span(ctx, use.start, use.end)
+        if use.name.startswith("nvshmemi_"):
+            # NVSHMEM's internals (IBGDA state, transport tables): any use, once per line
+            if internal and span.start_line not in internal_lines:
+                internal_lines.add(span.start_line)
+                report(ctx, span, name=use.name, twin=internal[0].advise(use.name))
+        elif is_call(use):
+            row = no_twin.get(use.name)
+            twin = (f"no `{_rocshmem_name(use.name)}` in rocSHMEM: {row.advise(use.name)}" if row is not None
+                    else f"rocSHMEM's `{_rocshmem_name(use.name)}` (check the per-call semantics)")
+            report(ctx, span, name=use.name, twin=twin)

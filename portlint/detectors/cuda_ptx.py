@@ -8,9 +8,11 @@ not declare, PTL205 `__CUDA_ARCH__` comparisons that send AMD down another branc
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from portlint.cuda.ptx import asm_sites, report_rule, reported_by_api_rule
-from portlint.cuda.symbols import NameRule, code_text, name_hits, words
+from portlint.cuda.name_tables import first_per_line
+from portlint.cuda.ptx import asm_sites, report_rule
+from portlint.cuda.symbols import code_text
 from portlint.registry import detector
 
 # ---- PTL201 ----------------------------------------------------------------------------------
@@ -25,25 +27,8 @@ def inline_ptx_asm(ctx) -> None:
 
 # ---- PTL202 ----------------------------------------------------------------------------------
 
-_PRODUCER_NAMES = (
-    "nvrtcGetPTX", "nvrtcGetPTXSize", "nvrtcGetCUBIN", "nvrtcGetCUBINSize", "nvrtcGetLTOIR", "nvrtcGetLTOIRSize",
-    "nvrtcGetNVVM", "nvrtcGetNVVMSize", "CU_JIT_INPUT_PTX", "CU_JIT_INPUT_CUBIN", "CU_JIT_INPUT_NVVM", "cuLibraryLoadData",
-)
-_LOADER_NAMES = ("cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary")
-_LOAD_ADVICE = (
-    "Load an AMD code object instead: compile with hiprtc (`hiprtcCompileProgram` with `--offload-arch=gfx942`, "
-    "`hiprtcGetCode`) or ship a `.hsaco` / `.hip_fatbin` and load it with `hipModuleLoadData`; PTX, CUBIN and "
-    "LTO-IR images cannot be loaded on AMD, and hand-written PTX must be rewritten in HIP C++."
-)
-_JIT_ADVICE = {
-    "nvrtcGetPTX": "HIPRTC produces an AMD code object, not PTX: `hiprtcGetCode` / `hiprtcGetCodeSize`, then `hipModuleLoadData`.",
-    "nvrtcGetPTXSize": "`hiprtcGetCodeSize` (the output is an AMD code object, not PTX).",
-    "nvrtcGetCUBIN": "`hiprtcGetCode` (or `hiprtcGetBitcode` for LLVM bitcode).",
-    "nvrtcGetCUBINSize": "`hiprtcGetCodeSize`.",
-    "CU_JIT_INPUT_PTX": "hiprtc links LLVM bitcode (`HIPRTC_JIT_INPUT_LLVM_BITCODE`), not PTX: compile the source with hiprtc instead.",
-}
-_PRODUCERS = NameRule(re.compile(words(*_PRODUCER_NAMES)), lambda name: _JIT_ADVICE.get(name, _LOAD_ADVICE))
-_LOADERS = NameRule(re.compile(words(*_LOADER_NAMES)), _LOAD_ADVICE)
+# the names that make PTX/CUBIN and those that load it: rules/cuda_ptx/names.toml, kinds
+# "producer" and "loader"
 _PTX_MODULE = re.compile(r"\.version\s+\d+\.\d+|\.target\s+sm_\d+|\.(?:visible\s+)?\.?entry\s+\w+\s*\(")
 _NVRTC_ARCH = re.compile(r"^\s*(?:--gpu-architecture|-arch|--gpu-name)[=\s]*(?:compute|sm)_\d+\w*\s*$")
 _JIT_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
@@ -99,29 +84,16 @@ def ptx_source_or_jit(ctx) -> None:
         ctx.report(ct.span(start, end), what=what[:60], suggestion=advice)
     # loaders count only in a file that makes or embeds PTX/CUBIN (otherwise hipify's
     # rename to hipModuleLoadData is all there is to do)
-    makes_ptx = bool(seen) or bool(_PRODUCERS.pattern.search(ct.code))
-    for span, name, rule in name_hits(ctx, (_PRODUCERS, _LOADERS) if makes_ptx else (_PRODUCERS,)):
-        if span.start_line in seen or reported_by_api_rule(ctx, name):
+    producers = first_per_line(ctx, "PTL202", ("producer",))
+    hits = first_per_line(ctx, "PTL202", ("producer", "loader")) if seen or producers else producers
+    for span, name, rule in hits:
+        if span.start_line in seen:
             continue
         seen.add(span.start_line)
         ctx.report(span, what=name, suggestion=rule.advise(name))
 
 
 # ---- PTL203 ----------------------------------------------------------------------------------
-
-_NVVM = NameRule(
-    re.compile(r"\b__nvvm_(?!mbarrier_)\w+"),
-    "clang's NVPTX builtins do not exist for AMDGPU: use the HIP device function that does the job "
-    "(`__ldg` / a plain load for `__nvvm_ldg_*`, `__shfl*` for `__nvvm_shfl_*`, `__syncthreads()` for `__nvvm_bar*`), "
-    "or the `__builtin_amdgcn_*` builtin of the same operation.",
-)
-_LIBDEVICE = NameRule(
-    re.compile(r"\b(__nv_(?!bfloat|half|fp8|fp6|fp4|cvt_|saturation|storage|e4m3|e5m2|e2m1|nv_)[a-z][a-z0-9_]*)\s*\("),
-    lambda name: f"`{name}` is a libdevice symbol (NVIDIA's bitcode math library); AMD's device libraries (OCML) use other names. "
-    f"Call the standard function (`{re.sub(r'^__nv_(fast_)?', '', name)}`, `__expf`, `rsqrtf`, ...), which HIP maps to OCML.",
-    group=1,
-)
-
 
 @detector("PTL203", tokens=("__nvvm_", "__nv_", "llvm.nvvm", "libdevice"))
 def nvvm_builtins_and_libdevice(ctx) -> None:
@@ -139,7 +111,7 @@ def nvvm_builtins_and_libdevice(ctx) -> None:
                     what=m.group(0),
                     suggestion="NVVM IR and libdevice are NVIDIA-only: AMD's LLVM uses `llvm.amdgcn.*` intrinsics and the ROCm device libraries (ocml/ockl).",
                 )
-    for span, name, rule in name_hits(ctx, (_NVVM, _LIBDEVICE)):
+    for span, name, rule in first_per_line(ctx, "PTL203"):
         if span.start_line not in seen:
             seen.add(span.start_line)
             ctx.report(span, what=name, suggestion=rule.advise(name))
@@ -147,39 +119,12 @@ def nvvm_builtins_and_libdevice(ctx) -> None:
 
 # ---- PTL204 ----------------------------------------------------------------------------------
 
-_INTRINSICS: list[NameRule] = [
-    NameRule(re.compile(words("__dp4a")), "`__builtin_amdgcn_sdot4(a, b, c, false)` (signed; `__builtin_amdgcn_udot4` unsigned) on CDNA and RDNA2+, or four multiply-adds of the unpacked bytes."),
-    NameRule(re.compile(words("__dp2a_lo", "__dp2a_hi")), "`__builtin_amdgcn_sdot2` on targets with dot instructions, or two multiply-adds."),
-    NameRule(
-        re.compile(r"\b__v(?:abs|absdiffs|absdiffu|absss|add|addss|addus|avgs|avgu|cmpeq|cmpges|cmpgeu|cmpgts|cmpgtu|cmples|cmpleu|cmplts|cmpltu|cmpne|hadd|haddu|maxs|maxu|mins|minu|neg|negss|sads|sadu|seteq|setges|setgeu|setgts|setgtu|setles|setleu|setlts|setltu|setne|sub|subss|subus)[24]\b"),
-        "HIP has no SIMD-in-a-word video intrinsics: write a small helper over the bytes/halves "
-        "(clang vector extensions, `__builtin_elementwise_add_sat`, or shifts and masks).",
-    ),
-    NameRule(re.compile(words("__trap")), "`__builtin_trap()` (or `abort()`, which on AMD ends the whole application, not just the dispatch)."),
-    NameRule(re.compile(words("__brkpt", "__prof_trigger", "__pm0", "__pm1", "__pm2", "__pm3")), "No HIP counterpart: remove it (use rocprof / roc-obj tooling instead of in-kernel triggers)."),
-    NameRule(re.compile(words("__stcs", "__stcg", "__stwt", "__stwb")), "A plain store, or `__builtin_nontemporal_store(v, ptr)` for streaming stores."),
-    NameRule(re.compile(words("__ldlu", "__ldcv")), "A plain load (through a `volatile` pointer for `__ldcv`), or `__builtin_nontemporal_load(ptr)`."),
-    NameRule(
-        re.compile(r"\b__(?:fadd|fsub|fmul|fdiv|fsqrt|frcp|fmaf|dadd|dsub|dmul|ddiv|dsqrt|drcp|fma)_r[duz]\b"),
-        "HIP has only the round-to-nearest forms (`__fadd_rn`, `__fmul_rn`, `__fmaf_rn`, ...): use them, or redesign the code that needs directed rounding (interval bounds).",
-    ),
-    NameRule(
-        re.compile(r"\b__cvta_(?:generic_to_shared|generic_to_global|generic_to_local|generic_to_constant|shared_to_generic|global_to_generic|local_to_generic|constant_to_generic)\b"),
-        "There is no PTX state-space conversion on AMD: keep a `__shared__` pointer as a pointer "
-        "(or cast to `__attribute__((address_space(3)))` for an LDS address); the PTX that consumed the address must be rewritten anyway.",
-    ),
-    NameRule(re.compile(words("__isShared", "__isGlobal", "__isConstant", "__isLocal", "__isGridConstant")), "`__builtin_amdgcn_is_shared(ptr)` / `__builtin_amdgcn_is_private(ptr)` (clang AMDGPU builtins), or pass the address space explicitly."),
-    NameRule(re.compile(r"\b__h(?:eq|ne|ge|gt|le|lt|equ|neu|geu|gtu|leu|ltu)2_mask\b"), "Compare with `__heq2`/`__hgt2`/... (a `__half2` of 0/1) and build the mask with shifts."),
-    NameRule(re.compile(words("__hfma_relu", "__hfma2_relu")), "`__hmax(__hfma(a, b, c), 0)` (or the half2 forms)."),
-]
-
-
 @detector("PTL204", tokens=("__",))
 def nvidia_only_device_intrinsic(ctx) -> None:
     """CUDA device intrinsics that HIP does not declare (dp4a, SIMD video, cache-policy
     stores, directed rounding, address-space conversions, __trap, ...). `__nanosleep` and `__fns`
     are warp-builtin availability (PTL110)."""
-    report_rule(ctx, "PTL204", _INTRINSICS)
+    report_rule(ctx, "PTL204")
 
 
 # ---- PTL205 ----------------------------------------------------------------------------------
@@ -190,25 +135,16 @@ _ARCH_TEST = re.compile(
     r"|__CUDA_ARCH_FEAT_SM\d+\w*|__CUDA_ARCH_SPECIFIC__|__CUDA_ARCH_FAMILY_SPECIFIC__|__CUDA_ARCH_LIST__"
 )
 _VENDOR = re.compile(r"HIP|ROCM|ROCm|__gfx|__GFX|AMD|MUSA|__HIPCC__|__clang_major__.*AMDGCN|__AMDGCN")
-_NV_TARGET = NameRule(
-    re.compile(words("NV_IF_TARGET", "NV_IF_ELSE_TARGET", "NV_DISPATCH_TARGET")),
-    "`<nv/target>` does not exist in HIP: use `#if defined(__HIP_PLATFORM_AMD__)` for the AMD path and "
-    "`#if __CUDA_ARCH__ >= N` only for the NVIDIA one (or HIP's `__gfx942__` / `__HIP_ARCH_HAS_*__` macros).",
-)
-
-
 def _flagged_lines(ctx) -> set[int]:
     """Lines holding inline PTX or a name one of the PTL2xx-PTL4xx rules reports."""
     return ctx.fact(_flagged_lines_fact)
 
 
 def _flagged_lines_fact(ctx) -> set[int]:
-    from portlint.detectors import cuda_async, cuda_hopper
+    from portlint.cuda.name_tables import lines_with_names
 
     lines = {ctx.node_span(site.where).start_line for site in ctx.fact(asm_sites)}
-    rules = [*_INTRINSICS, _NVVM, _LIBDEVICE, _PRODUCERS, *cuda_hopper.NAME_RULES, *cuda_async.NAME_RULES]
-    lines.update(span.start_line for span, _name, _rule in name_hits(ctx, rules))
-    return lines
+    return lines | lines_with_names(ctx, exclude=("PTL205",), exclude_kinds=("loader",))
 
 
 def _nvidia_value(expr: str) -> str:
@@ -223,19 +159,9 @@ def _nvidia_value(expr: str) -> str:
 
 def _choose(conds: list[tuple[str, str, int]], evaluate) -> int | None:
     """Index of the branch a compiler takes; len(conds) when none; None when unknown."""
-    for i, (kind, expr, line) in enumerate(conds):
-        if kind == "else":
-            return i
-        if kind in ("ifdef", "ifndef"):
-            value = evaluate(f"defined({expr.split()[0] if expr.split() else ''})", line)
-            value = None if value is None else (value if kind == "ifdef" else not value)
-        else:
-            value = evaluate(expr, line)
-        if value is None:
-            return None
-        if value:
-            return i
-    return len(conds)
+    from portlint.cuda.preprocessor import choose
+
+    return choose(conds, evaluate)
 
 
 def _groups(ctx):
@@ -256,11 +182,10 @@ def _groups(ctx):
             yield stack.pop(), first
 
 
-@detector("PTL205", tokens=("__CUDA_ARCH", "NV_IF_", "NV_DISPATCH_TARGET"))
-def cuda_arch_feature_gate(ctx) -> None:
-    """`#if __CUDA_ARCH__ >= N` groups that pick a different branch for AMD than for sm_90."""
+def _arch_groups(ctx):
+    """(conds, end line, AMD's branch, sm_90's branch) of the `__CUDA_ARCH__` groups an AMD
+    build compiles and where the two builds take different branches (index len(conds): none)."""
     from portlint.cuda.guards import GuardMap, guard_map
-    from portlint.model import Span
 
     guards = ctx.fact(guard_map)
     neutral = GuardMap("")
@@ -274,22 +199,119 @@ def cuda_arch_feature_gate(ctx) -> None:
         nvidia = _choose(conds, lambda e, ln: neutral.evaluate(_nvidia_value(e), ln))
         if amd is None or nvidia is None or amd == nvidia:
             continue
+        yield conds, end, amd, nvidia
+
+
+# What an arch-gated stub's AMD branch may hold: nothing, asserts and traps, `(void)x;`
+# casts that silence unused-parameter warnings, a bare `return;` or a constant return.
+_STUB_STATEMENT = re.compile(
+    r"(?:assert|__trap|__builtin_trap|__builtin_unreachable|abort|__assertfail|CUTE_INVALID_CONTROL_PATH|CUTLASS_NOT_IMPLEMENTED"
+    r"|CUTLASS_ASSERT|static_assert|printf)\s*\(.*\)"
+    r"|asm\s*(?:volatile\s*)?\(\s*\)"  # the template is blanked: the raw body must say trap
+    r"|\(\s*void\s*\)\s*\(?[\w.\->\[\]]+\)?"
+    r"|return(?:\s+(?:0|0\.0f?|false|nullptr|\{\s*\}))?",
+    re.S,
+)
+
+
+@dataclass(frozen=True)
+class ArchStub:
+    """An `#if __CUDA_ARCH__ >= N` group whose branch for AMD does nothing."""
+
+    gate_line: int  # the #if
+    stub_kind: str  # "else" or "elif": the directive of the branch AMD compiles
+    stub_line: int
+    body: tuple[int, int]  # first and last line of the branch sm_90 compiles
+    holds: str  # "nothing" or "only asserts or traps"
+
+    def note(self) -> str:
+        return (
+            f"Not ported: an AMD build compiles the `#{self.stub_kind}` branch at line {self.stub_line} instead, which holds "
+            f"{self.holds}, so on AMD this code silently does nothing (HIP-Clang leaves `__CUDA_ARCH__` undefined)."
+        )
+
+
+def _stub_holds(code_lines: list[str], raw_lines: list[str], first: int, last: int) -> str | None:
+    """"nothing" / "only asserts or traps" when lines first..last (1-based) are a stub
+    (`code_lines` has comments and literals blanked)."""
+    body = "\n".join(code_lines[first - 1 : last]).strip()
+    if not body:
+        return "nothing"
+    if "#" in body:
+        return None
+    stmts = [st.strip() for st in body.replace("{", ";").replace("}", ";").split(";") if st.strip()]
+    if not stmts or not all(_STUB_STATEMENT.fullmatch(st) for st in stmts):
+        return None
+    if any(st.startswith("asm") for st in stmts) and "trap" not in "\n".join(raw_lines[first - 1 : last]):
+        return None
+    return "only asserts or traps"
+
+
+def arch_stubs(ctx) -> list[ArchStub]:
+    """ctx.fact(arch_stubs): arch-gated groups whose AMD branch is empty or only asserts/traps."""
+    from portlint.cuda.symbols import code_text
+
+    if "__CUDA_ARCH" not in ctx.text:
+        return []
+    code_lines = ctx.fact(code_text).code.split("\n")
+    out = []
+    for conds, end, amd, nvidia in _arch_groups(ctx):
+        if amd == len(conds) or nvidia == len(conds) or conds[amd][0] not in ("else", "elif"):
+            continue
+        amd_last = conds[amd + 1][2] - 1 if amd + 1 < len(conds) else end - 1
+        holds = _stub_holds(code_lines, ctx.lines, conds[amd][2] + 1, amd_last)
+        if holds is None:
+            continue
+        nv_last = conds[nvidia + 1][2] - 1 if nvidia + 1 < len(conds) else end - 1
+        out.append(ArchStub(conds[0][2], conds[amd][0], conds[amd][2], (conds[nvidia][2] + 1, nv_last), holds))
+    return out
+
+
+def stub_for(ctx, line: int) -> ArchStub | None:
+    """The arch-gated stub whose sm_90 body holds `line` (the engine reports what is there as
+    not ported rather than as an AMD-dead branch)."""
+    for stub in ctx.fact(arch_stubs):
+        if stub.body[0] <= line <= stub.body[1]:
+            return stub
+    return None
+
+
+@detector("PTL205", tokens=("__CUDA_ARCH", "NV_IF_", "NV_DISPATCH_TARGET"))
+def cuda_arch_feature_gate(ctx) -> None:
+    """`#if __CUDA_ARCH__ >= N` groups that pick a different branch for AMD than for sm_90;
+    a group whose AMD branch is a stub says that the code does nothing on AMD."""
+    from portlint.model import Span
+
+    stubs = {s.gate_line: s for s in ctx.fact(arch_stubs)}
+    for conds, end, amd, nvidia in _arch_groups(ctx):
         if amd == len(conds) and any(conds[0][2] < line < end for line in _flagged_lines(ctx)):
             continue  # AMD drops NVIDIA-only code here: that code's own finding says so
+        first_line = conds[0][2]
+        stub = stubs.get(first_line)
         if amd < len(conds):
             kind, _, line = conds[amd]
             taken = f"the `#{kind}` branch at line {line}"
         else:
             taken = "none of its branches"
-        first_line = conds[0][2]
+        suggestion = (
+            "Make the AMD path explicit: add `#elif defined(__HIP_PLATFORM_AMD__)` (or test `__gfx942__`, "
+            "`__HIP_ARCH_HAS_WARP_SHUFFLE__`, ...) with the code AMD should run, or combine the test with "
+            "`!defined(__HIP_PLATFORM_AMD__)` so the fallback is a deliberate choice."
+        )
+        if stub is not None:
+            taken += f" (it holds {stub.holds}: the code does nothing on AMD)"
+            suggestion = (
+                "The kernel does nothing on AMD: HIP-Clang leaves `__CUDA_ARCH__` undefined, so the stub branch is "
+                "compiled and the work is silently skipped (or traps). Port the body into an "
+                "`#elif defined(__HIP_PLATFORM_AMD__)` branch (the constructs reported inside it say what to change), "
+                "or test `defined(__HIP_PLATFORM_AMD__) || __CUDA_ARCH__ >= N` if the body is portable."
+            )
         directive = ctx.line_text(first_line).strip()
         ctx.report(
             Span(first_line, 1, first_line, len(ctx.line_text(first_line)) + 1),
             what=directive[:80],
             taken=taken,
-            suggestion="Make the AMD path explicit: add `#elif defined(__HIP_PLATFORM_AMD__)` (or test `__gfx942__`, "
-            "`__HIP_ARCH_HAS_WARP_SHUFFLE__`, ...) with the code AMD should run, or combine the test with "
-            "`!defined(__HIP_PLATFORM_AMD__)` so the fallback is a deliberate choice.",
+            suggestion=suggestion,
         )
-    for span, name, rule in name_hits(ctx, (_NV_TARGET,)):
+    for span, name, rule in first_per_line(ctx, "PTL205"):
         ctx.report(span, what=name, taken="a compile error (`<nv/target>` is missing)", suggestion=rule.advise(name), targets={"rocm": "error"})

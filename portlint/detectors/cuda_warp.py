@@ -130,9 +130,7 @@ class Analysis:
                 return None, "none"
             if name in self.warp_consts:
                 return c.value, "local-warp"
-            if c.line == 0:
-                if self.reported_elsewhere(c):
-                    return c.value, "local-warp"
+            if c.line == 0:  # a header's: reported at its definition and at each use here
                 return c.value, "outside"
             return c.value, "const"
         v = eval_int(node, self.cmap)
@@ -213,23 +211,6 @@ class Analysis:
 
     def is_device(self, node) -> bool:
         return self.spaces.is_device(node)
-
-    def reported_elsewhere(self, c: Const) -> bool:
-        """A warp constant of a header in this file's own tree is reported at its definition
-        when the scan reads that header (PTL101): one mistake, one finding. Headers found
-        through include paths elsewhere (third-party trees) are reported at the use."""
-        if self.warp_const_kind(c) is None:
-            return False
-        if c.kind == "header" or not c.origin:
-            return True
-        real = getattr(self.ctx, "real_path", None)
-        if real is None:
-            return True
-        try:
-            Path(c.origin).resolve().relative_to(Path(real).resolve().parent)
-            return True
-        except ValueError:
-            return False
 
     def file_logical32(self) -> bool:
         """Do the file's shuffles pass an explicit width of 32 (and none a different width)?"""
@@ -809,6 +790,7 @@ def _mask32(a: Analysis, node, facts: FunctionFacts) -> tuple[str, str] | None:
 def _masks(a: Analysis) -> None:
     shims = {n for n in MASK_FUNCS if a.guards.defines_for_amd(n)}
     reported_consts: set[str] = set()
+    mask_params: dict[tuple[str, int], tuple[str, str]] = {}  # (function, index) -> (parameter, intrinsic)
     for call in nodes_of_types(a.root, ("call_expression",)):
         name = callee_name(call)
         fn_node = call.child_by_field_name("function")
@@ -833,6 +815,8 @@ def _masks(a: Analysis) -> None:
                     else:
                         a.hit("PTL104", args[0], fields={"func": name, "mask": f"`{text}`"},
                               confidence="high" if kind == "literal" else "medium", suggestion=_MASK_SUGGESTION)
+                else:
+                    _mask_parameter(a, call, name, args[0], mask_params)
         if name in BALLOT_CALLS:
             _ballot_sink(a, call, facts)
         if name in BIT32_INTRINSICS:
@@ -865,15 +849,86 @@ def _masks(a: Analysis) -> None:
                           message=f"`{callee_name(x)}()` compared with the 32-bit `{node_text(y)}`: HIP's mask is 64-bit, so on a full wave64 it is never equal.",
                           confidence="high", suggestion="Compare with the full mask of the running wave: `__ballot(1)` "
                           "(or `~0ull` when the block is a multiple of 64 threads).")
+    _masks_passed_to_parameters(a, mask_params)
     _shifts(a)
 
 
-_MASK_SUGGESTION = (
-    "HIP's warp masks are 64-bit (`unsigned long long`) even on wave32. Keep one mask type per platform: "
-    "`#if defined(__HIP_PLATFORM_AMD__)\\n  using lane_mask_t = unsigned long long;\\n#else\\n  using lane_mask_t = unsigned;\\n#endif` "
-    "with `constexpr lane_mask_t kFullMask = ~lane_mask_t(0);`, or pass `__activemask()`, or call the non-sync HIP "
-    "shuffle (`__shfl_xor(v, o)`; AMD lanes run in lockstep). One 64-bit literal for both vendors narrows on CUDA."
-)
+def _parameters(fn) -> tuple[str, list]:
+    """(name, parameter nodes) of a function definition."""
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type in ("pointer_declarator", "reference_declarator"):
+        decl = decl.child_by_field_name("declarator")
+    if decl is None or decl.type != "function_declarator":
+        return "", []
+    name = decl.child_by_field_name("declarator")
+    params = decl.child_by_field_name("parameters")
+    plist = [p for p in params.named_children if p.type in ("parameter_declaration", "optional_parameter_declaration")] if params is not None else []
+    return (node_text(name).split("::")[-1] if name is not None else ""), plist
+
+
+def _parameter_name(p) -> str:
+    d = p.child_by_field_name("declarator")
+    while d is not None and d.type not in ("identifier",):
+        d = d.child_by_field_name("declarator")
+    return node_text(d) if d is not None else ""
+
+
+def _mask_parameter(a: Analysis, call, func: str, arg, mask_params) -> None:
+    """A mask that is a parameter of the enclosing function: a 32-bit default value is
+    reported where it is written; the function's callers are checked afterwards."""
+    arg = strip_parens(arg)
+    if arg is None or arg.type != "identifier":
+        return
+    fn = enclosing(call, ("function_definition",))
+    if fn is None:
+        return
+    fname, params = _parameters(fn)
+    for index, p in enumerate(params):
+        if _parameter_name(p) != node_text(arg):
+            continue
+        default = p.child_by_field_name("default_value")
+        if default is not None:
+            m = _mask32(a, default, FunctionFacts())
+            if m is not None:
+                a.hit("PTL104", default, fields={"func": func, "mask": f"`{m[1]}` (the default of parameter `{node_text(arg)}`)"},
+                      confidence="high", suggestion=_MASK_SUGGESTION)
+        if fname:
+            mask_params.setdefault((fname, index), (node_text(arg), func))
+        return
+
+
+def _masks_passed_to_parameters(a: Analysis, mask_params) -> None:
+    """Calls that pass a 32-bit mask to a parameter a `*_sync` intrinsic uses as its mask:
+    reported at the argument, naming the parameter."""
+    if not mask_params:
+        return
+    names = {f for f, _ in mask_params}
+    for call in nodes_of_types(a.root, ("call_expression",)):
+        fname = callee_name(call)
+        if fname not in names or not a.is_device(call):
+            continue
+        args = call.child_by_field_name("arguments").named_children
+        for (f, index), (param, func) in mask_params.items():
+            if f != fname or index >= len(args):
+                continue
+            m = _mask32(a, args[index], a.facts_of(call))
+            if m is not None and m[0] != "local-const":
+                a.hit("PTL104", args[index], fields={"func": func, "mask": f"`{m[1]}` (passed as parameter `{param}` of `{fname}`)"},
+                      confidence="high" if m[0] == "literal" else "medium", suggestion=_MASK_SUGGESTION)
+
+
+# one line per source line: reporters print a multi-line suggestion as an indented block
+_MASK_SUGGESTION = "\n".join((
+    "HIP's warp masks are 64-bit (`unsigned long long`) even on wave32. Keep one mask type per platform:",
+    "#if defined(__HIP_PLATFORM_AMD__)",
+    "  using lane_mask_t = unsigned long long;",
+    "#else",
+    "  using lane_mask_t = unsigned;",
+    "#endif",
+    "constexpr lane_mask_t kFullMask = ~lane_mask_t(0);",
+    "Or pass `__activemask()`, or call the non-sync HIP shuffle (`__shfl_xor(v, o)`; AMD lanes run in lockstep).",
+    "One 64-bit literal for both vendors narrows on CUDA.",
+))
 
 
 def _ballot_sink(a: Analysis, call, facts: FunctionFacts) -> None:
@@ -1007,15 +1062,22 @@ def _warpsize_const(a: Analysis) -> None:
             where = "a template argument" if bracket else _const_context_name(ident)
             a.hit("PTL107", ident, fields={"use": "`warpSize`", "place": where, "reason": _WS_REASON}, confidence="high", suggestion=_WS_SUGGESTION)
     # `#if` conditions are text
-    for first, _last, logical in _directive_lines(a.ctx.text):
-        m = re.match(r"\s*#\s*(?:el)?if\b(.*)", logical)
-        if m and re.search(r"\bwarpSize\b|__AMDGCN_WAVEFRONT_SIZE", m.group(1)):
-            col = logical.find("warpSize") if "warpSize" in logical else logical.find("__AMDGCN_WAVEFRONT_SIZE")
-            from portlint.model import Span
+    from portlint.cuda.includes import file_directives
+    from portlint.model import Span
 
-            word = "warpSize" if "warpSize" in logical else re.search(r"__AMDGCN_WAVEFRONT_SIZE\w*", logical).group()
-            a.hit("PTL107", Span(first, col + 1, first, col + 1 + len(word)), fields={"use": f"`{word}`", "place": "an #if condition", "reason": _WS_REASON if word == "warpSize" else _AMDGCN_REASON},
-                  confidence="high", suggestion=_WS_SUGGESTION)
+    for d in a.ctx.fact(file_directives):
+        if d.kind not in ("if", "elif") or not re.search(r"\bwarpSize\b|__AMDGCN_WAVEFRONT_SIZE", d.rest):
+            continue
+        word = "warpSize" if re.search(r"\bwarpSize\b", d.rest) else re.search(r"__AMDGCN_WAVEFRONT_SIZE\w*", d.rest).group()
+        line, col = d.first, -1
+        for n in range(d.first, d.last + 1):
+            col = a.ctx.line_text(n).find(word)
+            if col >= 0:
+                line = n
+                break
+        col = max(col, 0)
+        a.hit("PTL107", Span(line, col + 1, line, col + 1 + len(word)), fields={"use": f"`{word}`", "place": "an #if condition", "reason": _WS_REASON if word == "warpSize" else _AMDGCN_REASON},
+              confidence="high", suggestion=_WS_SUGGESTION)
 
 
 def _in_template_brackets(data: bytes, ident) -> bool:
@@ -1025,12 +1087,6 @@ def _in_template_brackets(data: bytes, ident) -> bool:
     before = data[line_start: ident.start_byte].decode("utf-8", "replace")
     after = data[ident.end_byte: line_end if line_end != -1 else len(data)].decode("utf-8", "replace")
     return bool(re.search(r"[A-Za-z_]\w*\s*<\s*(?:[^<>;()]*,\s*)?$", before) and re.match(r"\s*(?:,[^<>;()]*)?>(?![>=])", after))
-
-
-def _directive_lines(text):
-    from portlint.cuda.guards import _blank_comments, logical_lines
-
-    return logical_lines(_blank_comments(text))
 
 
 def _const_context_name(ident) -> str:

@@ -13,7 +13,10 @@ import ast
 from portlint.model import Edit, Fix, Span
 from portlint.python import astindex
 from portlint.python.devices import (
+    calls_own_cuda,
+    neuron_autocast,
     relevant,
+    shimmed,
     device_replacement,
     is_cuda_device_value,
     reach,
@@ -21,7 +24,7 @@ from portlint.python.devices import (
     target_words,
     torch_targets,
 )
-from portlint.python.guards import CUDA_LIKE, OTHER, TPU, condition, dotted, guard_map, stops, words
+from portlint.python.guards import CUDA_LIKE, OTHER, TPU, TRAINIUM, condition, dotted, guard_map, stops, words
 from portlint.registry import detector
 
 _TORCHISH = frozenset({"torch_xla", "gaudi", "torch"})
@@ -79,10 +82,52 @@ def _string_fix(ctx, node: ast.AST, targets) -> Fix | None:
     return Fix(f"use the {repl[1]} device", (Edit(ctx.node_span(node), new),), "unsafe")
 
 
-@detector("PTL901", nodes=("Call", "Assign", "AnnAssign"), tokens=("cuda", "gpu"))
+def _device_parameter(arg: ast.arg) -> bool:
+    name = arg.arg.lower()
+    return _device_name_target(ast.Name(id=arg.arg)) or name in ("device_type", "map_location", "backend_device")
+
+
+def _cuda_defaults(args: ast.arguments):
+    """(parameter, default) pairs of a def or lambda whose device parameter defaults to CUDA:
+    `def to_device(x, device="cuda")` -- every caller that omits it gets a CUDA device."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return [(a, d) for a, d in pairs if _device_parameter(a) and is_cuda_device_value(d)]
+
+
+def _places_on(fn: ast.AST, name: str) -> bool:
+    """Does `fn` put tensors on the device its parameter `name` holds: `.to(name)`,
+    `device=name` (and the other device keywords), `torch.device(name)`, `.cuda(name)`?"""
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    is_param = lambda e: isinstance(e, ast.Name) and e.id == name  # noqa: E731
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if not isinstance(n, ast.Call):
+                continue
+            if any(k.arg in _DEVICE_KWARGS and is_param(k.value) for k in n.keywords):
+                return True
+            last = n.func.attr if isinstance(n.func, ast.Attribute) else dotted(n.func)
+            if last in ("to", "cuda", "torch.device", "device") and n.args and is_param(n.args[0]):
+                return True
+    return False
+
+
+@detector("PTL901", nodes=("Call", "Assign", "AnnAssign", "arguments"), tokens=("cuda", "gpu"))
 def cuda_device_string(node, ctx) -> None:
     """Hard-coded CUDA devices in a file that targets XLA or Gaudi; JAX GPU pins in JAX code."""
     if "jax" not in ctx.tags and not relevant(ctx):
+        return
+    if isinstance(node, ast.arguments):
+        if not (ctx.tags & _TORCHISH):
+            return
+        fn = astindex.parents(ctx.module).get(node)
+        for param, default in _cuda_defaults(node):
+            if fn is None or not _places_on(fn, param.arg):
+                continue  # a name handed on or looked up (`getattr(torch, device_type)`), not a placement
+            targets = _targets(ctx, default)
+            if targets:
+                _report_901(ctx, default, targets, "a CUDA default for a device parameter", _string_fix(ctx, default, targets))
         return
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         value = node.value
@@ -110,6 +155,8 @@ def cuda_device_string(node, ctx) -> None:
     if isinstance(func, ast.Attribute) and func.attr == "cuda" and name not in ("torch.cuda",):
         if isinstance(func.value, ast.Name) and func.value.id in ("torch", "numba", "cupy", "cp"):
             return
+        if calls_own_cuda(ctx, node, astindex.parents(ctx.module)):
+            return  # the model's own cuda() override moves it to the port's device
         targets = _targets(ctx, node)
         if not targets:
             return
@@ -147,6 +194,8 @@ def cuda_device_string(node, ctx) -> None:
     for value in candidates:
         if is_cuda_device_value(value) and (not isinstance(value, ast.Call) or _is_format(value)):
             targets = _targets(ctx, value)
+            if last == "autocast" and neuron_autocast(node):
+                targets = targets - {TRAINIUM}  # Neuron's bf16 autocast idiom (see devices.neuron_autocast)
             if targets:
                 fix = _string_fix(ctx, value, targets)
                 if fix is not None and last == "add_argument":
@@ -288,6 +337,8 @@ def torch_cuda_namespace_call(node, ctx) -> None:
     member = _cuda_member(dotted(node.func))
     if member is None or member.startswith(_OTHER_RULES) or member in HOUSEKEEPING:
         return
+    if shimmed(ctx, member):
+        return  # this module rebinds torch.cuda.<member> (or torch.cuda) to the target's version
     if member in _PROBES and id(node) in ctx.fact(_tested_calls):
         return
     targets = _targets(ctx, node)
@@ -514,6 +565,8 @@ def accelerator_detection_by_cuda(node, ctx) -> None:
             return
     if isinstance(node, ast.If) and _dispatches_other_devices(ctx, node, atom):
         return
+    if _followed_by_other_device(ctx, node):
+        return
     targets = _targets(ctx, atom)
     if targets:
         ctx.report(atom, test=ast.unparse(atom), outcome=outcome, on=target_words(targets), targets=tuple(targets),
@@ -533,6 +586,29 @@ def _dispatches_other_devices(ctx, node: ast.If, atom) -> bool:
         if cond is not None and not cond.when_true <= CUDA_LIKE:
             return True
         branch = branch[0].orelse
+    return False
+
+
+def _followed_by_other_device(ctx, node) -> bool:
+    """The statement right after the CUDA-or-CPU choice tests another accelerator and
+    chooses it (`device = "cuda" if ... else "cpu"` then `if is_hpu_available(): device =
+    "hpu"`): the choice is followed by the port's own branch, so nothing falls back."""
+    parents = astindex.parents(ctx.module)
+    stmt = node
+    while stmt is not None and not isinstance(stmt, ast.stmt):
+        stmt = parents.get(stmt)
+    owner = parents.get(stmt) if stmt is not None else None
+    if owner is None:
+        return False
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(owner, name, None)
+        if isinstance(block, list) and stmt in block:
+            i = block.index(stmt)
+            nxt = block[i + 1] if i + 1 < len(block) else None
+            if isinstance(nxt, ast.If):
+                cond = condition(nxt.test)
+                other = cond is not None and not cond.when_true <= CUDA_LIKE
+                return (other or _mentions_target([nxt.test])) and _mentions_target(nxt.body)
     return False
 
 

@@ -17,7 +17,7 @@ import operator
 
 from portlint.python import astindex
 from portlint.python.pyimports import aliases
-from portlint.python.rocm_branches import rocm_reach
+from portlint.python.guards import guard_map
 from portlint.registry import detector
 
 # (major, minor) that torch reports on AMD GPUs (pytorch/ao#4034 mapping; ROCm docs)
@@ -26,6 +26,10 @@ from portlint.registry import detector
 AMD_CAPABILITIES = ((9, 0), (9, 4), (9, 5), (11, 0), (12, 0))
 _AMD_NAMES = {(9, 0): "MI210", (9, 4): "MI300X", (9, 5): "MI355X", (11, 0): "RDNA3", (12, 0): "RDNA4"}
 _INSTINCT = {(9, 0), (9, 4), (9, 5)}
+# The lowest threshold reported: Ada (8, 9), NVIDIA's first FP8 (float8_e4m3fn). MI210 has no
+# FP8 and MI300X's is float8_e4m3fnuz, yet both pass `>= (8, 9)`. Below it (Ampere's bf16,
+# tf32 ...) the features a gate enables exist on AMD Instinct GPUs.
+ADA_FP8 = (8, 9)
 _OPS = {ast.GtE: operator.ge, ast.Gt: operator.gt, ast.LtE: operator.le, ast.Lt: operator.lt, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _FLIP = {ast.GtE: ast.LtE, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.Lt: ast.Gt, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
 
@@ -68,19 +72,49 @@ def _own_assignments(scope: ast.AST):
         stack.extend(ast.iter_child_nodes(node))
 
 
+def _own_returns(fn: ast.AST):
+    """`return <value>` statements of `fn` itself, not of functions nested in it."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 class _Scopes:
-    """Per function (and module): local names bound to capability values."""
+    """Per function (and module): local names bound to capability values, and the helpers
+    of the file that return one (`def sm_major(): return get_device_capability()[0]`),
+    recorded as `name()` (module functions) and `self.name()` (methods)."""
 
     def __init__(self, module: ast.Module):
+        self.module = module
         self.kinds: dict[ast.AST, dict[str, str]] = {}
         self.attributes: dict[str, str] = {}  # `self.capability = ...` is seen by every method
-        scopes = [module] + [n for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for _ in range(2):  # twice, so `cc = major * 10 + minor` sees `major`, methods see attributes
+        functions = [n for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        scopes = [module] + functions
+        for _ in range(3):  # `cc = major * 10 + minor` sees `major`, methods see attributes, callers see helpers
             for scope in scopes:
                 names = self.kinds.setdefault(scope, {})
                 for a in _own_assignments(scope):
                     for t in a.targets:
                         self._bind(t, a.value, names)
+            for fn in functions:
+                kind = self._return_kind(fn)
+                if kind:
+                    self.kinds[module][fn.name + "()"] = kind
+                    self.attributes["self." + fn.name + "()"] = kind
+
+    def _return_kind(self, fn) -> str | None:
+        """The kind every `return` of `fn` gives, if they all give the same one."""
+        names = {**self.kinds.get(self.module, {}), **self.attributes, **self.kinds.get(fn, {})}
+        kinds = {kind_of(r.value, names) for r in _own_returns(fn) if r.value is not None}
+        if len(kinds) == 1:
+            kind = kinds.pop()
+            return kind if kind in ("tuple", "major", "cc") else None
+        return None
 
     def _bind(self, target, value, names) -> None:
         if isinstance(target, ast.Name):
@@ -112,12 +146,18 @@ def kind_of(node: ast.AST, names: dict[str, str]) -> str | None:
     if isinstance(node, ast.Subscript) and kind_of(node.value, names) == "tuple":
         return {0: "major", 1: "minor"}.get(_int(node.slice))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        # major * 10 + minor
-        left = node.left
-        if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and 10 in (_int(left.left), _int(left.right)):
-            other = left.left if _int(left.right) == 10 else left.right
-            if kind_of(other, names) == "major":
-                return "cc"
+        # major * 10 + minor, 10 * major + minor, minor + major * 10
+        for scaled in (node.left, node.right):
+            if isinstance(scaled, ast.BinOp) and isinstance(scaled.op, ast.Mult) and 10 in (_int(scaled.left), _int(scaled.right)):
+                other = scaled.left if _int(scaled.right) == 10 else scaled.right
+                if kind_of(other, names) == "major":
+                    return "cc"
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        # a helper of this file that returns a capability value
+        if isinstance(node.func, ast.Name) and node.func.id + "()" in names:
+            return names[node.func.id + "()"]
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+            return names.get("self." + node.func.attr + "()")
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_device_properties":
         return "props"
     return None
@@ -128,9 +168,11 @@ def _scopes(ctx) -> _Scopes:
 
 
 def _names_for(ctx, node) -> dict[str, str]:
-    reach = ctx.fact(rocm_reach)
     scopes = ctx.fact(_scopes)
-    fn = reach.enclosing_function(node)
+    parents = astindex.parents(ctx.module)
+    fn = parents.get(node)
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        fn = parents.get(fn)
     merged = {**scopes.kinds.get(ctx.module, {}), **scopes.attributes}
     if fn is not None:
         merged.update(scopes.kinds.get(fn, {}))
@@ -208,7 +250,7 @@ def capability_gate_misfires(node, ctx) -> None:
         kind, op, literal = parts
         nvidia = _threshold(kind, literal)
         expr = ast.unparse(node)
-    if nvidia is None or nvidia[0] < 9:
+    if nvidia is None or nvidia < ADA_FP8:
         return
     if kind == "arch":
         hits = list(AMD_CAPABILITIES)
@@ -222,7 +264,7 @@ def capability_gate_misfires(node, ctx) -> None:
             effect = f"is also true on {amd}"
         else:
             effect = f"is false on {amd} too, as on the NVIDIA GPU it names, so the NVIDIA branch runs there"
-    if ctx.fact(rocm_reach).dead_for_amd(node) is not None:
+    if ctx.fact(guard_map).dead_for_amd(node) is not None:
         return
     ctx.report(
         node,
@@ -236,3 +278,18 @@ def capability_gate_misfires(node, ctx) -> None:
             "`\"gfx94\" in torch.cuda.get_device_properties(0).gcnArchName` (MI300), `\"gfx95\"` (MI355)."
         ),
     )
+
+
+# ---- PTL311: the same gates in CUDA/C++ host code ------------------------------------------
+
+
+@detector("PTL311", tokens=("major", "ComputeCapability", "COMPUTE_CAPABILITY"))
+def cpp_capability_gate_misfires(ctx) -> None:
+    """`prop.major >= 9`, `sm >= 90 && sm < 100`, `major == 8 ... else` in C++: the analysis
+    lives in portlint/cuda/capability_gates.py (it reads CUDA, not Python)."""
+    from portlint.cuda.capability_gates import gates
+    from portlint.cuda.symbols import code_text
+
+    ct = ctx.fact(code_text)
+    for gate in ctx.fact(gates):
+        ctx.report(ct.span(gate.start, gate.end), expr=gate.expr, sm=gate.nvidia, amd=gate.amd, effect=gate.effect)

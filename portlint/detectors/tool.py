@@ -32,12 +32,11 @@ def unknown_suppression_id(ctx, sups, enabled: set[str]) -> None:
         for ident in sup.ids:
             if not any(rid.startswith(ident) for rid in rules):
                 ctx.report(Span(sup.line, sup.col, sup.line, sup.end_col), ident=ident)
-        if not sup.ids:
-            ctx.report(Span(sup.line, sup.col, sup.line, sup.end_col), ident="(empty)")
-    for line, col, end_col, text in sups.malformed:
+    for line, col, end_col, problem in sups.malformed:
         ctx.report(
             Span(line, col, line, end_col),
-            message=f"Malformed portlint directive `{text}`: write `portlint: ignore[ID] -- reason` or `portlint: ignore-file[ID]`.",
+            message=f"Malformed portlint directive, which suppresses nothing: {problem}. "
+            "Write `portlint: ignore[ID] -- reason` or `portlint: ignore-file[ID]`.",
         )
 
 

@@ -12,8 +12,8 @@ import re
 
 from portlint.model import Span
 from portlint.python import astindex
+from portlint.python.guards import guard_map
 from portlint.python.pyimports import aliases
-from portlint.python.rocm_branches import rocm_reach
 from portlint.registry import detector
 
 TL = "triton.language"
@@ -26,7 +26,19 @@ def _triton(ctx) -> bool:
 
 
 def _guarded(ctx, node) -> bool:
-    return ctx.fact(rocm_reach).dead_for_amd(node) is not None
+    return ctx.fact(guard_map).dead_for_amd(node) is not None
+
+
+def _ancestors(ctx, node):
+    parents = astindex.parents(ctx.module)
+    cur = parents.get(node)
+    while cur is not None:
+        yield cur
+        cur = parents.get(cur)
+
+
+def _enclosing_function(ctx, node):
+    return next((a for a in _ancestors(ctx, node) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
 
 
 def _canon(ctx, node) -> str:
@@ -160,11 +172,10 @@ def _portable_libdevice_import(stmts) -> bool:
 
 def _in_fallback_handler(ctx, node) -> bool:
     """`try: from triton.language.extra import libdevice` / `except ...: <cuda import>`."""
-    reach = ctx.fact(rocm_reach)
     child = node
-    for anc in reach.ancestors(node):
+    for anc in _ancestors(ctx, node):
         if isinstance(anc, ast.ExceptHandler):
-            try_node = reach.parent.get(anc)
+            try_node = astindex.parents(ctx.module).get(anc)
             if isinstance(try_node, ast.Try) and _portable_libdevice_import(try_node.body):
                 return True
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
@@ -190,7 +201,7 @@ def triton_cuda_libdevice_import(node, ctx) -> None:
     elif isinstance(node, ast.Attribute):
         # the `.cuda` of `tl.extra.cuda.libdevice.tanh`, reported once per use
         if node.attr == "cuda" and _canon(ctx, node) == _CUDA_EXTRA:
-            parent = ctx.fact(rocm_reach).parent.get(node)
+            parent = astindex.parents(ctx.module).get(node)
             use = _canon(ctx, parent) if isinstance(parent, ast.Attribute) else _CUDA_EXTRA
             what = use.replace("triton.language", "tl", 1)
     elif isinstance(node, ast.keyword) and node.arg == "extern_libs" and isinstance(node.value, ast.Dict):
@@ -216,8 +227,7 @@ def triton_cuda_libdevice_import(node, ctx) -> None:
 
 def _loop_values(ctx, node: ast.AST, name: str) -> list[ast.AST]:
     """Literal elements bound to `name` by an enclosing comprehension or for loop."""
-    reach = ctx.fact(rocm_reach)
-    for anc in reach.ancestors(node):
+    for anc in _ancestors(ctx, node):
         gens = []
         if isinstance(anc, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             gens = anc.generators
@@ -247,9 +257,37 @@ _WARPS_NAME = re.compile(r"^_*num_?warps$", re.I)
 
 
 _WARPS_FUNCTION = re.compile(r"num_?warps|warps_for|get_warps", re.I)
+# positional place of num_warps in Triton's launch configs: Config(kwargs, num_warps, num_stages, ...)
+_WARPS_POSITION = {"triton.Config": 1, "triton.runtime.Config": 1, "triton.runtime.autotuner.Config": 1}
 
 
-@detector("PTL703", nodes=("keyword", "Assign", "AnnAssign", "Dict", "For", "comprehension", "Return"), tokens=("warps",))
+def _warps_positions(ctx) -> dict[str, int]:
+    """Classes of this file with a `num_warps` field (dataclasses, NamedTuples, classes whose
+    fields are annotated in the body) -> the field's positional index in the constructor."""
+    out: dict[str, int] = {}
+    for node in ctx.module.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields = [stmt.target.id for stmt in node.body
+                  if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                  and "ClassVar" not in ast.unparse(stmt.annotation)]
+        for i, name in enumerate(fields):
+            if _WARPS_NAME.match(name):
+                out[node.name] = i
+    return out
+
+
+def _positional_warps(ctx, call: ast.Call) -> ast.AST | None:
+    """The argument that lands in `num_warps` when it is passed by position."""
+    index = _WARPS_POSITION.get(_canon(ctx, call.func))
+    if index is None and isinstance(call.func, ast.Name):
+        index = ctx.fact(_warps_positions).get(call.func.id)
+    if index is None or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return None
+    return call.args[index] if index < len(call.args) else None
+
+
+@detector("PTL703", nodes=("keyword", "Assign", "AnnAssign", "Dict", "For", "comprehension", "Return", "Call"), tokens=("warps",))
 def num_warps_exceeds_wave64(node, ctx) -> None:
     if not _triton(ctx):
         return
@@ -267,12 +305,17 @@ def num_warps_exceeds_wave64(node, ctx) -> None:
                 literals += _big_literals(ctx, v, _WAVE64_MAX_WARPS)
     elif isinstance(node, ast.Return) and node.value is not None:
         # `def get_num_warps(block): ... return 32`
-        fn = ctx.fact(rocm_reach).enclosing_function(node)
+        fn = _enclosing_function(ctx, node)
         if fn is not None and _WARPS_FUNCTION.search(fn.name):
             literals = _big_literals(ctx, node.value, _WAVE64_MAX_WARPS)
     elif isinstance(node, (ast.For, ast.comprehension)):
         if isinstance(node.target, ast.Name) and _WARPS_NAME.match(node.target.id) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
             literals = [e for e in node.iter.elts if (_int(e) or 0) > _WAVE64_MAX_WARPS]
+    elif isinstance(node, ast.Call):
+        # `triton.Config({...}, 32, 3)`, `KernelConfig(128, 128, 32)` with a num_warps field
+        arg = _positional_warps(ctx, node)
+        if arg is not None:
+            literals = _big_literals(ctx, arg, _WAVE64_MAX_WARPS)
     for lit in literals:
         if not _once(ctx, ("PTL703", lit.lineno, lit.col_offset)):
             continue
@@ -368,7 +411,7 @@ def triton_tma_descriptor(node: ast.Call, ctx) -> None:
     if api is None or _guarded(ctx, node):
         return
     # one finding per function: a kernel that builds five descriptors has one porting task
-    fn = ctx.fact(rocm_reach).enclosing_function(node)
+    fn = _enclosing_function(ctx, node)
     if not _once(ctx, ("PTL705", id(fn) if fn is not None else None)):
         return
     ctx.report(
@@ -506,7 +549,7 @@ def triton_fp8_dtype(node: ast.Attribute, ctx) -> None:
         return  # the file chooses the format per architecture
     if _guarded(ctx, node):
         return
-    fn = ctx.fact(rocm_reach).enclosing_function(node)
+    fn = _enclosing_function(ctx, node)
     if not _once(ctx, ("PTL708", node.attr, id(fn) if fn is not None else None)):
         return  # one finding per dtype and function
     ctx.report(

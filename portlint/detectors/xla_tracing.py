@@ -68,6 +68,13 @@ _TORCH_DYNAMIC = {"nonzero", "argwhere", "masked_select", "unique", "unique_cons
 _BOOL_FUNCS = {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor", "isclose", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isneginf", "isposinf", "signbit"}
 _MASK_NAME = re.compile(r"(^|_)(mask|is_\w+)($|_)|mask$", re.I)
 _LOG_METHODS = {"info", "debug", "warning", "warn", "error", "log", "critical", "exception"}
+# metric writers that turn their value into a host number (TensorBoard, MLflow, W&B, trackers)
+_METRIC_METHODS = {"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"}
+_METRIC_CALLS = {"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"}
+# Python's own comparisons of array values: max()/min() call bool() on `a > b`
+_COMPARING_BUILTINS = {"max", "min"}
+# torch calls that answer with a Python bool (the comparison runs on the device, the answer is read)
+_TORCH_BOOL_ANSWERS = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
 _INTERVAL_NAME = re.compile(r"log|print|verbose|debug|report", re.I)
 
 
@@ -166,6 +173,9 @@ class _Walker:
                 self.report_801(node, region, "not", None)
         elif isinstance(node, (ast.For, ast.comprehension)):
             self.loop_bound(node, region)
+            for cond in getattr(node, "ifs", ()):
+                if self.traced(cond, region):
+                    self.report_801(cond, region, "if (in a comprehension)", None)
         elif isinstance(node, ast.Call):
             self.call(node, region)
         elif isinstance(node, ast.Subscript):
@@ -308,6 +318,12 @@ class _Walker:
             sync = f"{dotted(func)}()"
         elif name.startswith("math.") and any(self.traced(a, region) for a in node.args):
             sync = f"{dotted(func)}()"  # math functions convert their argument with float()
+        elif not jax and self._torch_bool_answer(node, name, region) and not self.in_condition(node):
+            sync = f"{dotted(func)}()"  # in a condition, PTL801 reports the same read
+        if sync is None and isinstance(func, ast.Name) and name in _COMPARING_BUILTINS and self._compares_traced(node, region):
+            self.report_801(node, region, f"{func.id}()", None,
+                            None if jax else "Compare on the device: torch.maximum(a, b) / torch.clamp, or tensor.max() of a stacked tensor.")
+            return
         if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
             if jax:
                 effect = "needs a concrete value while jax.jit traces (ConcretizationTypeError / TracerArrayConversionError)"
@@ -365,6 +381,44 @@ class _Walker:
                 effect = "formatting a device tensor executes the pending graph and copies it to the host"
                 sugg = "Print after the step boundary every N steps, or defer it with xm.add_step_closure(print, args=(...))."
             self.out.add("PTL808", node, self.targets(region, JAX_NOTE), sugg, call=dotted(func) or "print", region=region.why, effect=effect)
+            return
+        is_metric = (isinstance(func, ast.Attribute) and func.attr in _METRIC_METHODS) or name in _METRIC_CALLS
+        if is_metric and (any(self._shows_traced(a, region) for a in node.args) or any(self._shows_traced(k.value, region) for k in node.keywords)):
+            if self.quiet_torch(node, region):
+                return
+            if jax:
+                effect = "a logger converts its value to a host number, which a tracer cannot give while jax.jit traces (TracerArrayConversionError)"
+                sugg = "Return the metric from the jitted step and log it outside, or use jax.debug.callback for a host-side writer."
+            else:
+                effect = "the writer reads the device value as a Python number: a host sync every step"
+                sugg = "Log every N steps after the step boundary, or defer the write with xm.add_step_closure(writer.add_scalar, args=(...))."
+            self.out.add("PTL808", node, self.targets(region, JAX_ERROR), sugg, call=dotted(func) or func.attr, region=region.why, effect=effect)
+
+    def _torch_bool_answer(self, node: ast.Call, name: str, region) -> bool:
+        func = node.func
+        if name in _TORCH_BOOL_ANSWERS:
+            return any(self.traced(a, region) for a in node.args)
+        return (isinstance(func, ast.Attribute) and func.attr in ("equal", "allclose") and not name.startswith(("jax.", "numpy."))
+                and self.traced(func.value, region))
+
+    def _compares_traced(self, node: ast.Call, region) -> bool:
+        """`max(a, b)` with a traced operand, or `max(xs)` over a traced container."""
+        if not node.args or any(k.arg not in ("key", "default") for k in node.keywords):
+            return False
+        return any(self.traced(a, region) for a in node.args)
+
+    def in_condition(self, node) -> bool:
+        """Is `node` part of the test of an if/while/assert/ternary or a comprehension's `if`?"""
+        child, p = node, self.tm.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            if isinstance(p, (ast.If, ast.While, ast.Assert, ast.IfExp)) and child is p.test:
+                return True
+            if isinstance(p, ast.comprehension) and child in p.ifs:
+                return True
+            if isinstance(p, ast.stmt):
+                return False
+            child, p = p, self.tm.parents.get(p)
+        return False
 
     def _shows_traced(self, e, region) -> bool:
         if isinstance(e, ast.JoinedStr):
@@ -467,8 +521,8 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 opt_step = any(isinstance(c.func, ast.Attribute) and c.func.attr == "step" and not c.args and re.search(r"optim|opt\b|opt$", dotted(c.func.value) or "", re.I) for c in calls)
                 if not (backward and opt_step):
                     continue
-                if any(isinstance(inner, (ast.For, ast.While)) and inner is not loop for inner in tm._walk_no_defs(loop.body)
-                       if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in tm._walk_no_defs(getattr(inner, "body", [])))):
+                if any(_calls_backward(tm, inner) for inner in tm._walk_no_defs(loop.body)
+                       if isinstance(inner, (ast.For, ast.While)) and inner is not loop):
                     continue  # an inner loop is the step; this one is the epoch loop
                 if any(tm._is_boundary_call(c) or (dotted(c.func) or "").split(".")[-1] in boundary_names for c in calls):
                     continue
@@ -576,6 +630,12 @@ def _compile_sugg(tags) -> str:
     if "gaudi" in tags:
         out.append('torch.compile(model, backend="hpu_backend") on Gaudi')
     return "Use " + "; ".join(out) + "; drop CUDA-graph and Triton autotune modes and torch._inductor tuning."
+
+
+def _calls_backward(tm: TracedMap, loop) -> bool:
+    """Does a loop's body (a statement list: never an `IfExp`'s expression body) call `.backward()`?"""
+    return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward"
+               for c in tm._walk_no_defs(loop.body))
 
 
 def _loop_head(ctx, loop):

@@ -17,13 +17,27 @@ _last_nodes: list[ast.AST] = []
 _last_parents: dict[ast.AST, ast.AST] | None = None
 
 
+def parse(data: bytes, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse` of scanned bytes, the one way portlint parses Python; raises SyntaxError.
+
+    The parser's SyntaxWarnings (`1if x else y`, `1()`) are silenced: Python would print
+    them on stderr with the scanned line in them, raw."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(data, filename=filename, type_comments=False)
+
+
 def children(node: ast.AST) -> list[ast.AST]:
     """The direct child nodes, in `ast.iter_child_nodes` order."""
     out = []
     for name in node._fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
-            out.extend(x for x in value if isinstance(x, _AST))
+            for x in value:
+                if isinstance(x, _AST):
+                    out.append(x)
         elif isinstance(value, _AST):
             out.append(value)
     return out
@@ -47,6 +61,18 @@ def _walk(root: ast.AST) -> list[ast.AST]:
     return out
 
 
+def walk(root: ast.AST) -> list[ast.AST]:
+    """Every node under `root` (itself first) in `ast.walk` order, as a new list."""
+    return _walk(root)
+
+
+def adopt(module: ast.AST, all_nodes: list[ast.AST]) -> None:
+    """Take `all_nodes` (from `walk(module)`, computed elsewhere) as the module's node list,
+    so the next `nodes(module)` does not walk it again."""
+    global _last_module, _last_nodes, _last_parents
+    _last_module, _last_nodes, _last_parents = module, all_nodes, None
+
+
 def nodes(module: ast.AST) -> list[ast.AST]:
     """Every node under `module` (itself first) in `ast.walk` order. Do not mutate."""
     global _last_module, _last_nodes, _last_parents
@@ -62,7 +88,13 @@ def parents(module: ast.AST) -> dict[ast.AST, ast.AST]:
     if _last_parents is None:
         table: dict[ast.AST, ast.AST] = {}
         for parent in all_nodes:
-            for child in children(parent):
-                table[child] = parent
+            for name in parent._fields:
+                value = getattr(parent, name, None)
+                if value.__class__ is list:
+                    for x in value:
+                        if isinstance(x, _AST):
+                            table[x] = parent
+                elif isinstance(value, _AST):
+                    table[value] = parent
         _last_parents = table
     return _last_parents

@@ -89,3 +89,96 @@ def device_replacement(ctx, targets: frozenset[str]) -> tuple[str, str] | None:
 def target_words(targets: frozenset[str]) -> str:
     names = {TPU: "TPU", TRAINIUM: "Trainium", GAUDI: "Gaudi"}
     return "/".join(names[t] for t in (TPU, TRAINIUM, GAUDI) if t in targets)
+
+
+# ---- idioms that spell CUDA but are not a CUDA dependency ---------------------------------
+
+_BF16 = {"torch.bfloat16", "bfloat16"}
+
+
+def neuron_autocast(call: ast.Call) -> bool:
+    """`torch.autocast(device_type="cuda", dtype=torch.bfloat16)`: the Neuron training idiom.
+    torch_xla long routed XLA tensors through the CUDA autocast key (pytorch/pytorch#96370:
+    "AutocastCUDA is also being used for XLA"), and torch-neuronx training code keeps the
+    "cuda" device type with bf16 for that reason; on Trainium it is not a CUDA dependency."""
+    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device_type"), None)
+    dtype = next((k.value for k in call.keywords if k.arg == "dtype"), call.args[1] if len(call.args) > 1 else None)
+    return (isinstance(device, ast.Constant) and device.value == "cuda" and dtype is not None
+            and dotted(dtype) in _BF16)
+
+
+def _module_level(ctx):
+    """Statements and expressions outside any def/class body (what runs at import)."""
+    stack = list(ctx.module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def shimmed(ctx, member: str) -> bool:
+    shims = ctx.fact(module_cuda_shims)
+    return "*" in shims or member in shims or any(member.startswith(s + ".") for s in shims)
+
+
+def module_cuda_shims(ctx) -> frozenset[str]:
+    """Members of `torch.cuda` this module rebinds at import (`torch.cuda.synchronize =
+    xm.mark_step`, `setattr(torch.cuda, "current_device", ...)`); "*" when it replaces the
+    whole namespace (`torch.cuda = xla_cuda_shim`). Calls of a rebound member run the shim."""
+    out: set[str] = set()
+    for node in _module_level(ctx):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        for t in targets:
+            name = dotted(t)
+            if name == "torch.cuda":
+                out.add("*")
+            elif name.startswith("torch.cuda."):
+                out.add(name[len("torch.cuda."):])
+        if isinstance(node, ast.Call) and dotted(node.func) == "setattr" and len(node.args) >= 2:
+            owner, member = node.args[0], node.args[1]
+            if dotted(owner) == "torch.cuda" and isinstance(member, ast.Constant) and isinstance(member.value, str):
+                out.add(member.value)
+    return frozenset(out)
+
+
+def cuda_overrides(ctx) -> frozenset[str]:
+    """Classes of this module whose own `cuda()` method moves the model elsewhere (its body
+    never calls a real `.cuda()`): `model.cuda()` on them is the port's own API."""
+    out = set()
+    for node in ast.walk(ctx.module):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "cuda":
+                calls_cuda = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cuda"
+                                 for n in ast.walk(stmt))
+                if not calls_cuda:
+                    out.add(node.name)
+    return frozenset(out)
+
+
+def calls_own_cuda(ctx, call: ast.Call, parents: dict) -> bool:
+    """`self.cuda()` inside such a class, or `m.cuda()` on a name bound to `Cls(...)` of one."""
+    classes = ctx.fact(cuda_overrides)
+    if not classes or not isinstance(call.func, ast.Attribute):
+        return False
+    receiver = call.func.value
+    if isinstance(receiver, ast.Name) and receiver.id == "self":
+        p = parents.get(call)
+        while p is not None and not isinstance(p, ast.ClassDef):
+            p = parents.get(p)
+        return p is not None and p.name in classes
+    if isinstance(receiver, ast.Name):
+        for node in ast.walk(ctx.module):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                    and node.value.func.id in classes and any(isinstance(t, ast.Name) and t.id == receiver.id for t in node.targets):
+                return True
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id in classes:
+        return True  # MyModel(...).cuda()
+    return False

@@ -20,8 +20,18 @@ API (small on purpose; other families may import it):
   requirements on an availability probe (the code a port exposes once they go).
 - `Guards.reason(node, platforms)`: text of the innermost guard that rules out one of
   `platforms` for the node (for messages), or None.
+- `Guards.dead_for_amd(node)`: the guard that keeps `node` from every ROCm run, or None
+  (the ROCm families, PTL310 and PTL70x, ask this).
 - `condition(expr)`: the `Condition` an expression tests (platforms where it can be true
   and where it can be false), or None when it is not a device test.
+
+This is the one evaluator of Python runtime guards: the device-string, distributed, Triton
+and capability-gate families all ask it. Besides the device tests above it reads the vendor
+tests of `portlint.python.rocm_branches` (`torch.version.hip`, `is_hip()`, `backend ==
+"hip"`, NVIDIA-only flags such as `USE_TMA`), which decide only whether ROCm can be among
+the platforms, and three places where code runs only when a test held: `while` bodies,
+comprehension elements behind their `if` clauses, and the NVIDIA twin of a function that has
+an AMD twin (`get_cuda_autotune_config` beside `get_hip_autotune_config`).
 
 Only the module's own control flow is read (no calls across functions): a function called
 from a guarded branch is not itself guarded."""
@@ -31,6 +41,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+
+from portlint.python.rocm_branches import nvidia_twin, polarity
 
 NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER = "nvidia", "rocm", "tpu", "trainium", "gaudi", "cpu", "other"
 ALL: frozenset[str] = frozenset({NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER})
@@ -302,6 +314,26 @@ def _combine(expr: ast.AST, aliases) -> Condition | None:
     return Condition(t, f, text)
 
 
+def _vendor_condition(expr: ast.AST) -> Condition | None:
+    """What a vendor test says about ROCm alone: `not_amd` rules ROCm out where the test is
+    true, `amd` where it is false."""
+    p = polarity(expr)
+    if p == "not_amd":
+        return Condition(ALL - {ROCM}, ALL, _text(expr))
+    if p == "amd":
+        return Condition(ALL, ALL - {ROCM}, _text(expr))
+    return None
+
+
+def _guard_condition(expr: ast.AST, aliases: dict[str, Condition] | None) -> Condition | None:
+    """The device test of `expr` narrowed by its vendor test (both over-approximate)."""
+    device = condition(expr, aliases)
+    vendor = _vendor_condition(expr)
+    if vendor is None or device is None:
+        return device or vendor
+    return Condition(device.when_true & vendor.when_true, device.when_false & vendor.when_false, device.text)
+
+
 def _text(node: ast.AST) -> str:
     try:
         return ast.unparse(node)
@@ -405,13 +437,18 @@ class Guards:
     def __init__(self, module: ast.Module):
         self.regions: list[Region] = []
         self.aliases = _aliases(module)
+        functions = [n.name for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for node in ast.walk(module):
-            if isinstance(node, (ast.If, ast.IfExp)):
+            if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 self._branches(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self._decorators(node)
+                if not isinstance(node, ast.ClassDef) and nvidia_twin(node.name, functions):
+                    self._add(node.body[0], node.body[-1], ALL - {ROCM}, f"in `{node.name}`, the NVIDIA variant of a function with an AMD twin")
             elif isinstance(node, ast.BoolOp):
                 self._short_circuit(node)
+            elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                self._comprehension(node)
             for fld in ("body", "orelse", "finalbody"):
                 block = getattr(node, fld, None)
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
@@ -423,10 +460,13 @@ class Guards:
             self.regions.append(Region(_start(first), _end(last), plats, reason, requirement))
 
     def _branches(self, node: ast.If | ast.IfExp) -> None:
-        cond = condition(node.test, self.aliases)
+        cond = _guard_condition(node.test, self.aliases)
         if cond is None:
             return
         line = node.lineno
+        if isinstance(node, ast.While):
+            self._add(node.body[0], node.body[-1], cond.when_true, f"inside `while {cond.text}:` (line {line})")
+            return
         if isinstance(node, ast.IfExp):
             self._add(node.body, node.body, cond.when_true, f"in the branch of `{cond.text}` (line {line})")
             self._add(node.orelse, node.orelse, cond.when_false, f"in the else branch of `{cond.text}` (line {line})")
@@ -443,7 +483,7 @@ class Guards:
             last = _last_name(func)
             plats = None
             if isinstance(dec, ast.Call) and dec.args and last.lower() in ("skipif", "skipunless"):
-                cond = condition(dec.args[0], self.aliases)
+                cond = _guard_condition(dec.args[0], self.aliases)
                 if cond is not None:
                     plats = cond.when_false if last.lower() == "skipif" else cond.when_true
             elif last:
@@ -454,9 +494,33 @@ class Guards:
             if plats is not None:
                 self._add(node.body[0], node.body[-1], plats, f"in `{node.name}`, which `@{_text(func)}` limits to {', '.join(sorted(plats))} (line {dec.lineno})")
 
+    def _comprehension(self, node) -> None:
+        """`[k for k in cfgs if not is_hip()]`: the element is built only where the ifs hold."""
+        plats = ALL
+        texts = []
+        for gen in node.generators:
+            for test in gen.ifs:
+                cond = _guard_condition(test, self.aliases)
+                if cond is not None:
+                    plats = plats & cond.when_true
+                    texts.append(cond.text)
+        if plats != ALL:
+            for part in ([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]):
+                self._add(part, part, plats, f"behind `if {' and '.join(texts)}` (line {node.lineno})")
+
     def _short_circuit(self, node: ast.BoolOp) -> None:
+        # a vendor operand decides the outcome on ROCm for the operands before it too:
+        # in `cap >= (9, 0) and torch.version.hip is None` the gate never opens on AMD
+        for i, value in enumerate(node.values):
+            vendor = _vendor_condition(value)
+            if vendor is None:
+                continue
+            ruled_out = vendor.when_true if isinstance(node.op, ast.And) else vendor.when_false
+            if ROCM not in ruled_out:
+                for earlier in node.values[:i]:
+                    self._add(earlier, earlier, ALL - {ROCM}, f"decided by `{vendor.text}` (line {node.lineno})")
         for i in range(1, len(node.values)):
-            cond = condition(ast.BoolOp(op=node.op, values=node.values[:i]), self.aliases) if i > 1 else condition(node.values[0], self.aliases)
+            cond = _guard_condition(ast.BoolOp(op=node.op, values=node.values[:i]), self.aliases) if i > 1 else _guard_condition(node.values[0], self.aliases)
             if cond is None:
                 continue
             plats = cond.when_true if isinstance(node.op, ast.And) else cond.when_false
@@ -465,14 +529,14 @@ class Guards:
     def _early_exits(self, block: list[ast.stmt]) -> None:
         for i, stmt in enumerate(block[:-1]):
             if isinstance(stmt, ast.Assert):
-                cond = condition(stmt.test, self.aliases)
+                cond = _guard_condition(stmt.test, self.aliases)
                 if cond is not None:
                     self._add(block[i + 1], block[-1], cond.when_true, f"after `assert {cond.text}` (line {stmt.lineno})",
                               is_probe(stmt.test))
                 continue
             if not isinstance(stmt, ast.If):
                 continue
-            cond = condition(stmt.test, self.aliases)
+            cond = _guard_condition(stmt.test, self.aliases)
             if cond is None:
                 continue
             if terminates(stmt.body) and not (stmt.orelse and terminates(stmt.orelse)):
@@ -502,6 +566,12 @@ class Guards:
             if requirements or not r.requirement:
                 out = out & r.platforms
         return out
+
+    def dead_for_amd(self, node: ast.AST) -> str | None:
+        """The guard that keeps `node` from every ROCm run, or None."""
+        if ROCM in self.platforms(node):
+            return None
+        return self.reason(node, {ROCM}) or "a vendor guard"
 
     def reason(self, node: ast.AST, platforms: frozenset[str] | set[str]) -> str | None:
         """The innermost guard that rules out one of `platforms` at `node`."""

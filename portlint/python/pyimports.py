@@ -1,41 +1,33 @@
 """Import aliases of a Python module, so `tl.dot`, `triton.language.dot` and
-`from triton.language import dot` all read as `triton.language.dot`."""
+`from triton.language import dot` all read as `triton.language.dot`.
+
+A view of `portlint.python.names.ImportTable` (the one reader of imports) kept for the
+detectors that call `aliases(ctx)`."""
 
 from __future__ import annotations
 
 import ast
 
-from portlint.python.astindex import nodes
+from portlint.python.names import ImportTable, import_table
 
 
 class Aliases:
-    def __init__(self, module: ast.Module):
-        self.names: dict[str, str] = {}
-        for node in nodes(module):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.asname:
-                        self.names[a.asname] = a.name
-                    else:
-                        top = a.name.split(".")[0]
-                        self.names.setdefault(top, top)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for a in node.names:
-                    if a.name != "*":
-                        self.names[a.asname or a.name] = f"{node.module}.{a.name}"
+    def __init__(self, module: ast.Module | None = None, table: ImportTable | None = None):
+        self.table = table if table is not None else ImportTable(module)
+        self.names: dict[str, str] = self.table.names
 
     def canonical(self, node: ast.AST) -> str:
         """`tl.extra.cuda.libdevice.tanh` -> `triton.language.extra.cuda.libdevice.tanh`;
         "" when the expression is not a dotted name."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        from portlint.python.names import dotted_name
+
+        name = dotted_name(node)
+        if name is None:
             return ""
-        head = self.names.get(node.id, node.id)
-        return ".".join([head, *reversed(parts)])
+        head, _, rest = name.partition(".")
+        base = self.names.get(head, head)
+        return base + ("." + rest if rest else "")
 
 
 def aliases(ctx) -> Aliases:
-    return Aliases(ctx.module)
+    return Aliases(table=ctx.fact(import_table))

@@ -13,7 +13,9 @@ is already the port, so rocm findings there are noise (catalog §0.1 item 6).
                (the condition covers every AMD run, e.g. `is_hip()`, `x in ("xpu", "hip")`);
   None      -- it says nothing about the vendor.
 
-`RocmReach` (built once per file with `ctx.fact(rocm_reach)`) answers `dead_for_amd(node)`.
+This module is the vendor vocabulary only; which code an AMD run reaches is answered by the
+one guard evaluator, `portlint.python.guards` (`ctx.fact(guard_map).dead_for_amd(node)`),
+which reads these tests beside the device tests.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import ast
 import re
 
-from portlint.python import astindex
 
 # identifiers that are true exactly on AMD builds/devices
 _AMD_NAME = re.compile(r"^_*(?:is_|use_|on_|has_|running_on_|in_)?(?:hip|rocm|amd|amdgpu|cdna\d*|mi\d{3}\w*|gfx\w*)(?:_\w*)?$", re.I)
@@ -149,79 +150,10 @@ _NV_WORD = re.compile(r"cuda|nvidia", re.I)
 _AMD_WORD = re.compile(r"hip|rocm|amd", re.I)
 
 
-def _exits(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
-
-
-class RocmReach:
-    """Parent links for a module, and the question: can an AMD run reach this node?"""
-
-    def __init__(self, module: ast.Module):
-        self.parent: dict[ast.AST, ast.AST] = astindex.parents(module)
-        self._cache: dict[ast.AST, str | None] = {}
-        names = {n.name for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        # `get_cuda_autotune_config` is the NVIDIA variant when `get_hip_autotune_config` exists
-        self.amd_variants = {_VENDOR.sub("*", n.lower()) for n in names if _AMD_WORD.search(n)}
-
-    def ancestors(self, node: ast.AST):
-        cur = self.parent.get(node)
-        while cur is not None:
-            yield cur
-            cur = self.parent.get(cur)
-
-    def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        for a in self.ancestors(node):
-            if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return a
-        return None
-
-    def dead_for_amd(self, node: ast.AST) -> str | None:
-        """The guard (as source text) that keeps `node` from running on AMD, or None."""
-        child = node
-        for anc in self.ancestors(node):
-            reason = self._step(anc, child)
-            if reason:
-                return reason
-            child = anc
-        return None
-
-    def _step(self, anc: ast.AST, child: ast.AST) -> str | None:
-        if isinstance(anc, (ast.If, ast.IfExp, ast.While)) and child is not anc.test:
-            p = polarity(anc.test)
-            in_body = child in anc.body if isinstance(anc.body, list) else child is anc.body
-            if (in_body and p == "not_amd") or (not in_body and p == "amd" and not isinstance(anc, ast.While)):
-                return ast.unparse(anc.test)
-        if isinstance(anc, ast.BoolOp) and child in anc.values:
-            idx = anc.values.index(child)
-            others = anc.values[:idx] + anc.values[idx + 1 :]
-            for other in others:
-                p = polarity(other)
-                if isinstance(anc.op, ast.And) and p == "not_amd":
-                    return ast.unparse(other)
-                if isinstance(anc.op, ast.Or) and p == "amd" and other in anc.values[:idx]:
-                    return ast.unparse(other)
-        if isinstance(anc, ast.comprehension) and child is not anc.iter:
-            for cond in anc.ifs:
-                if polarity(cond) == "not_amd":
-                    return ast.unparse(cond)
-        # an earlier `if is_hip(): return ...` / `assert not is_hip()` in the same block
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(anc, field, None)
-            if isinstance(block, list) and child in block:
-                for stmt in block[: block.index(child)]:
-                    if isinstance(stmt, ast.If) and polarity(stmt.test) == "amd" and _exits(stmt.body):
-                        return ast.unparse(stmt.test)
-                    if isinstance(stmt, ast.If) and polarity(stmt.test) == "not_amd" and _exits(stmt.orelse):
-                        return ast.unparse(stmt.test)
-                    if isinstance(stmt, ast.Assert) and polarity(stmt.test) == "not_amd":
-                        return ast.unparse(stmt.test)
-        # `def get_cuda_autotune_config()` beside a `def get_hip_autotune_config()`
-        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.amd_variants:
-            if _NV_WORD.search(anc.name) and not _AMD_WORD.search(anc.name):
-                if _VENDOR.sub("*", anc.name.lower()) in self.amd_variants:
-                    return f"def {anc.name} (NVIDIA variant beside an AMD one)"
-        return None
-
-
-def rocm_reach(ctx) -> RocmReach:
-    return RocmReach(ctx.module)
+def nvidia_twin(name: str, functions) -> bool:
+    """`get_cuda_autotune_config` when `get_hip_autotune_config` is among `functions`: the
+    NVIDIA variant of a pair, which an AMD run does not call."""
+    if not _NV_WORD.search(name) or _AMD_WORD.search(name):
+        return False
+    amd_variants = {_VENDOR.sub("*", n.lower()) for n in functions if _AMD_WORD.search(n)}
+    return _VENDOR.sub("*", name.lower()) in amd_variants

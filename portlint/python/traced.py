@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from portlint.python import astindex
 from portlint.python.guards import dotted as dotted_or_empty
+from portlint.python.names import ImportTable, import_table
 
 # ---- names ---------------------------------------------------------------------------------
 
@@ -40,39 +41,21 @@ def dotted(node: ast.AST) -> str | None:
 
 
 class Imports:
-    """Local name -> canonical dotted module path, from the file's imports."""
+    """Local name -> canonical dotted path: a view of the file's `names.ImportTable`."""
 
-    _CANON = {"flax.nnx.nn": "flax.nnx", "jax.experimental.pjit.pjit": "jax.jit", "jax.experimental.shard_map.shard_map": "jax.shard_map"}
-
-    def __init__(self, module: ast.Module):
-        from portlint.python.pyimports import Aliases
-
-        self.alias: dict[str, str] = Aliases(module).names
+    def __init__(self, module: ast.Module | None = None, table: ImportTable | None = None):
+        self.table = table if table is not None else ImportTable(module)
+        self.alias: dict[str, str] = self.table.names
 
     def canonical(self, node: ast.AST) -> str | None:
-        name = dotted(node)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        base = self.alias.get(head)
-        full = (base + ("." + rest if rest else "")) if base else name
-        for old, new in self._CANON.items():
-            if full == old or full.startswith(old + "."):
-                full = new + full[len(old):]
-        return full
+        return self.table.canonical(node)
 
     def local_name(self, canonical: str) -> str | None:
         """A local spelling of a canonical module path (`jax.numpy` -> `jnp`), if imported."""
-        for local, full in sorted(self.alias.items()):
-            if full == canonical:
-                return local
-        head, _, rest = canonical.partition(".")
-        if self.alias.get(head) == head:
-            return canonical
-        return None
+        return self.table.local_name(canonical)
 
     def uses(self, prefix: str) -> bool:
-        return any(v == prefix or v.startswith(prefix + ".") for v in self.alias.values())
+        return self.table.uses(prefix)
 
 
 def _in(name: str | None, names) -> bool:
@@ -87,6 +70,7 @@ JAX_TRANSFORMS = {
     "jax.jit": 0, "jax.pmap": 0, "jax.vmap": 0,
     "jax.checkpoint": 0, "jax.remat": 0, "jax.shard_map": 0, "jax.experimental.pallas.pallas_call": 0,
     "jax.experimental.pallas.tpu.emit_pipeline": 0,
+    "jax.experimental.checkify.checkify": 0,
     "flax.nnx.jit": 0, "flax.nnx.vmap": 0,
     "flax.nnx.scan": 0, "flax.nnx.remat": 0, "flax.linen.jit": 0, "flax.linen.remat": 0,
     "flax.linen.vmap": 0, "flax.linen.scan": 0,
@@ -136,9 +120,14 @@ STATIC_CALLS = {
     "math.prod", "math.ceil", "math.floor", "math.sqrt", "math.log", "math.log2", "math.exp",
     "torch.is_tensor", "torch.is_floating_point", "torch.device", "torch.Size", "torch.finfo",
     "torch.iinfo", "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autocast",
-    "dataclasses.fields",
+    "dataclasses.fields", "jax.experimental.pallas.next_power_of_2", "jax.experimental.pallas.cdiv",
     "int", "float", "bool", "complex",  # host syncs: reported by PTL803, static afterwards
 }
+# methods of named-array libraries that answer about axes, not values (haliax)
+QUERY_METHODS = {"axis_size", "resolve_axis", "axis_indices"}
+# a value moved to the host is a host value afterwards (the move itself is the sync, PTL803)
+HOST_MOVES = {"item", "tolist", "numpy", "block_until_ready", "cpu"}
+STATIC_CALLS |= {"jax.device_get"}
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.", "torch.", "optax.", "jax.experimental.pallas.")
 
 
@@ -153,6 +142,17 @@ class Region:
     static: set[str] = field(default_factory=set)  # names known static
     parent: "Region | None" = None
     _nodes: list | None = None  # nodes of the region, outside nested defs (cached)
+    # the entry point in another file that reaches this function (project.Reach: .entry,
+    # .file, .kind, .describe()), None for regions found in this file; `why` then reads
+    # "reached from `train_step` in trainer.py", which the PTL80x messages show
+    reached_from: object | None = None
+
+    @property
+    def certainty(self) -> str:
+        """"traced" for regions this file proves (an entry point, or a call with traced
+        arguments), "unknown" for functions reached from another file, whose parameters are
+        assumed traced without seeing the call's values: report those at lower confidence."""
+        return "unknown" if self.reached_from is not None else "traced"
 
     @property
     def body_nodes(self) -> list[ast.AST]:
@@ -196,6 +196,9 @@ _TORCH_STATIC_PARAM = re.compile(
 # names that hold shapes and sizes (static in practice: `shape`, `target_shape`, `batch_size`)
 _SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
+# classes of configuration objects (dataclass hyperparameters), by the name's ending
+_CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec",
+                 "Axis", "AxisSelector", "AxisSpec", "Shape", "PrecisionLike", "DTypeLike")
 
 
 def _annotation_static(ann: ast.AST | None) -> bool:
@@ -213,13 +216,17 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
         return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
-    name = dotted(ann) or ""
-    return name.split(".")[-1] in _STATIC_ANNOT
+    name = (dotted(ann) or "").split(".")[-1]
+    return name in _STATIC_ANNOT or name.endswith(_CONFIG_ANNOT)
 
 
 def _literal_default(d: ast.AST) -> bool:
-    """A bool or str default: a Python flag, not an array (None defaults are often arrays)."""
-    return isinstance(d, ast.Constant) and isinstance(d.value, (bool, str))
+    """A bool, str, int or float literal default: a Python value, not an array (a default
+    is applied inside the traced function, so it stays a constant; None defaults are often
+    arrays)."""
+    if isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub):
+        d = d.operand
+    return isinstance(d, ast.Constant) and isinstance(d.value, (bool, str, int, float)) and d.value is not None
 
 
 def _const_ints(node: ast.AST) -> list[int]:
@@ -252,6 +259,11 @@ def static_params_from_kwargs(fn, keywords: list[ast.keyword]) -> set[str]:
     return out
 
 
+def _tail(func: ast.AST) -> str:
+    """The last name of a callee (`compile` of `torch.compile`), "" for other expressions."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -263,7 +275,7 @@ class TracedMap:
     def __init__(self, ctx):
         self.ctx = ctx
         self.module: ast.Module = ctx.module
-        self.imports = Imports(self.module)
+        self.imports = Imports(table=ctx.fact(import_table))
         self.tags = ctx.tags
         self.jax = "jax" in self.tags
         self.torch_target = bool({"torch_xla", "gaudi"} & self.tags)
@@ -272,11 +284,17 @@ class TracedMap:
         self.host_fns: set[ast.AST] = set()
         self.classes: dict[str, ast.ClassDef] = {}
         self._step_memo: dict[ast.AST, bool] = {}
+        self._static_returns: dict[tuple, bool] = {}
+        self._step_calls: list[ast.Call] | None = None
+        self._loops: list[ast.AST] = []
+        self._def_memo: dict[ast.AST, ast.AST | None] = {}
+        self._foreign_defs: dict[str, tuple] = {}
         self._index()
         if self.jax:
             self._find_jax()
         if self.torch_target:
             self._find_torch()
+        self._add_reached()
         self._propagate_calls()
         self._nest()
 
@@ -284,15 +302,22 @@ class TracedMap:
     def _index(self) -> None:
         self.nodes: list[ast.AST] = astindex.nodes(self.module)  # one walk, shared with the engine
         self.parents: dict[ast.AST, ast.AST] = astindex.parents(self.module)
-        for node in self.nodes:
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defs: dict[str, ast.AST] = {}
-                for stmt in self._own_statements(node):
+        # the module's classes now; each scope's local defs when `resolve` first asks
+        for stmt in self._own_statements(self.module):
+            if isinstance(stmt, ast.ClassDef):
+                self.classes[stmt.name] = stmt
+
+    def scope_defs(self, scope: ast.AST) -> dict[str, ast.AST]:
+        """The functions defined directly in a module or function scope, by name."""
+        defs = self.scopes.get(scope)
+        if defs is None:
+            defs = {}
+            if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for stmt in self._own_statements(scope):
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         defs[stmt.name] = stmt
-                    elif isinstance(stmt, ast.ClassDef) and isinstance(node, ast.Module):
-                        self.classes[stmt.name] = stmt
-                self.scopes[node] = defs
+            self.scopes[scope] = defs
+        return defs
 
     @staticmethod
     def _own_statements(node):
@@ -335,7 +360,7 @@ class TracedMap:
         scope = self.enclosing_scope(at)
         while scope is not None:
             if not isinstance(scope, (ast.ClassDef, ast.Lambda)):
-                fn = self.scopes.get(scope, {}).get(ref.id)
+                fn = self.scope_defs(scope).get(ref.id)
                 if fn is not None:
                     return fn
             scope = self.enclosing_scope(scope)
@@ -482,6 +507,35 @@ class TracedMap:
                     for elt in node.args[1].elts:
                         self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
 
+    # -- reached from other files (the project model) --
+    def _add_reached(self) -> None:
+        from portlint.python.project import file_model
+
+        model, rel = file_model(self.ctx)
+        if model is None:
+            return
+        for qual, reach in sorted(model.reached_in(rel).items()):
+            fn = self._def_by_qualname(qual)
+            if fn is None or fn in self.regions or fn in self.host_fns:
+                continue
+            if reach.kind == "torch" and not self.torch_target:
+                continue
+            region = self.add(fn, reach.kind, reach.describe(), static=set(reach.static), module_method="." in qual)
+            if region is not None:
+                region.reached_from = reach
+
+    def _def_by_qualname(self, qual: str):
+        """The top-level function `f` or method `C.m` of this module."""
+        head, _, rest = qual.partition(".")
+        for stmt in self.module.body:
+            if rest and isinstance(stmt, ast.ClassDef) and stmt.name == head:
+                for inner in stmt.body:
+                    if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name == rest:
+                        return inner
+            elif not rest and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == head:
+                return stmt
+        return None
+
     # -- torch on xla/hpu --
     _STEP_NAMES = ("train_step", "training_step", "train_one_step", "step_fn", "train_fn", "forward_backward", "compute_loss", "loss_fn", "generate_step", "decode_step")
     _NOT_STEP = ("eval", "valid", "test", "predict", "evaluate")
@@ -497,15 +551,42 @@ class TracedMap:
         return self._step_memo[loop]
 
     def _loop_is_step_uncached(self, loop) -> bool:
-        for node in self._walk_no_defs(loop.body):
-            if isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
-                return False
-        for node in self._walk_no_defs(loop.body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr == "backward" and not node.args:
-                    return True
-                if self._is_boundary_call(node):
-                    return True
+        """A step call (`.backward()` or a step boundary) in the loop's body, outside nested
+        defs, and no step loop nested in it. Found by lines among the file's step calls and
+        loops (listed once), not by walking every loop's body."""
+        if self._step_calls is None:
+            self._step_calls, self._loops = [], []
+            for node in self.nodes:
+                if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and (
+                        (node.func.attr == "backward" and not node.args) or self._is_boundary_call(node)):
+                    self._step_calls.append(node)
+                elif node.__class__ in (ast.For, ast.While, ast.AsyncFor):
+                    self._loops.append(node)
+        if not self._step_calls or not loop.body:
+            return False
+        first, last = loop.body[0].lineno, loop.body[-1].end_lineno or loop.lineno
+        home = self._def_of(loop)
+        within = lambda n: first <= n.lineno <= last and self._def_of(n) is home and self._inside(n, loop)  # noqa: E731
+        if not any(within(c) for c in self._step_calls):
+            return False
+        return not any(o is not loop and within(o) and self._loop_is_step(o) for o in self._loops)
+
+    def _def_of(self, node):
+        """The nearest def, lambda or class around `node` (None at module level)."""
+        memo = self._def_memo
+        if node not in memo:
+            p = self.parents.get(node)
+            while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                p = self.parents.get(p)
+            memo[node] = p
+        return memo[node]
+
+    def _inside(self, node, outer) -> bool:
+        p = self.parents.get(node)
+        while p is not None:
+            if p is outer:
+                return True
+            p = self.parents.get(p)
         return False
 
     def region_nodes(self, region: Region) -> list[ast.AST]:
@@ -516,20 +597,24 @@ class TracedMap:
 
     def _walk_no_defs(self, stmts):
         stack = list(stmts)
+        children = astindex.children
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
         while stack:
             node = stack.pop()
             yield node
-            for child in ast.iter_child_nodes(node):
-                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            for child in children(node):
+                if not isinstance(child, defs):
                     stack.append(child)
 
     def _find_torch(self) -> None:
         canon = self.imports.canonical
-        for node in self.nodes:
-            if isinstance(node, ast.Call) and canon(node.func) in STEP_CLOSURE and node.args:
+        calls = [n for n in self.nodes if n.__class__ is ast.Call and _tail(n.func) in ("add_step_closure", "compile")]
+        for node in calls:
+            if canon(node.func) in STEP_CLOSURE and node.args:
                 fn = self.resolve(node.args[0], node)
                 if fn is not None:
                     self.host_fns.add(fn)
+        compiled = {node for node in calls if node.args and canon(node.func) in TORCH_COMPILE}
         for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lname = node.name.lower()
@@ -543,7 +628,7 @@ class TracedMap:
                 fwd = self._method(node, "forward")
                 if fwd is not None and fwd in node.body:
                     self.add(fwd, "torch", f"forward of {node.name}", module_method=True)
-            elif isinstance(node, ast.Call) and canon(node.func) in TORCH_COMPILE and node.args:
+            elif node in compiled:
                 self.add(self.resolve(node.args[0], node), "torch", "passed to torch.compile")
             elif isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
                 fn = self.enclosing_function(node)
@@ -615,24 +700,7 @@ class TracedMap:
             self.compute_traced(region)
 
     def _traced_params_at(self, fn, call: ast.Call, region: Region) -> set[str]:
-        pos = [p.arg for p in _positional(fn)]
-        if pos and pos[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
-            pos = pos[1:]
-        out: set[str] = set()
-        for i, arg in enumerate(call.args):
-            if isinstance(arg, ast.Starred):
-                if self.is_traced(arg.value, region):
-                    out |= set(pos[i:])
-                break
-            if i < len(pos) and self.is_traced(arg, region):
-                out.add(pos[i])
-        names = {p.arg for p in params_of(fn)}
-        for kw in call.keywords:
-            if kw.arg in names and self.is_traced(kw.value, region):
-                out.add(kw.arg)
-            elif kw.arg is None and self.is_traced(kw.value, region) and fn.args.kwarg:
-                out.add(fn.args.kwarg.arg)
-        return out
+        return self._call_traced_params(fn, call, lambda e: self.is_traced(e, region))
 
     def _nest(self) -> None:
         """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
@@ -716,6 +784,96 @@ class TracedMap:
             traced = {n for n in traced if not _TORCH_STATIC_PARAM.search(n)}
         region.traced = traced - (region.static - set(region.traced))
 
+    def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False) -> bool:
+        """Is the value of `call` static, by the callee's summary? The summary of a function
+        of this project (this file or, through the project model, another) says, for the set
+        of its parameters that are traced at this call, whether every `return` is static
+        (`return x.shape[-1] // heads`, or `n % multiple` with `multiple=8` given)."""
+        ref = call.func
+        if not isinstance(ref, (ast.Name, ast.Attribute)):
+            return False
+        fn = self.resolve(ref, call)
+        owner = self
+        if fn is None:
+            owner, fn = self._foreign_def(ref)
+            if fn is None:
+                return False
+        if isinstance(fn, ast.Lambda) or fn in owner.host_fns:
+            return False
+        params = owner._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, torch))
+        return owner.fn_returns_static(fn, torch, frozenset(params))
+
+    def _foreign_def(self, ref: ast.AST):
+        """(TracedMap of its file, def) of a function imported from another project file."""
+        name = self.imports.canonical(ref)
+        head = (dotted(ref) or "").partition(".")[0]
+        if not name or head not in self.imports.alias:
+            return self, None
+        if name not in self._foreign_defs:
+            self._foreign_defs[name] = (self, None)
+            from portlint.python.project import file_model, foreign_traced_map
+
+            model, rel = file_model(self.ctx)
+            found = model.find_definition(name, rel) if model is not None and rel is not None else None
+            if found is not None and found[0] != rel:
+                other = foreign_traced_map(self.ctx, found[0])
+                fn = other._def_by_qualname(found[1]) if other is not None else None
+                if fn is not None:
+                    self._foreign_defs[name] = (other, fn)
+        return self._foreign_defs[name]
+
+    def _call_traced_params(self, fn, call: ast.Call, traced_arg) -> set[str]:
+        """The parameters of `fn` that receive a traced value at `call`."""
+        pos = [p.arg for p in _positional(fn)]
+        if pos and pos[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+            pos = pos[1:]
+        out: set[str] = set()
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                if traced_arg(arg.value):
+                    out |= set(pos[i:])
+                break
+            if i < len(pos) and traced_arg(arg):
+                out.add(pos[i])
+        names = {p.arg for p in params_of(fn)}
+        for kw in call.keywords:
+            if kw.arg in names and traced_arg(kw.value):
+                out.add(kw.arg)
+            elif kw.arg is None and traced_arg(kw.value) and fn.args.kwarg:
+                out.add(fn.args.kwarg.arg)
+        return out
+
+    def fn_returns_static(self, fn, torch: bool = False, traced_params: frozenset[str] | None = None) -> bool:
+        """Are all of `fn`'s returns static when `traced_params` (default: every parameter)
+        hold traced values? Memoised per function, kind and parameter set; a function that
+        returns nothing is not a static source."""
+        if isinstance(fn, ast.Lambda) or fn in self.host_fns:
+            return False
+        if traced_params is None:
+            traced_params = frozenset(p.arg for p in params_of(fn) if p.arg not in ("self", "cls"))
+        key = (fn, torch, traced_params)
+        memo = self._static_returns
+        if key not in memo:
+            memo[key] = False  # recursion: assume traced until shown otherwise
+            probe = Region(fn, "torch" if torch else "jax", "summary")
+            probe.traced = set(traced_params)
+            self.compute_traced(probe)
+            returns = [n for n in self.region_nodes(probe) if isinstance(n, ast.Return) and n.value is not None]
+            memo[key] = bool(returns) and not any(self._expr_traced(r.value, probe.traced, torch) for r in returns)
+        return memo[key]
+
+    def value_of(self, expr: ast.AST, region: Region | None) -> str:
+        """Three-valued: "traced" (an array value in traced code this file proves), "static"
+        (a Python value at trace time: constants, shapes, lengths, static parameters,
+        config attributes, host values), or "unknown" (traced only by assumption: a
+        function reached from another file, whose parameters are taken as traced without
+        the call's values). Report at high confidence only on "traced"."""
+        if region is None:
+            return "static"
+        if not self.is_traced(expr, region):
+            return "static"
+        return "unknown" if region.certainty == "unknown" else "traced"
+
     def is_traced(self, expr: ast.AST, region: Region | None) -> bool:
         if region is None:
             return False
@@ -744,13 +902,20 @@ class TracedMap:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
+            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e, traced, torch):
+                return False  # a helper whose every return is static whatever it is given
+            if isinstance(e.func, ast.Name) and e.func.id.startswith(("is_", "has_")) and not (name or "").startswith(ARRAY_NAMESPACES) \
+                    and self.resolve(e.func, e) is None and self._foreign_def(e.func)[1] is None:
+                return False  # a predicate from a library (`is_named_array(x)`): a Python bool
             if name in ("jax.lax.psum", "jax.lax.axis_size") and e.args and isinstance(e.args[0], ast.Constant):
                 return False  # psum(1, axis) is the axis size, a Python int at trace time
             if isinstance(e.func, ast.Attribute):
-                if e.func.attr in STATIC_METHODS or e.func.attr in ("item", "tolist", "numpy", "block_until_ready"):
+                if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES:
                     return False
-                if torch and (e.func.attr == "get" or e.func.attr.startswith(("get_", "is_", "has_"))):
+                if torch and (e.func.attr == "get" or e.func.attr.startswith("get_")):
                     return False  # dict lookups and object queries, not tensor ops
+                if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
+                    return False  # queries of an object's structure (`bias.has_axis(...)`)
                 if name and name.startswith(ARRAY_NAMESPACES):
                     return not _HOST_API.search(name)
                 if t(e.func.value):

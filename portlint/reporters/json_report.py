@@ -18,7 +18,21 @@ def portlint_fingerprint(f) -> str:
     return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode()).hexdigest()[:32]
 
 
-def finding_json(f, rules) -> dict:
+def portlint_fingerprints(findings) -> dict[int, str]:
+    """id(finding) -> its unique `portlint/v1` fingerprint. Findings that share rule, path
+    and matched text (the same call twice on one line, a pattern repeated in a file) are
+    numbered in report order: the first keeps the plain hash, the k-th gets `:k` appended,
+    so GitHub does not merge them into one alert and a line move keeps every value."""
+    seen: dict[str, int] = {}
+    out: dict[int, str] = {}
+    for f in findings:
+        base = portlint_fingerprint(f)
+        k = seen[base] = seen.get(base, 0) + 1
+        out[id(f)] = base if k == 1 else f"{base}:{k}"
+    return out
+
+
+def finding_json(f, rules, fingerprint: str | None = None) -> dict:
     rule = rules.get(f.rule_id)
     return {
         "rule": f.rule_id,
@@ -50,7 +64,7 @@ def finding_json(f, rules) -> dict:
             ],
         },
         "suppressed": None if not f.suppressed else {"kind": f.suppression_kind or "inSource", "reason": f.suppressed},
-        "fingerprints": {"portlint/v1": portlint_fingerprint(f), "primaryLocationLineHash": f.line_hash},
+        "fingerprints": {"portlint/v1": fingerprint or portlint_fingerprint(f), "primaryLocationLineHash": f.line_hash},
     }
 
 
@@ -58,7 +72,8 @@ def render_json(result, settings, options) -> str:
     from portlint.rules import load_rules
 
     rules = load_rules()
-    findings = [finding_json(f, rules) for f in result.findings if options.get("include_suppressed") or not f.suppressed]
+    prints = portlint_fingerprints(result.findings)
+    findings = [finding_json(f, rules, prints[id(f)]) for f in result.findings if options.get("include_suppressed") or not f.suppressed]
     active = [f for f in result.findings if not f.suppressed]
     doc = {
         "schema": "portlint-report",

@@ -7,7 +7,13 @@ object here is built through `_make`, which records the fields set explicitly, a
 beyond the schema: one run; `results` even when empty; non-empty rule texts; repo-relative
 POSIX URIs with `uriBaseId`; `partialFingerprints.primaryLocationLineHash` computed its way;
 `fixes` only with a real replacement; suppressed results left out unless asked for;
-`automationDetails` only when a category is given; no timestamps."""
+`automationDetails` only when a category is given; no timestamps; at most 25,000 results
+in the run (GitHub rejects more: the least severe are left out, with a notification saying
+how many and how to shard the scan); a fingerprint unique to each result.
+
+A file inside the project root has a root-relative URI with `uriBaseId: %SRCROOT%`; a file
+outside it (named explicitly on the command line) has an absolute `file://` URI and no
+base: a base beside an absolute URI is invalid."""
 
 from __future__ import annotations
 
@@ -20,11 +26,13 @@ import sarif_om as so
 
 from portlint import __version__
 from portlint.model import utf16_col
-from portlint.reporters.json_report import portlint_fingerprint
+from portlint.reporters.json_report import portlint_fingerprints
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _PRECISION = {"high": "high", "medium": "medium", "low": "low"}
 _PROBLEM = {"error": "error", "warning": "warning", "note": "recommendation"}
+# GitHub code scanning rejects a run with more results than this
+MAX_RESULTS = 25_000
 
 
 def _make(cls, **fields):
@@ -50,8 +58,43 @@ def _to_json(value):
     return value
 
 
-def _uri(path: str) -> str:
-    return quote(PurePosixPath(path).as_posix(), safe="/-._~")
+def _artifact(path: str):
+    """The ArtifactLocation of a reported path (root-relative POSIX, or absolute outside
+    the root)."""
+    if PurePosixPath(path).is_absolute():
+        return _make(so.ArtifactLocation, uri=PurePosixPath(path).as_uri())
+    return _make(so.ArtifactLocation, uri=quote(PurePosixPath(path).as_posix(), safe="/-._~"), uri_base_id="%SRCROOT%")
+
+
+def within_limit(findings: list) -> tuple[list, int]:
+    """(the findings to put in the run, how many were left out): at most MAX_RESULTS,
+    keeping active before suppressed, then the most severe; kept in report order."""
+    if len(findings) <= MAX_RESULTS:
+        return findings, 0
+    ranked = sorted(range(len(findings)), key=lambda i: (bool(findings[i].suppressed), -findings[i].severity.rank, i))
+    keep = sorted(ranked[:MAX_RESULTS])
+    return [findings[i] for i in keep], len(findings) - MAX_RESULTS
+
+
+def reported_findings(result, options) -> list:
+    include_suppressed = options.get("include_suppressed", False)
+    return [f for f in result.findings if include_suppressed or not f.suppressed]
+
+
+def over_limit_message(result, options) -> str | None:
+    """The line saying how many results were left out (None when none were): a
+    notification in the run, and the command line prints it on stderr."""
+    return _over_limit_text(within_limit(reported_findings(result, options))[1])
+
+
+def _over_limit_text(dropped: int) -> str | None:
+    if not dropped:
+        return None
+    return (
+        f"SARIF holds {MAX_RESULTS} of {MAX_RESULTS + dropped} results, GitHub's limit per run: the {dropped} least severe "
+        "were left out; to upload them all, shard the scan into several runs (by --select rule families or by paths, "
+        "each with its own --sarif-category)"
+    )
 
 
 def _message_text(f) -> str:
@@ -98,7 +141,8 @@ def build_sarif(result, settings, options) -> dict:
 
     rules = load_rules()
     include_suppressed = options.get("include_suppressed", False)
-    findings = [f for f in result.findings if include_suppressed or not f.suppressed]
+    findings, dropped = within_limit(reported_findings(result, options))
+    prints = portlint_fingerprints(result.findings)
     rule_ids = sorted(enabled_rules(settings) | {f.rule_id for f in findings})
     index = {rid: i for i, rid in enumerate(rule_ids)}
     results = []
@@ -113,12 +157,12 @@ def build_sarif(result, settings, options) -> dict:
                     so.Location,
                     physical_location=_make(
                         so.PhysicalLocation,
-                        artifact_location=_make(so.ArtifactLocation, uri=_uri(f.path), uri_base_id="%SRCROOT%"),
+                        artifact_location=_artifact(f.path),
                         region=_region(f.span, f.wide_lines),
                     ),
                 )
             ],
-            partial_fingerprints={"portlint/v1": portlint_fingerprint(f), **({"primaryLocationLineHash": f.line_hash} if f.line_hash else {})},
+            partial_fingerprints={"portlint/v1": prints[id(f)], **({"primaryLocationLineHash": f.line_hash} if f.line_hash else {})},
             properties={
                 "targets": {t: s.value for t, s in f.targets.items()},
                 "confidence": f.confidence,
@@ -133,7 +177,7 @@ def build_sarif(result, settings, options) -> dict:
                     artifact_changes=[
                         _make(
                             so.ArtifactChange,
-                            artifact_location=_make(so.ArtifactLocation, uri=_uri(f.path), uri_base_id="%SRCROOT%"),
+                            artifact_location=_artifact(f.path),
                             replacements=[
                                 _make(
                                     so.Replacement,
@@ -161,13 +205,16 @@ def build_sarif(result, settings, options) -> dict:
                     so.Location,
                     physical_location=_make(
                         so.PhysicalLocation,
-                        artifact_location=_make(so.ArtifactLocation, uri=_uri(n.path), **({"uri_base_id": "%SRCROOT%"} if not n.path.startswith("/") else {})),
+                        artifact_location=_artifact(n.path),
                     ),
                 )
             ],
         )
         for n in result.notices
     ]
+    message = _over_limit_text(dropped)
+    if message:
+        notifications.append(_make(so.Notification, level="warning", message=_make(so.Message, text=message)))
     invocation = _make(so.Invocation, execution_successful=True, **({"tool_execution_notifications": notifications} if notifications else {}))
     run_fields = dict(
         tool=_make(

@@ -1,10 +1,46 @@
 """Human-readable output: `path:line:col: ID severity message`, the source line with a caret
-span, the suggested rewrite, and a summary per severity and per target."""
+span, the suggested rewrite, and a summary per severity and per target.
+
+Paths are shown relative to the working directory (absolute when the file lies outside it),
+as ruff shows them. Everything that comes from the scanned tree (source lines, snippets in
+messages, file names) goes through `escape_controls`, so a hostile file cannot send
+terminal escape sequences to the reader's terminal. Notices are not repeated here: the
+command line prints them once, on stderr."""
 
 from __future__ import annotations
 
 from portlint import lines as line_model
+
+import os
+import re
+from pathlib import Path
+
 from portlint.model import TARGETS, Severity
+
+# C0 controls but tab, DEL, C1 controls, and the bidirectional overrides and isolates that
+# can make a line display differently from what it holds ("Trojan Source")
+_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_one(m: re.Match) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """`text` with control characters written visibly (ESC as `\\x1b`, U+202E as `\\u202e`)."""
+    return _CONTROLS.sub(_escape_one, text)
+
+
+def shown_path(path: str, root: Path, cwd: str | None = None) -> str:
+    """A finding's path (relative to the settings root) as the user should see it: relative
+    to the working directory when the file is below it, else absolute."""
+    cwd = cwd or os.getcwd()
+    absolute = os.path.normpath(os.path.join(str(root), path))
+    prefix = cwd.rstrip(os.sep) + os.sep
+    if absolute.startswith(prefix):
+        return absolute[len(prefix):].replace(os.sep, "/")
+    return absolute.replace(os.sep, "/")
 
 _COLORS = {"error": "\033[31;1m", "warning": "\033[33;1m", "note": "\033[36m", "bold": "\033[1m", "dim": "\033[2m", "reset": "\033[0m"}
 
@@ -19,31 +55,30 @@ def render_text(result, settings, options) -> str:
     out: list[str] = []
     sources = _SourceCache(settings.root) if show_source else None
     active = [f for f in result.findings if not f.suppressed]
+    cwd = os.getcwd()
     for f in active:
         sev = f.severity.value
-        head = f"{_paint(f'{f.path}:{f.span.start_line}:{f.span.start_col}:', 'bold', color)} {_paint(f.rule_id, 'bold', color)} {_paint(sev, sev, color)} {f.message}"
+        where = escape_controls(shown_path(f.path, settings.root, cwd))
+        head = f"{_paint(f'{where}:{f.span.start_line}:{f.span.start_col}:', 'bold', color)} {_paint(f.rule_id, 'bold', color)} {_paint(sev, sev, color)} {escape_controls(f.message)}"
         out.append(head)
         targets = ", ".join(f"{t} {s.value}" for t, s in f.targets.items())
         out.append(_paint(f"  targets: {targets}; confidence: {f.confidence}", "dim", color))
         if sources is not None:
             text = sources.line(f.path, f.span.start_line)
             if text is not None:
-                expanded = text.expandtabs(4)
-                prefix = text[: f.span.start_col - 1].expandtabs(4)
+                # caret columns count the escaped text, so the carets stay under the span
+                expanded = escape_controls(text).expandtabs(4)
+                prefix = escape_controls(text[: f.span.start_col - 1]).expandtabs(4)
                 end = f.span.end_col if f.span.end_line == f.span.start_line else len(text) + 1
-                width = max(1, len(text[: end - 1].expandtabs(4)) - len(prefix))
+                width = max(1, len(escape_controls(text[: end - 1]).expandtabs(4)) - len(prefix))
                 out.append(f"  {f.span.start_line:>5} | {expanded}")
                 out.append(f"        | {' ' * len(prefix)}{_paint('^' * width, sev, color)}")
         if f.fix is not None:
-            out.append(f"  fix ({f.fix.applicability}): {f.fix.description}")
+            out.append(f"  fix ({f.fix.applicability}): {escape_controls(f.fix.description)}")
         if f.suggestion:
-            lines = f.suggestion.rstrip().splitlines()
-            out.append("  suggestion: " + lines[0])
-            out.extend("    " + ln for ln in lines[1:])
-        out.append("")
-    for n in result.notices:
-        out.append(f"{n.path}: {n.level}: {n.message}")
-    if result.notices:
+            lines = f.suggestion.rstrip().split("\n")
+            out.append("  suggestion: " + escape_controls(lines[0]))
+            out.extend("    " + escape_controls(ln) for ln in lines[1:])
         out.append("")
     out.extend(summary_lines(result, active, color))
     return "\n".join(out) + "\n"
