@@ -200,6 +200,111 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
     sys.exit(EXIT_FINDINGS)
 
 
+def _report_settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
+                     compile_commands, follow_symlinks, max_file_size):
+    """Settings for `report`, built as `scan` builds them: the same config lookup, rule
+    selection, target list and cache directory, so a report shows what a scan would."""
+    from portlint.cache import default_cache_dir
+    from portlint.config import Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
+
+    settings = Settings()
+    cfg = config_path if config_path is not None else None
+    if cfg is None and not isolated:
+        cfg = find_config(paths[0] if paths[0].exists() else Path.cwd())
+    if cfg is not None:
+        load_config(cfg, settings)
+    else:
+        settings.root = git_root(Path.cwd()) or Path.cwd().resolve()
+        if not Path.cwd().resolve().is_relative_to(settings.root):
+            settings.root = Path.cwd().resolve()
+    if select:
+        settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line")
+    if ignore:
+        settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
+    if targets:
+        settings.targets = parse_targets(list(_split_csv(targets)), "--target")
+    if max_file_size:
+        settings.max_file_size = max_file_size
+    settings.follow_symlinks = follow_symlinks
+    settings.jobs = jobs if jobs is not None else 0
+    settings.compile_commands = compile_commands.resolve() if compile_commands else None
+    if not no_cache:
+        settings.cache_dir = cache_dir.resolve() if cache_dir else default_cache_dir(settings.root)
+    return settings
+
+
+@main.command("report")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default="html", show_default=True, help="html: a self-contained page; markdown: tables for $GITHUB_STEP_SUMMARY or a PR comment; json: the same numbers.")
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--select", multiple=True, help="Rule ids, id prefixes or presets to enable (as for scan).")
+@click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
+@click.option("--target", "targets", multiple=True, help="Targets to report: rocm,tpu,trainium,gaudi (default: all).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 = no workers).")
+@click.option("--no-progress", is_flag=True, help="Never print progress on stderr.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="Read settings from this pyproject.toml or portlint.toml.")
+@click.option("--isolated", is_flag=True, help="Ignore configuration files.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), help="Where to keep the cache (default: .portlint_cache in the project root).")
+@click.option("--compile-commands", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="compile_commands.json for the libclang pass.")
+@click.option("--follow-symlinks", is_flag=True, help="Scan through symlinks that lead out of the scanned tree.")
+@click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes.")
+def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, config_path, isolated, no_cache, cache_dir,
+               compile_commands, follow_symlinks, max_file_size) -> None:
+    """Write a migration report of PATHS (default: .): per target, the verdict, the effort and
+    where the work is. Exits 0 once the report is written (it is an audit, not a gate: use
+    `scan` to fail a build), 2 on errors."""
+    from portlint.config import ConfigError
+    from portlint.rules import RuleError
+
+    paths = list(paths) or [Path(".")]
+    try:
+        settings = _report_settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
+                                    compile_commands, follow_symlinks, max_file_size)
+    except (ConfigError, RuleError) as exc:
+        _fail(str(exc))
+
+    from portlint.discovery import discover
+    from portlint.engine import scan_files, tune_gc
+
+    tune_gc()
+    try:
+        files, notices = discover(paths, settings)
+    except FileNotFoundError as exc:
+        _fail(f"{exc}: no such file or directory")
+    progress = None
+    if not no_progress and sys.stderr.isatty() and len(files) > 200:
+        def progress(done: int, total: int) -> None:
+            if done == total or done % 50 == 0:
+                click.echo(f"\rportlint: {done}/{total} files", err=True, nl=done == total)
+    try:
+        result = scan_files(files, settings, progress)
+    except RuleError as exc:
+        _fail(str(exc))
+    result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
+    for n in result.notices:
+        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+
+    from portlint.report import render_report
+    from portlint.report.summary import build_summary
+
+    shown = tuple(p.as_posix() for p in paths)
+    summary = build_summary(result, settings, [sf.display for sf in files], shown, __version__)
+    text = render_report(fmt, summary)
+    if output is not None:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+        total = summary.total()
+        click.echo(f"portlint: wrote {output} ({total.findings} findings, {total.points} effort points)", err=True)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    sys.exit(EXIT_CLEAN)
+
+
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_cmd(fmt: str) -> None:
@@ -225,6 +330,7 @@ def rules_cmd(fmt: str) -> None:
                 "fix": r.fix,
                 "default_enabled": r.default_enabled,
                 "proof": r.proof,
+                "effort": {"level": r.effort, "why": r.effort_why} if r.effort else None,
             }
             for r in rules.values()
         ]

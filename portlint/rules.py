@@ -17,6 +17,8 @@ ID_RE = re.compile(r"^PTL\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 LANGUAGES = ("cuda", "python", "ptx", "any")
 DOC_HEADINGS = ("finds", "why", "example", "rewrite")
+# How much work a finding of the rule is to port, from least to most (see docs/report.md).
+EFFORT_LEVELS = ("mechanical", "local", "redesign")
 
 
 class RuleError(Exception):
@@ -46,6 +48,8 @@ class Rule:
     # per construct: the more specific rule speaks); applied by portlint.precedence
     supersedes: tuple[str, ...] = field(default=())
     proof: str = ""  # which toolchain check proves the claim (toolchain: tests/file.py::test), or "unproven: why"
+    effort: str = ""  # one of EFFORT_LEVELS; "" only for the tool's own rules
+    effort_why: str = ""
 
     @property
     def default_level(self) -> Severity:
@@ -79,6 +83,8 @@ class Rule:
             lines += ["", "## References", ""] + [f"- {r}" for r in self.references]
         if self.proof:
             lines += ["", "## Proof", "", self.proof]
+        if self.effort:
+            lines += ["", "## Effort to port", "", f"{self.effort}: {self.effort_why}"]
         return "\n".join(lines) + "\n"
 
 
@@ -113,7 +119,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         raise RuleError(f"{where}: {exc}") from None
     known = {
         "id", "name", "family", "language", "summary", "message", "severity", "confidence",
-        "fix", "default_enabled", "references", "docs", "tags", "supersedes",
+        "fix", "default_enabled", "references", "docs", "tags", "supersedes", "effort",
     }
     known |= {"proof"}
     extra = set(data) - known
@@ -169,10 +175,12 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
     message = _require(data, "message", str, where).strip()
     if not summary or not message:
         raise RuleError(f"{where}: summary and message must not be empty")
+    family = _require(data, "family", str, where)
+    effort, effort_why = _parse_effort(data, family, where)
     return Rule(
         id=rid,
         name=name,
-        family=_require(data, "family", str, where),
+        family=family,
         language=language,
         summary=summary,
         message=message,
@@ -189,7 +197,31 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         source=path.name,
         supersedes=tuple(sorted(supersedes)),
         proof=proof.strip(),
+        effort=effort,
+        effort_why=effort_why,
     )
+
+
+def _parse_effort(data: dict, family: str, where: str) -> tuple[str, str]:
+    """The `[effort]` table: `level` (mechanical, local or redesign) and `why`, a short
+    rationale. Every rule needs one except the tool's own diagnostics (family "tool")."""
+    if "effort" not in data:
+        if family == "tool":
+            return "", ""
+        raise RuleError(f"{where}: missing table [effort] (level = one of {EFFORT_LEVELS}, why = ...)")
+    table = data["effort"]
+    if not isinstance(table, dict):
+        raise RuleError(f"{where}: 'effort' must be a table")
+    extra = set(table) - {"level", "why"}
+    if extra:
+        raise RuleError(f"{where}: unknown keys in [effort]: {sorted(extra)}")
+    level = _require(table, "level", str, f"{where}: [effort]")
+    if level not in EFFORT_LEVELS:
+        raise RuleError(f"{where}: effort.level must be one of {EFFORT_LEVELS}, not {level!r}")
+    why = " ".join(_require(table, "why", str, f"{where}: [effort]").split())
+    if not why:
+        raise RuleError(f"{where}: effort.why must give a rationale")
+    return level, why
 
 
 INDEX_FILE = "index.json"

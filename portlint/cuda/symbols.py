@@ -89,6 +89,9 @@ def _own_names(code: str, found_directives) -> set[str]:
     return own
 
 
+_SHIM_WORD = re.compile(r"HIP|ROCM|ROCm|AMD|amdgcn|__gfx")
+
+
 def _header_names(ctx) -> set[str]:
     """Names defined by the headers the file reaches through the scan's include graph (a
     vendor shim header that maps `__trap` or `__vsubss4` for HIP makes their uses the
@@ -105,7 +108,11 @@ def _header_names(ctx) -> set[str]:
         names = graph.derived.get(key)
         if names is None:
             h = graph.header(path)
-            names = _own_names(_NOISE.sub(_blank, h.text), h.directives) if h is not None else set()
+            # only a header that knows about the AMD build is a port's shim: a library
+            # header (CUTLASS's elect_one_sync, a vendored copy of CuTe) that defines an
+            # NVIDIA-only function does not make its uses the project's own
+            shim = h is not None and _SHIM_WORD.search(h.text) is not None
+            names = _own_names(_NOISE.sub(_blank, h.text), h.directives) if shim else set()
             graph.derived[key] = names
         out |= names
     return out
