@@ -329,6 +329,7 @@ def rules_cmd(fmt: str) -> None:
                 "confidence": r.confidence,
                 "fix": r.fix,
                 "default_enabled": r.default_enabled,
+                "proof": r.proof,
                 "effort": {"level": r.effort, "why": r.effort_why} if r.effort else None,
             }
             for r in rules.values()

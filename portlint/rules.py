@@ -47,6 +47,7 @@ class Rule:
     # rules whose finding on the same construct this rule's finding replaces (one finding
     # per construct: the more specific rule speaks); applied by portlint.precedence
     supersedes: tuple[str, ...] = field(default=())
+    proof: str = ""  # which toolchain check proves the claim (toolchain: tests/file.py::test), or "unproven: why"
     effort: str = ""  # one of EFFORT_LEVELS; "" only for the tool's own rules
     effort_why: str = ""
 
@@ -80,6 +81,8 @@ class Rule:
         lines += ["", "## Example", "", self.docs_example.strip(), "", "## Portable rewrite", "", self.docs_rewrite.strip()]
         if self.references:
             lines += ["", "## References", ""] + [f"- {r}" for r in self.references]
+        if self.proof:
+            lines += ["", "## Proof", "", self.proof]
         if self.effort:
             lines += ["", "## Effort to port", "", f"{self.effort}: {self.effort_why}"]
         return "\n".join(lines) + "\n"
@@ -118,6 +121,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         "id", "name", "family", "language", "summary", "message", "severity", "confidence",
         "fix", "default_enabled", "references", "docs", "tags", "supersedes", "effort",
     }
+    known |= {"proof"}
     extra = set(data) - known
     if extra:
         raise RuleError(f"{where}: unknown keys {sorted(extra)}")
@@ -162,6 +166,11 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         raise RuleError(f"{where}: supersedes must be a list of rule ids")
     if rid in supersedes or len(set(supersedes)) != len(supersedes):
         raise RuleError(f"{where}: supersedes must not name the rule itself or repeat an id")
+    proof = data.get("proof", "")
+    if not isinstance(proof, str):
+        raise RuleError(f"{where}: proof must be a string")
+    if not proof.strip() and data.get("family") != "tool":
+        raise RuleError(f"{where}: proof is missing: name the toolchain check (`toolchain: tests/test_x.py::test_y`) or say `unproven: why`")
     summary = _require(data, "summary", str, where).strip()
     message = _require(data, "message", str, where).strip()
     if not summary or not message:
@@ -187,6 +196,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         tags=tuple(data.get("tags", ())),
         source=path.name,
         supersedes=tuple(sorted(supersedes)),
+        proof=proof.strip(),
         effort=effort,
         effort_why=effort_why,
     )

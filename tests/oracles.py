@@ -28,8 +28,8 @@ def nvcc_compile(source: Path | str, extra: tuple[str, ...] = ()) -> tuple[bool,
     return proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def hipcc_compile(source: Path | str, extra: tuple[str, ...] = ()) -> tuple[bool, str]:
-    """Compile HIP source (a file or text) for AMD gfx90a with HIP_PLATFORM=amd hipcc -c.
+def hipcc_compile(source: Path | str, extra: tuple[str, ...] = (), arch: str = HIP_ARCH) -> tuple[bool, str]:
+    """Compile HIP source (a file or text) for AMD gfx90a (or `arch`) with HIP_PLATFORM=amd hipcc -c.
 
     CUDA sources are compiled as HIP (`-x hip`); HIP's runtime header is included first so
     code that includes nothing still sees the HIP builtins."""
@@ -38,7 +38,7 @@ def hipcc_compile(source: Path | str, extra: tuple[str, ...] = ()) -> tuple[bool
     with tempfile.TemporaryDirectory() as tmp:
         path = _materialise(source, Path(tmp), ".hip")
         proc = subprocess.run(
-            [hipcc, f"--offload-arch={HIP_ARCH}", "-std=c++17", "-x", "hip", "-include", "hip/hip_runtime.h",
+            [hipcc, f"--offload-arch={arch}", "-std=c++17", "-x", "hip", "-include", "hip/hip_runtime.h",
              "-c", str(path), "-o", str(Path(tmp) / "out.o"), "-I", str(Path(path).parent), *extra],
             capture_output=True, text=True, timeout=300, env=env,
         )

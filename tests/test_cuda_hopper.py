@@ -6,8 +6,10 @@ for all of them, to keep the suite fast). Only compile / no-compile is asserted.
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from conftest import FIXTURES, scan_paths
+from conftest import FIXTURES, REPO, scan_paths
 from oracles import hipcc_compile
 
 BROKEN = [
@@ -90,16 +92,64 @@ def test_suggested_rewrites_compile_for_amd():
     assert ok, out
 
 
+def _fp8_rewrite_block() -> str:
+    """The ```cuda block of PTL307's documented rewrite, as the docs print it."""
+    from portlint.rules import load_rules
+
+    text = load_rules()["PTL307"].docs_rewrite
+    block = re.search(r"```cuda\n(.*?)```", text, re.S)
+    assert block, "PTL307's rewrite has no cuda block"
+    return block.group(1)
+
+
+# The rewrite in a translation unit: the real <hip/hip_fp8.h> where HIP has it (ROCm 6.2+),
+# else tests/data/hip_fp8_api.h (its documented API, declarations only). The kernel uses the
+# type the way a port would; the static_asserts state which format each target must get.
+FP8_USE = r"""
+#include <type_traits>
+#if defined(__HIP_DEVICE_COMPILE__) && (defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__))
+static_assert(std::is_same<fp8_t, __hip_fp8_e4m3_fnuz>::value, "MI300 family must get FNUZ");
+#else
+static_assert(std::is_same<fp8_t, __hip_fp8_e4m3>::value, "other AMD targets get OCP");
+#endif
+static_assert(sizeof(fp8_t) == 1, "one byte per value");
+__global__ void quantize(const float* x, fp8_t* q, float* back) {
+  fp8_t v(x[threadIdx.x]);
+  q[threadIdx.x] = v;
+  back[threadIdx.x] = static_cast<float>(v);
+}
+"""
+FP8_HEADER = """#if __has_include(<hip/hip_fp8.h>)
+#include <hip/hip_fp8.h>
+#else
+#include "hip_fp8_api.h"
+#endif
+"""
+
+
 @pytest.mark.oracle
-def test_fp8_rewrite_compiles_where_hip_has_fp8():
-    """The FNUZ/OCP types came with hip_fp8.h in ROCm 6.2; older HIP cannot check the rewrite."""
-    probe_ok, _ = hipcc_compile("#include <hip/hip_fp8.h>\n")
-    if not probe_ok:
-        pytest.skip("this HIP predates hip/hip_fp8.h (ROCm 6.2): the FP8 rewrite cannot be compiled here")
-    ok, out = hipcc_compile(
-        "#include <hip/hip_fp8.h>\n__global__ void k(const float* x, __hip_fp8_e4m3_fnuz* q) { q[0] = __hip_fp8_e4m3_fnuz(x[0]); }"
-    )
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx940"])
+def test_fp8_rewrite_type_checks_and_picks_the_format_per_target(arch):
+    """hipcc -fsyntax-only, host and device passes: the rewrite's names, its #if chain and a
+    kernel using the chosen type are accepted, and gfx940 (MI300) gets FNUZ, gfx90a OCP."""
+    source = FP8_HEADER + _fp8_rewrite_block() + FP8_USE
+    ok, out = hipcc_compile(source, extra=("-fsyntax-only", "-I", str(REPO / "tests" / "data")), arch=arch)
     assert ok, out
+    # and the check can fail: the OCP type where FNUZ is required is rejected
+    swapped = source.replace("using fp8_t = __hip_fp8_e4m3_fnuz;", "using fp8_t = __hip_fp8_e4m3;")
+    ok, out = hipcc_compile(swapped, extra=("-fsyntax-only", "-I", str(REPO / "tests" / "data")), arch="gfx940")
+    assert not ok and "MI300 family must get FNUZ" in out
+
+
+@pytest.mark.oracle
+def test_fp8_conversion_hardware_exists_on_mi300_only():
+    """What the FNUZ branch stands on: the packed FP8 conversion instruction (FNUZ on gfx94x)
+    is a gfx940 instruction; gfx90a has no FP8 hardware."""
+    kernel = "__global__ void k(const float* x, int* q) { q[0] = __builtin_amdgcn_cvt_pk_fp8_f32(x[0], x[1], 0, false); }"
+    ok, out = hipcc_compile(kernel, arch="gfx940")
+    assert ok, out
+    ok, out = hipcc_compile(kernel, arch="gfx90a")
+    assert not ok and "fp8-insts" in out
 
 
 def test_guarded_pdl_is_a_note():

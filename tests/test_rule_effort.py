@@ -32,7 +32,7 @@ def _rule_text(family: str = "cuda_warp", effort: str | None = 'level = "local"\
     body = (
         'id = "PTL199"\nname = "a-test-rule"\n'
         f'family = "{family}"\nlanguage = "cuda"\nsummary = "s"\nmessage = "m"\n'
-        'confidence = "high"\nfix = "none"\n\n[severity]\nrocm = "error"\n\n'
+        'confidence = "high"\nproof = "unproven: a rule made up by this test"\nfix = "none"\n\n[severity]\nrocm = "error"\n\n'
         '[docs]\nfinds = "f"\nexample = "e"\nrewrite = "r"\n\n[docs.why]\nrocm = "w"\n'
     )
     return body + (f"\n[effort]\n{effort}\n" if effort is not None else "")

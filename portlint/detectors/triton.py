@@ -56,6 +56,10 @@ def _str(node) -> str | None:
         return node.value
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+            ast.unparse(node.func).rsplit(".", 1)[-1] == "constexpr":
+        # `ASM = tl.constexpr("...")`: Triton 3.x lets kernels read only constexpr globals
+        return _str(node.args[0])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         a, b = _str(node.left), _str(node.right)
         if a is not None or b is not None:
@@ -414,9 +418,10 @@ def triton_tma_descriptor(node: ast.Call, ctx) -> None:
         node,
         api=api,
         suggestion=(
-            "Use a block pointer or plain pointer arithmetic on AMD: "
-            "`tl.make_block_ptr(base, shape, strides, offsets, block_shape, order)` with "
-            "`tl.load(ptr, boundary_check=(0, 1))`, or offsets plus masks; keep the descriptor path "
+            "Triton 3.9 compiles descriptors for AMD into ordinary global loads (no TMA: slower, "
+            "not wrong). For a path without descriptors use offsets plus masks, "
+            "`tl.load(base + offs_m[:, None] * stride_m + offs_k[None, :], mask=...)` "
+            "(`tl.make_block_ptr` is removed in Triton 3.9); keep the descriptor path "
             "behind `if not is_hip():` for Hopper/Blackwell."
         ),
     )
@@ -624,8 +629,8 @@ def triton_config_tuned_for_nvidia(node, ctx) -> None:
     reason = None
     if all(lds is not None and lds > _LDS_BYTES_GFX942 for lds in ldss):
         reason = (
-            f"every config needs more than 64 KiB of shared memory (smallest estimate {min(ldss) // 1024} KiB "
-            "for 2-byte operands), the LDS of an MI300X CU"
+            f"every config is sized for more than 64 KiB of shared memory (smallest NVIDIA-style estimate "
+            f"{min(ldss) // 1024} KiB for 2-byte operands), the LDS of an MI300X CU; none is tuned for AMD"
         )
     elif all(s is not None and s >= 4 and lds is not None for s, lds in costs):
         # deep pipelines matter where tiles of a dot are staged through shared memory
