@@ -190,3 +190,68 @@ def test_configuration_comes_from_the_workspace(tmp_path):
             assert not [d for d in published.diagnostics if d.code == "PTL102"]
 
     run(scenario())
+
+
+def code_actions_for(s: Session, uri: str, d: types.Diagnostic):
+    return s.client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=types.CodeActionContext(diagnostics=[d])))
+
+
+def test_python_buffer_unsafe_fix_is_offered_but_not_preferred_and_docs_url_links(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.portlint]\ntargets = ["gaudi"]\ndocs-url = "https://docs.example.org/portlint/rules/"\n')
+    text = "import torch\n\ndef step(x):\n    torch.cuda.synchronize()\n    return x\n"
+
+    async def scenario():
+        uri = (tmp_path / "train.py").as_uri()
+        async with Session(tmp_path) as s:
+            s.open(uri, text, language="python")
+            d = [x for x in (await s.next_diagnostics(uri)).diagnostics if x.code == "PTL902"][0]
+            assert (d.range.start.line, d.range.start.character) == (3, 4)
+            assert d.code_description.href == "https://docs.example.org/portlint/rules/PTL902.md"
+            actions = await asyncio.wait_for(code_actions_for(s, uri, d), TIMEOUT)
+            (action,) = [a for a in actions if "PTL902" in a.title]
+            assert "unsafe" in action.title and not action.is_preferred
+            fixed = apply_edits(text, action.edit.document_changes[0].edits)
+            assert "torch.hpu.synchronize()" in fixed
+
+    run(scenario())
+
+
+def test_save_analyses_the_buffer_and_a_suppression_comment_silences(tmp_path):
+    path = tmp_path / "kernel.cu"
+    path.write_text(CLEAN)
+    suppressed = KERNEL.replace("  int lane", "  // portlint: ignore[PTL102] -- lanes are 32 here\n  int lane")
+
+    async def scenario():
+        uri = path.as_uri()
+        async with Session(tmp_path) as s:
+            s.open(uri, CLEAN)
+            assert list((await s.next_diagnostics(uri)).diagnostics) == []
+            # an edit, then a save straight away (the disk still holds the clean text)
+            s.replace_all(uri, KERNEL, 2)
+            s.client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+            saved = await s.next_diagnostics(uri)
+            assert saved.version == 2 and [d.code for d in saved.diagnostics if d.code == "PTL102"] == ["PTL102"]
+            s.replace_all(uri, suppressed, 3)
+            quiet = await s.next_diagnostics(uri)
+            assert quiet.version == 3 and not [d for d in quiet.diagnostics if d.code == "PTL102"]
+
+    run(scenario())
+
+
+def test_a_broken_config_is_one_error_message_and_no_diagnostics(tmp_path):
+    (tmp_path / "portlint.toml").write_text('docs-url = "javascript:alert(1)"\n')
+
+    async def scenario():
+        uri = (tmp_path / "kernel.cu").as_uri()
+        async with Session(tmp_path) as s:
+            shown = asyncio.ensure_future(s.client.wait_for_notification(types.WINDOW_SHOW_MESSAGE))
+            s.open(uri, KERNEL)
+            message = await asyncio.wait_for(shown, TIMEOUT)
+            assert message.type == types.MessageType.Error
+            assert "configuration error" in message.message and "docs-url" in message.message
+            assert s.received.empty()
+
+    run(scenario())
