@@ -36,10 +36,11 @@ class SettingsCache:
 
     def for_document(self, path: Path, workspace_roots: list[Path]) -> Settings:
         """Raises ConfigError for a configuration file that is not valid."""
-        cfg = find_config(path.parent if path.parent.is_dir() else Path.cwd())
+        # a new file may sit in folders not created yet: start from the nearest that exists
+        folder = next((p for p in path.parents if p.is_dir()), Path.cwd())
+        cfg = find_config(folder)
         if cfg is None:
-            root = git_root(path.parent) if path.parent.is_dir() else None
-            root = root or next((r for r in workspace_roots if path.is_relative_to(r)), path.parent)
+            root = git_root(folder) or next((r for r in workspace_roots if path.is_relative_to(r)), folder)
             if root not in self._plain:
                 self._plain[root] = _no_cache(Settings(root=root.resolve()))
             return self._plain[root]
