@@ -359,6 +359,19 @@ def rule_cmd(rule_id: str) -> None:
     _fail(f"no rule {rule_id!r} (see `portlint rules`)")
 
 
+@main.command("server")
+def server_cmd() -> None:
+    """Run the Language Server over stdio, for editors (diagnostics, quick fixes, rule docs
+    on hover; see docs/editors.md). Needs the `lsp` extra: pip install 'portlint[lsp]'."""
+    try:
+        from portlint.lsp.server import run_stdio
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        _fail(f"the editor server needs pygls, which is not installed: pip install 'portlint[lsp]' ({exc})")
+    run_stdio()
+
+
 @main.command("suggest")
 @click.argument("target", metavar="FILE::KERNEL")
 @click.option("--to", "to", type=click.Choice(["pallas", "nki"]), required=True, help="Pallas (TPU) or NKI (Trainium) skeleton.")

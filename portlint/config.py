@@ -55,6 +55,9 @@ class Settings:
     include_dirs: tuple[str, ...] = ()
     # project macros that select the AMD build (`"!NAME"`: never infer NAME as one)
     amd_macros: tuple[str, ...] = ()
+    # where the rule pages are published (portlint.rule_links): a template with {id} or a
+    # base URL; None: the repository-relative docs/rules/PTLnnn.md. Reports only, not findings.
+    docs_url: str | None = None
 
     def key(self) -> str:
         """What in the settings changes findings: part of the cache key."""
@@ -67,7 +70,7 @@ class Settings:
 
 _KEYS = {
     "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
-    "respect-gitignore", "include-dirs", "amd-macros",
+    "respect-gitignore", "include-dirs", "amd-macros", "docs-url",
 }
 
 
@@ -222,6 +225,16 @@ def load_config(path: Path, settings: Settings) -> Settings:
         if bad:
             raise ConfigError(f"{path}: amd-macros: {bad[0]!r} is not a macro name (or !NAME)")
         settings.amd_macros = macros
+    if "docs-url" in table:
+        from portlint.rule_links import validate_docs_url
+
+        url = table["docs-url"]
+        if not isinstance(url, str):
+            raise ConfigError(f"{path}: docs-url must be a string, not {_type_name(url)}")
+        problem = validate_docs_url(url)
+        if problem:
+            raise ConfigError(f"{path}: docs-url {problem}")
+        settings.docs_url = url
     return settings
 
 

@@ -228,3 +228,14 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
 _OUTSIDE = "symlink to outside the scanned tree, skipped (--follow-symlinks scans it)"
 _NAMED_OUTSIDE = ("resolves outside the working directory through a symlink, so it is outside the scanned tree: "
                   "skipped (name its target to scan and fix it; --follow-symlinks scans it without fixing)")
+
+
+def is_excluded(path: Path, settings: Settings) -> bool:
+    """Whether the configured and default excludes (and .gitignore files, unless turned off)
+    leave `path` out, as they do for a file met in a walk: for a caller that has one file's
+    contents and no walk (the editor server)."""
+    ignorer = _Ignorer(settings)
+    absolute = Path(os.path.abspath(path))
+    root = Path(settings.root)
+    folders = [p for p in reversed(absolute.parents) if p == root or root in p.parents]
+    return any(ignorer.excluded(folder, True) for folder in folders if folder != root) or ignorer.excluded(absolute, False)

@@ -188,7 +188,9 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     added: frozenset[str] = frozenset()
     parsed = None
     if language == "python" and model is not None:
-        added = model.extra_tags(rel) - tags
+        # bytes the model did not read (known is None: an editor buffer, a file written
+        # since) get their declared scope from their own tags
+        added = model.extra_tags(rel, None if known is not None else data) - tags
         tags = tags | added
         parsed = model.take_tree(rel, data)
     ctx = FileContext(sf.display, data, language, tags, settings)

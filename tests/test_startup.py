@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("tree_sitter", "tree_sitter_cuda", "clang", "jax", "torch", "sarif_om", "jinja2", "numpy", "jsonschema")
+HEAVY = ("tree_sitter", "tree_sitter_cuda", "clang", "jax", "torch", "sarif_om", "jinja2", "numpy", "jsonschema", "pygls", "lsprotocol")
 
 
 def loaded_after(code: str, cwd: Path | None = None) -> dict[str, bool]:

@@ -434,6 +434,12 @@ class ProjectModel:
             self._rels[key] = rel
         return self._rels[key]
 
+    def declared_scope(self, own: frozenset[str]) -> frozenset[str]:
+        """With declared targets: the scope tags a torch file with tags `own` gets."""
+        if "torch" not in own:
+            return frozenset()
+        return frozenset(DECLARED_TAGS[t] for t in self.declared) - own
+
     def scope_tags(self, rel: str | None) -> frozenset[str]:
         return self.scope.get(rel, frozenset()) if rel else frozenset()
 
@@ -448,10 +454,19 @@ class ProjectModel:
             return None
         return info.own_tags
 
-    def extra_tags(self, rel: str | None) -> frozenset[str]:
+    def extra_tags(self, rel: str | None, data: bytes | None = None) -> frozenset[str]:
         """Tags the model adds to a file's own: its scope, and "jax" when a JAX entry point
-        in another file reaches a function in it (torch reach counts only in scope)."""
-        tags = set(self.scope_tags(rel))
+        in another file reaches a function in it (torch reach counts only in scope).
+
+        `data` are the bytes being scanned when they are not the ones the model read (an
+        editor buffer, a file not on disk): with declared targets, their scope follows from
+        them alone, as `_scope` derives it for a file on disk."""
+        if data is not None and self.declared_mode:
+            from portlint.languages import python_tags
+
+            tags = set(self.declared_scope(python_tags(data) | _dispatch_tags(data)))
+        else:
+            tags = set(self.scope_tags(rel))
         kinds = {r.kind for r in self.reached_in(rel).values()}
         if "jax" in kinds:
             tags.add("jax")
@@ -826,10 +841,9 @@ class _Builder:
     def _scope(self) -> None:
         m = self.m
         if m.declared_mode:
-            add = frozenset(DECLARED_TAGS[t] for t in m.declared)
             for rel, info in m.files.items():
-                if "torch" in info.tags and add - info.tags:
-                    m.scope[rel] = add - info.tags
+                if m.declared_scope(info.tags):
+                    m.scope[rel] = m.declared_scope(info.tags)
             return
         scope_tags = set(SCOPE_TAGS)
         units: dict[str, set[str]] = {}

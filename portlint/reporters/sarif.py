@@ -115,7 +115,9 @@ def _region(span, wide_lines):
     )
 
 
-def _rule_descriptor(rule):
+def _rule_descriptor(rule, docs_url: str | None):
+    from portlint.rule_links import rule_url
+
     help_text = f"{rule.docs_finds.strip()}\n\nPortable rewrite:\n{rule.docs_rewrite.strip()}"
     level = rule.default_level.value
     return _make(
@@ -125,6 +127,7 @@ def _rule_descriptor(rule):
         short_description=_make(so.MultiformatMessageString, text=rule.summary[:1024]),
         full_description=_make(so.MultiformatMessageString, text=" ".join(rule.docs_finds.split())[:1024]),
         help=_make(so.MultiformatMessageString, text=help_text, markdown=rule.markdown_doc()),
+        help_uri=rule_url(rule.id, docs_url),
         default_configuration=_make(so.ReportingConfiguration, level=level),
         properties={
             "tags": sorted({"portability", *rule.tags, *rule.severity})[:20],
@@ -224,7 +227,7 @@ def build_sarif(result, settings, options) -> dict:
                 name="portlint",
                 version=__version__,
                 semantic_version=__version__,
-                rules=[_rule_descriptor(rules[rid]) for rid in rule_ids],
+                rules=[_rule_descriptor(rules[rid], settings.docs_url) for rid in rule_ids],
             ),
         ),
         invocations=[invocation],

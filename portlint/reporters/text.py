@@ -56,13 +56,15 @@ def render_text(result, settings, options) -> str:
     sources = _SourceCache(settings.root) if show_source else None
     active = [f for f in result.findings if not f.suppressed]
     cwd = os.getcwd()
+    from portlint.rule_links import rule_url
+
     for f in active:
         sev = f.severity.value
         where = escape_controls(shown_path(f.path, settings.root, cwd))
         head = f"{_paint(f'{where}:{f.span.start_line}:{f.span.start_col}:', 'bold', color)} {_paint(f.rule_id, 'bold', color)} {_paint(sev, sev, color)} {escape_controls(f.message)}"
         out.append(head)
         targets = ", ".join(f"{t} {s.value}" for t, s in f.targets.items())
-        out.append(_paint(f"  targets: {targets}; confidence: {f.confidence}", "dim", color))
+        out.append(_paint(f"  targets: {targets}; confidence: {f.confidence}; docs: {rule_url(f.rule_id, settings.docs_url)}", "dim", color))
         if sources is not None:
             text = sources.line(f.path, f.span.start_line)
             if text is not None:

@@ -1,0 +1,91 @@
+"""Rule documentation links: docs/rules/PTLnnn.md is generated from rules/ and current; the
+link (default or the `docs-url` config key, validated as data) reaches SARIF helpUri and
+the text report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, run_portlint
+from sarif_checks import validate
+
+from portlint.rule_links import rule_url, validate_docs_url
+from portlint.rules import load_rules
+
+KERNEL = "__global__ void k(float* out) { out[threadIdx.x % 32] = 1.0f; }\n"
+
+
+def test_rule_pages_are_up_to_date():
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "generate_rule_docs.py"), "--check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_every_rule_has_a_page_holding_its_documentation():
+    folder = REPO / "docs" / "rules"
+    index = (folder / "README.md").read_text(encoding="utf-8")
+    for rid, rule in load_rules().items():
+        page = (folder / f"{rid}.md").read_text(encoding="utf-8")
+        assert rule.markdown_doc() in page, rid
+        assert f"[{rid}]({rid}.md)" in index, rid
+
+
+def test_default_link_is_the_repository_relative_page_and_the_page_exists():
+    url = rule_url("PTL101")
+    assert url == "docs/rules/PTL101.md"
+    assert (REPO / url).is_file()
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("https://docs.example.org/portlint/rules/", "https://docs.example.org/portlint/rules/PTL101.md"),
+        ("https://docs.example.org/portlint/rules", "https://docs.example.org/portlint/rules/PTL101.md"),
+        ("https://docs.example.org/r/{id}.html", "https://docs.example.org/r/PTL101.html"),
+        ("../portlint/docs/rules/{id}.md", "../portlint/docs/rules/PTL101.md"),
+    ],
+)
+def test_templates_and_bases(template, expected):
+    assert validate_docs_url(template) is None
+    assert rule_url("PTL101", template) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["javascript:alert(1)", "http://docs.example.org/", "file:///etc/passwd", "https:///no-host", "//evil.example/x",
+     "https://x.example/{name}", "https://x.example/\x1b[31m", "https://x.example/a b", "", "data:text/html,hi"],
+)
+def test_unsafe_or_malformed_docs_urls_are_refused(value):
+    assert validate_docs_url(value) is not None
+
+
+def test_docs_url_from_config_reaches_sarif_help_uri_and_text(tmp_path):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    (tmp_path / "portlint.toml").write_text('docs-url = "https://docs.example.org/portlint/rules/{id}"\n')
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    log = json.loads(proc.stdout)
+    assert validate(log) == []
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rules and all(r["helpUri"] == f"https://docs.example.org/portlint/rules/{r['id']}" for r in rules)
+    text = run_portlint("scan", "k.cu", "--no-cache", cwd=tmp_path).stdout
+    assert "docs: https://docs.example.org/portlint/rules/PTL102" in text
+
+
+def test_default_link_in_text_and_sarif(tmp_path):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    text = run_portlint("scan", "k.cu", "--no-cache", "--isolated", cwd=tmp_path).stdout
+    finding_lines = [ln for ln in text.splitlines() if ln.startswith("  targets:")]
+    assert finding_lines and all("; docs: docs/rules/PTL" in ln for ln in finding_lines)
+    log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--isolated", "--format", "sarif", cwd=tmp_path).stdout)
+    assert {r["helpUri"] for r in log["runs"][0]["tool"]["driver"]["rules"]} >= {"docs/rules/PTL102.md"}
+
+
+def test_a_bad_docs_url_in_config_is_a_one_line_usage_error(tmp_path):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    (tmp_path / "portlint.toml").write_text('docs-url = "javascript:alert(1)"\n')
+    proc = run_portlint("scan", "k.cu", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "docs-url must be an https:// URL" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
