@@ -81,6 +81,19 @@ def test_baseline_leaves_out_known_findings_across_line_moves_and_counts_repeats
     assert [f["start_line"] for f in again if f["rule"] == "PTL104"] == [7, 9]
 
 
+def test_of_identical_constructs_the_one_with_new_surroundings_is_the_new_one(tmp_path):
+    root = _project(tmp_path, git=False)
+    kernel = root / "src" / "k.cu"
+    body = ["__global__ void k(unsigned long long *out) {", "    out[0] = __ballot_sync(0xffffffff, 1);", "    out[1] = 7;",
+            "    out[2] = __ballot_sync(0xffffffff, 1);", "    out[3] = 9;", "}", ""]
+    kernel.write_text("\n".join(body))
+    _scan(root, "--format", "json", "-o", "base.json", "--exit-zero")
+    body.insert(3, "    out[9] = __ballot_sync(0xffffffff, 1);")  # between the two known ones
+    kernel.write_text("\n".join(body))
+    found = _findings(_scan(root, "--baseline", "base.json", "--format", "json"))
+    assert _where(found) == [("src/k.cu", "PTL104", 4)]
+
+
 def test_baseline_counts_stale_entries_and_the_baseline_alone_is_clean(tmp_path):
     root = _project(tmp_path, git=False)
     _scan(root, "--format", "json", "-o", "base.json", "--exit-zero")
