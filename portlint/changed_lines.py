@@ -65,6 +65,8 @@ class ChangedLines:
 
     def __init__(self, ref: str, start: Path):
         start = start if start.is_dir() else start.parent
+        while not start.is_dir() and start != start.parent:  # a --stdin-filename that does not exist yet
+            start = start.parent
         top = _git(["rev-parse", "--show-toplevel"], start)
         if top.returncode != 0:
             raise ChangedLinesError(f"--diff-base needs a git repository, and {start} is not inside one")
@@ -167,12 +169,13 @@ def _changed_against(old: bytes, new: bytes) -> frozenset[int]:
 
 
 def narrow_to_changes(result, settings, changed: ChangedLines) -> int:
-    """Drop the findings of `result` whose span touches no changed line; how many went."""
+    """Drop the findings of `result` whose span touches no changed line; how many active
+    (not suppressed) findings went."""
     def absolute(path: str) -> str:
         return path if os.path.isabs(path) else os.path.join(str(settings.root), path)
 
     changed.prepare([absolute(f.path) for f in result.findings])
     kept = [f for f in result.findings if changed.touches(absolute(f.path), f.span.start_line, f.span.end_line)]
-    dropped = len(result.findings) - len(kept)
+    dropped = sum(1 for f in result.findings if not f.suppressed) - sum(1 for f in kept if not f.suppressed)
     result.findings = kept
     return dropped

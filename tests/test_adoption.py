@@ -154,6 +154,10 @@ def test_diff_base_reports_only_findings_on_changed_lines(tmp_path):
     assert _where(pre) == [("src/new.cu", "PTL105", 3), ("src/new.cu", "PTL104", 3), ("src/step.py", "PTL901", 7)]
     text = _scan(root, "--diff-base", "HEAD")
     assert "findings on lines unchanged since the diff base not shown." in text.stdout
+    # an editor's buffer is compared as it is, not as the file on disk
+    buffer = kernel.read_text().replace("    out[1] = n;\n", "    out[1] = n;\n" + BALLOT.format(name="p"))
+    piped = _findings(_scan(root, "-", "--stdin-filename", "src/k.cu", "--diff-base", "HEAD", "--format", "json", input=buffer))
+    assert _where(piped) == [("src/k.cu", "PTL105", 8), ("src/k.cu", "PTL104", 8)]
 
 
 def test_diff_base_outside_a_repository_or_with_a_bad_ref_is_one_line_exit_2(tmp_path):
