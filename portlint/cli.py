@@ -108,6 +108,8 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
         _fail("--stdin-filename is only for scanning stdin: pass `-` as the path")
     if from_stdin and (apply_fix or show_diff or suppress_reason is not None or shard_spec):
         _fail("--fix, --diff, --add-suppressions and --shard change or split files: they do not apply to stdin")
+    if suppress_reason is not None and apply_fix:
+        _fail("--add-suppressions and --fix both edit the files: run one, then the other")
     shard = reason = None
     if shard_spec is not None:
         from portlint.shard import ShardError, parse_shard

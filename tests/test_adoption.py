@@ -326,6 +326,7 @@ def test_stdin_is_reported_under_the_given_path_with_its_config(tmp_path):
     (("src", "-", "--stdin-filename", "a.cu"), "cannot be combined"),
     (("src", "--stdin-filename", "a.cu"), "only for scanning stdin"),
     (("-", "--stdin-filename", "a.cu", "--fix"), "do not apply to stdin"),
+    (("src", "--add-suppressions", "r", "--fix"), "both edit the files"),
 ])
 def test_stdin_usage_errors(tmp_path, args, says):
     root = _project(tmp_path, git=False)
