@@ -60,9 +60,77 @@ def main() -> None:
     """Find CUDA, Triton and Python code that will not port to ROCm, TPU, Trainium or Gaudi."""
 
 
+def _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs, compile_commands,
+              follow_symlinks, max_file_size, config_start=None, allow_empty_select=True):
+    """Settings as `scan` and `report` both build them: the config file (named, or found
+    from `config_start` / the first path), rule selection, targets and cache directory, so
+    a report shows what a scan would."""
+    from portlint.cache import default_cache_dir
+    from portlint.config import Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
+
+    settings = Settings()
+    cfg = config_path
+    if cfg is None and not isolated:
+        start = config_start if config_start is not None else (paths[0] if paths[0].exists() else Path.cwd())
+        cfg = find_config(start)
+    if cfg is not None:
+        load_config(cfg, settings)
+    else:
+        settings.root = git_root(Path.cwd()) or Path.cwd().resolve()
+        if not Path.cwd().resolve().is_relative_to(settings.root):
+            settings.root = Path.cwd().resolve()
+    if select:
+        settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line", allow_empty=allow_empty_select)
+    if ignore:
+        settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
+    if targets:
+        settings.targets = parse_targets(list(_split_csv(targets)), "--target")
+    if max_file_size:
+        settings.max_file_size = max_file_size
+    settings.follow_symlinks = follow_symlinks
+    settings.jobs = jobs if jobs is not None else 0
+    settings.compile_commands = compile_commands.resolve() if compile_commands else None
+    if not no_cache:
+        settings.cache_dir = cache_dir.resolve() if cache_dir else default_cache_dir(settings.root)
+    return settings
+
+
+def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec):
+    """(reading stdin, the shard (I, N) or None, the suppression reason or None), or exit 2
+    on a combination that cannot work."""
+    named = [str(p) for p in paths]
+    from_stdin = named == ["-"]
+    if "-" in named and not from_stdin:
+        _fail("`-` (stdin) cannot be combined with other paths")
+    if from_stdin and stdin_filename is None:
+        _fail("scanning stdin (`-`) needs --stdin-filename PATH (the file the buffer stands for)")
+    if stdin_filename is not None and not from_stdin:
+        _fail("--stdin-filename is only for scanning stdin: pass `-` as the path")
+    if from_stdin and (apply_fix or show_diff or suppress_reason is not None or shard_spec):
+        _fail("--fix, --diff, --add-suppressions and --shard change or split files: they do not apply to stdin")
+    if suppress_reason is not None and apply_fix:
+        _fail("--add-suppressions and --fix both edit the files: run one, then the other")
+    shard = reason = None
+    if shard_spec is not None:
+        from portlint.shard import ShardError, parse_shard
+
+        try:
+            shard = parse_shard(shard_spec)
+        except ShardError as exc:
+            _fail(str(exc))
+    if suppress_reason is not None:
+        from portlint.add_suppressions import ReasonError, check_reason
+
+        try:
+            reason = check_reason(suppress_reason)
+        except ReasonError as exc:
+            _fail(str(exc))
+    return from_stdin, shard, reason
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github"]), default="text", show_default=True, help="Output format (concise: one line per finding, no excerpt).")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Rule ids, id prefixes or presets (hipify, ALL) to enable; comma-separated or repeated.")
 @click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
@@ -85,106 +153,172 @@ def main() -> None:
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file (even with --fix); exit 1 when there is a change to show.")
 @click.option("--follow-symlinks", is_flag=True, help="Scan through symlinks that lead out of the scanned tree (--fix still never writes there).")
 @click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes.")
+@click.option("--baseline", "baseline_path", type=click.Path(path_type=Path, dir_okay=False), help="Leave out findings already in FILE, an earlier --format json report (matched by fingerprint, counted).")
+@click.option("--diff-base", metavar="REF", help="Report only findings on lines added or changed since the merge base of git REF and HEAD (HEAD in pre-commit, origin/main in CI).")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has (most first) instead of the findings.")
+@click.option("--add-suppressions", "suppress_reason", metavar="REASON", help="Write a `portlint: ignore[ID] -- REASON` comment before every current finding, then rescan (with --diff: show them, change nothing).")
+@click.option("--stdin-filename", type=click.Path(path_type=Path), help="With the path `-`: the file the buffer on stdin stands for (report path, language, config).")
+@click.option("--shard", "shard_spec", metavar="I/N", help="Scan only part I of N (files split by a stable hash of their path); join the SARIF logs with `portlint merge-sarif`.")
 def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
          force_exclude, no_cache, cache_dir, compile_commands, sarif_include_suppressed, sarif_category, apply_fix,
-         unsafe_fixes, show_diff, max_file_size, follow_symlinks) -> None:
-    """Scan PATHS (files or directories; default: .) and report portability problems."""
-    from portlint.config import ConfigError, Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
+         unsafe_fixes, show_diff, max_file_size, follow_symlinks, baseline_path, diff_base, statistics, suppress_reason,
+         stdin_filename, shard_spec) -> None:
+    """Scan PATHS (files or directories; default: .; `-` with --stdin-filename: stdin) and
+    report portability problems."""
+    from portlint.config import ConfigError
     from portlint.model import Severity
     from portlint.rules import RuleError
-    from portlint.cache import default_cache_dir
 
     paths = list(paths) or [Path(".")]
+    from_stdin, shard, reason = _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec)
+    start = stdin_filename.absolute() if from_stdin else None
     try:
-        settings = Settings()
-        cfg = None
-        if config_path is not None:
-            cfg = config_path
-        elif not isolated:
-            cfg = find_config(paths[0] if paths[0].exists() else Path.cwd())
-        if cfg is not None:
-            load_config(cfg, settings)
-        else:
-            settings.root = git_root(Path.cwd()) or Path.cwd().resolve()
-            if not Path.cwd().resolve().is_relative_to(settings.root):
-                settings.root = Path.cwd().resolve()
-        if select:
-            settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line", allow_empty=False)
-        if ignore:
-            settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
+        settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs, compile_commands,
+                             follow_symlinks, max_file_size, config_start=start, allow_empty_select=False)
         if targets:
-            settings.targets = parse_targets(list(_split_csv(targets)), "--target")
             settings.declared_targets = True
         if fail_on:
             settings.fail_on = Severity(fail_on)
-        if max_file_size:
-            settings.max_file_size = max_file_size
         settings.force_exclude = force_exclude
-        settings.follow_symlinks = follow_symlinks
-        settings.jobs = jobs if jobs is not None else 0
-        settings.compile_commands = compile_commands.resolve() if compile_commands else None
-        if not no_cache:
-            settings.cache_dir = cache_dir.resolve() if cache_dir else default_cache_dir(settings.root)
     except (ConfigError, RuleError) as exc:
         _fail(str(exc))
+    baseline = changed = None
+    if baseline_path is not None:
+        from portlint.baseline import BaselineError, load_baseline
+
+        try:
+            baseline = load_baseline(baseline_path)
+        except BaselineError as exc:
+            _fail(str(exc))
+    if diff_base is not None:
+        from portlint.changed_lines import ChangedLines, ChangedLinesError
+
+        try:
+            changed = ChangedLines(diff_base, start or paths[0].absolute())
+        except ChangedLinesError as exc:
+            _fail(str(exc))
 
     from portlint.discovery import discover
     from portlint.engine import scan_files, tune_gc, worst_severity
 
     tune_gc()
 
-    try:
-        files, notices = discover(paths, settings)
-    except FileNotFoundError as exc:
-        _fail(f"{exc}: no such file or directory")
-    progress = None
-    if not no_progress and sys.stderr.isatty() and len(files) > 200:
-        def progress(done: int, total: int) -> None:
-            if done == total or done % 50 == 0:
-                click.echo(f"\rportlint: {done}/{total} files", err=True, nl=done == total)
-    try:
-        result = scan_files(files, settings, progress)
-    except RuleError as exc:
-        _fail(str(exc))
+    def narrow(result, scanned) -> None:
+        """--diff-base, then --baseline: what is left to report (counted in the summary)."""
+        if changed is not None:
+            from portlint.changed_lines import ChangedLinesError, narrow_to_changes
+
+            try:
+                result.counters["outside-diff"] = narrow_to_changes(result, settings, changed)
+            except ChangedLinesError as exc:
+                _fail(str(exc))
+        if baseline is not None:
+            from portlint.baseline import apply_baseline
+
+            outcome = apply_baseline(result.findings, baseline, scanned)
+            result.counters["baselined"] = outcome.baselined
+            result.counters["baseline-stale"] = outcome.stale
+        result.counters = dict(sorted(result.counters.items()))
+
+    def discover_files():
+        try:
+            found, found_notices = discover(paths, settings)
+        except FileNotFoundError as exc:
+            _fail(f"{exc}: no such file or directory")
+        if shard is not None:
+            from portlint.shard import take_shard
+
+            found, found_notices = take_shard(found, found_notices, *shard)
+        return found, found_notices
+
+    def rescan():
+        found, found_notices = discover_files()
+        again = scan_files(found, settings)
+        narrow(again, [sf.display for sf in found])
+        return found, found_notices, again
+
+    if from_stdin:
+        from portlint.stdin_scan import read_buffer, scan_buffer
+
+        data, why_not = read_buffer(sys.stdin.buffer, settings.max_file_size)
+        if changed is not None and data is not None:
+            changed.set_current(str(start), data)
+        files, notices = [], []
+        result = scan_buffer(data, stdin_filename, settings, why_not)
+        narrow(result, [f.path for f in result.findings])
+    else:
+        files, notices = discover_files()
+        progress = None
+        if not no_progress and sys.stderr.isatty() and len(files) > 200:
+            def progress(done: int, total: int) -> None:
+                if done == total or done % 50 == 0:
+                    click.echo(f"\rportlint: {done}/{total} files", err=True, nl=done == total)
+        try:
+            result = scan_files(files, settings, progress)
+        except RuleError as exc:
+            _fail(str(exc))
+        narrow(result, [sf.display for sf in files])
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
     # notices go to stderr only (as ruff prints them); the text report does not repeat
     # them, the JSON and SARIF reports carry them as data
     for n in result.notices:
         click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
-    if apply_fix or show_diff:
+    if reason is not None or apply_fix or show_diff:
         from portlint.fixes import apply_fixes
 
+        extra: list = []
+        if reason is not None:
+            from portlint.add_suppressions import suppression_findings
+
+            to_fix, extra = suppression_findings(result.findings, files, settings, reason)
+        else:
+            to_fix = result.findings
         # --diff changes no file, with or without --fix
-        run = apply_fixes(result.findings, settings, files, include_unsafe=unsafe_fixes, write=apply_fix and not show_diff)
-        for n in run.notices:
+        run = apply_fixes(to_fix, settings, files, include_unsafe=unsafe_fixes, write=(apply_fix or reason is not None) and not show_diff)
+        for n in extra + run.notices:
             click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
         if show_diff:
             click.echo(run.diff, nl=False)
             return sys.exit(EXIT_FINDINGS if run.diff else EXIT_CLEAN)
         if run.changed:
-            click.echo(f"portlint: fixed {run.changed} finding{'s' if run.changed != 1 else ''}; rescanning", err=True)
-            result = scan_files(discover(paths, settings)[0], settings)
-            result.notices = sorted(notices + run.notices + result.notices, key=lambda n: n.sort_key())
-        elif run.notices:
-            result.notices = sorted(result.notices + run.notices, key=lambda n: n.sort_key())
+            if reason is not None:  # one fix per file holds all its comments
+                click.echo(f"portlint: added suppression comments in {run.changed} file{'s' if run.changed != 1 else ''}; rescanning", err=True)
+            else:
+                click.echo(f"portlint: fixed {run.changed} finding{'s' if run.changed != 1 else ''}; rescanning", err=True)
+            files, _, result = rescan()
+            result.notices = sorted(notices + extra + run.notices + result.notices, key=lambda n: n.sort_key())
+        elif run.notices or extra:
+            result.notices = sorted(result.notices + extra + run.notices, key=lambda n: n.sort_key())
 
     from portlint.reporters import render
 
-    stream = sys.stdout if output is None else None
     options = {
-        "color": fmt == "text" and output is None and _use_color(color, sys.stdout),
+        "color": fmt in ("text", "concise") and output is None and _use_color(color, sys.stdout),
         "include_suppressed": sarif_include_suppressed,
         "category": sarif_category,
         "show_source": True,
     }
-    text = render(fmt, result, settings, options)
-    if fmt == "sarif":
-        from portlint.reporters.sarif import over_limit_message
+    if statistics:
+        from portlint.reporters.statistics import render_statistics
 
-        message = over_limit_message(result, options)
-        if message:
-            click.echo(f"portlint: warning: {message}", err=True)
+        text = render_statistics(result, fmt)
+    else:
+        text = render(fmt, result, settings, options)
+        if fmt == "sarif":
+            from portlint.reporters.sarif import over_limit_message
+
+            message = over_limit_message(result, options)
+            if message:
+                click.echo(f"portlint: warning: {message}", err=True)
+    _write(text, output)
+    worst = worst_severity(result.findings)
+    if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
+        sys.exit(EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS)
+
+
+def _write(text: str, output: Path | None) -> None:
     if output is not None:
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -192,45 +326,22 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         except OSError as exc:
             _fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
-        stream.write(text)
-        stream.flush()
-    worst = worst_severity(result.findings)
-    if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
-        sys.exit(EXIT_CLEAN)
-    sys.exit(EXIT_FINDINGS)
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
-def _report_settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
-                     compile_commands, follow_symlinks, max_file_size):
-    """Settings for `report`, built as `scan` builds them: the same config lookup, rule
-    selection, target list and cache directory, so a report shows what a scan would."""
-    from portlint.cache import default_cache_dir
-    from portlint.config import Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
+@main.command("merge-sarif")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the merged log to FILE instead of stdout.")
+def merge_sarif_cmd(inputs, output) -> None:
+    """Join the SARIF logs of `scan --shard I/N` runs into one run, as one scan writes it."""
+    from portlint.merge_sarif import MergeError, merge_files
 
-    settings = Settings()
-    cfg = config_path if config_path is not None else None
-    if cfg is None and not isolated:
-        cfg = find_config(paths[0] if paths[0].exists() else Path.cwd())
-    if cfg is not None:
-        load_config(cfg, settings)
-    else:
-        settings.root = git_root(Path.cwd()) or Path.cwd().resolve()
-        if not Path.cwd().resolve().is_relative_to(settings.root):
-            settings.root = Path.cwd().resolve()
-    if select:
-        settings.select = validate_rule_selectors(_split_csv(select), "--select", "command line")
-    if ignore:
-        settings.ignore = settings.ignore + validate_rule_selectors(_split_csv(ignore), "--ignore", "command line")
-    if targets:
-        settings.targets = parse_targets(list(_split_csv(targets)), "--target")
-    if max_file_size:
-        settings.max_file_size = max_file_size
-    settings.follow_symlinks = follow_symlinks
-    settings.jobs = jobs if jobs is not None else 0
-    settings.compile_commands = compile_commands.resolve() if compile_commands else None
-    if not no_cache:
-        settings.cache_dir = cache_dir.resolve() if cache_dir else default_cache_dir(settings.root)
-    return settings
+    try:
+        text = merge_files(list(inputs))
+    except MergeError as exc:
+        _fail(str(exc))
+    _write(text, output)
 
 
 @main.command("report")
@@ -259,8 +370,8 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
 
     paths = list(paths) or [Path(".")]
     try:
-        settings = _report_settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
-                                    compile_commands, follow_symlinks, max_file_size)
+        settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
+                             compile_commands, follow_symlinks, max_file_size)
     except (ConfigError, RuleError) as exc:
         _fail(str(exc))
 

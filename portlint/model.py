@@ -84,6 +84,8 @@ class Finding:
     line_hash: str = ""  # GitHub's primaryLocationLineHash of the start line
     # text of the non-ASCII lines the span and fix touch, so reporters can count UTF-16 units
     wide_lines: dict[int, str] = field(default_factory=dict)
+    # with --baseline: "unchanged" (in the baseline, left out) or "new"; "" without one
+    baseline_state: str = ""
 
     def sort_key(self) -> tuple:
         return (self.path, self.span, self.rule_id, self.message)

@@ -3,12 +3,14 @@ its format is asked for."""
 
 from __future__ import annotations
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
 def render(fmt: str, result, settings, options) -> str:
     if fmt == "text":
         from portlint.reporters.text import render_text as render_fn
+    elif fmt == "concise":
+        from portlint.reporters.concise import render_concise as render_fn
     elif fmt == "json":
         from portlint.reporters.json_report import render_json as render_fn
     elif fmt == "sarif":

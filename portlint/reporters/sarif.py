@@ -193,6 +193,8 @@ def build_sarif(result, settings, options) -> dict:
                     ],
                 )
             ]
+        if f.baseline_state:  # a scan with --baseline: "unchanged" (baselined) or "new"
+            fields["baseline_state"] = f.baseline_state
         if include_suppressed:
             fields["suppressions"] = (
                 [_make(so.Suppression, kind=f.suppression_kind or "inSource", justification=f.suppressed)] if f.suppressed else []

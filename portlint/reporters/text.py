@@ -105,9 +105,10 @@ def summary_lines(result, active, color: bool) -> list[str]:
                 errors = sum(1 for f in hits if f.targets[t] is Severity.ERROR)
                 per_target.append(f"{t} {len(hits)} ({errors} error{'s' if errors != 1 else ''})")
         lines.append("By target: " + ", ".join(per_target) + ".")
-    suppressed = len(result.findings) - len(active)
+    suppressed = sum(1 for f in result.findings if f.suppressed and f.baseline_state != "unchanged")
     if suppressed:
         lines.append(f"{suppressed} finding{'s' if suppressed != 1 else ''} suppressed (inline comments or guarded branches already ported).")
+    lines.extend(narrowing_lines(result.counters))
     mech = result.counters.get("mechanical-ports", 0)
     if mech:
         lines.append(f"{mech} CUDA API use{'s' if mech != 1 else ''} port mechanically (hipify renames; see them with --select hipify).")
@@ -115,6 +116,21 @@ def summary_lines(result, active, color: bool) -> list[str]:
     if fixable:
         lines.append(f"{fixable} finding{'s' if fixable != 1 else ''} with a safe fix (apply with --fix).")
     return lines
+
+
+def narrowing_lines(counters: dict[str, int]) -> list[str]:
+    """What --baseline and --diff-base left out (their counters are set only when given)."""
+    out = []
+    if "baselined" in counters:
+        n, stale = counters["baselined"], counters.get("baseline-stale", 0)
+        line = f"{n} finding{'s' if n != 1 else ''} in the baseline left out"
+        if stale:
+            line += f"; {stale} baseline entr{'ies' if stale != 1 else 'y'} no longer found (fixed since: refresh the baseline)"
+        out.append(line + ".")
+    if "outside-diff" in counters:
+        n = counters["outside-diff"]
+        out.append(f"{n} finding{'s' if n != 1 else ''} on lines unchanged since the diff base not shown.")
+    return out
 
 
 class _SourceCache:
