@@ -90,3 +90,25 @@ def row_cumsum_kernel(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
         x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
         acc += tl.sum(x, axis=0)
     tl.store(y_ptr + row, acc)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """A blocked matmul: one (BLOCK_M, BLOCK_N) tile per program, tl.dot accumulated over K."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kk = k * BLOCK_K + offs_k
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + kk[None, :] * stride_ak,
+                    mask=(offs_m[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                    mask=(kk[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc += tl.dot(a, b, input_precision="ieee")
+    out = tl.maximum(acc, 0.0)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, out,
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

@@ -18,7 +18,13 @@ import pallas_row_kernels as k  # noqa: E402
 
 def main(kernel: str, inputs: str, output: str) -> None:
     a = {name: torch.from_numpy(v) for name, v in np.load(inputs).items()}
-    if kernel == "axpy_kernel":
+    if kernel == "matmul_kernel":
+        a_, b_ = a["a"], a["b"]
+        (m, kd), n = a_.shape, b_.shape[1]
+        out = torch.empty(m, n, dtype=torch.float32)
+        grid = (triton.cdiv(m, 16), triton.cdiv(n, 16))
+        k.matmul_kernel[grid](a_, b_, out, m, n, kd, *a_.stride(), *b_.stride(), *out.stride(), BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+    elif kernel == "axpy_kernel":
         x, y = a["x"], a["y"]
         out = torch.empty_like(x)
         k.axpy_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, float(a["alpha"]), x.numel(), BLOCK=128)

@@ -5,7 +5,7 @@ random inputs whose widths are not powers of two (the Triton masks matter).
 
 Kernel classes: row-wise reductions over a 2-D input (softmax, RMSNorm, layernorm,
 cross-entropy), broadcasting a vector over rows (bias + GELU), elementwise over a flat buffer
-with a masked last block (axpy). A kernel outside these shapes (a loop over column blocks)
+with a masked last block (axpy), a blocked matmul (tl.dot over a K loop, ReLU epilogue). A kernel outside these shapes (a loop over column blocks)
 gets a skeleton whose header lists what is left."""
 
 from __future__ import annotations
@@ -86,6 +86,24 @@ def test_elementwise_pallas_matches_triton_interpreter(tmp_path):
     text, fn = _pallas("axpy_kernel")
     got = np.asarray(fn(jnp.asarray(x), jnp.asarray(y), 0.75, BLOCK=128, interpret=True))
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("mnk", [(40, 24, 50), (16, 33, 16)], ids=lambda s: "x".join(map(str, s)))
+def test_blocked_matmul_pallas_matches_triton_interpreter(mnk, tmp_path):
+    jnp = require_module("jax.numpy")
+    import numpy as np
+
+    m, n, k = mnk
+    rng = np.random.default_rng(zlib.crc32(f"matmul/{mnk}".encode()))
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    want = _triton("matmul_kernel", tmp_path, a=a, b=b)
+    text, fn = _pallas("matmul_kernel")
+    assert "fori_loop" in text and "TODO" not in text
+    got = np.asarray(fn(jnp.asarray(a), jnp.asarray(b), BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, interpret=True))
+    assert got.shape == want.shape == (m, n)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 def test_untranslated_kernel_gets_a_skeleton_that_says_what_is_left():

@@ -725,9 +725,10 @@ def nki_skeleton(module: ast.Module, name: str, source: str = "<file>") -> str:
 def skeleton(source_text: str, kernel: str, to: str, source: str = "<file>") -> str:
     module = ast.parse(source_text)
     if to == "pallas":
+        from portlint.python.pallas_matmul import matmul_pallas
         from portlint.python.pallas_rows import row_pallas
 
-        return row_pallas(module, kernel, source) or pallas_skeleton(module, kernel, source)
+        return row_pallas(module, kernel, source) or matmul_pallas(module, kernel, source) or pallas_skeleton(module, kernel, source)
     if to == "nki":
         return nki_skeleton(module, kernel, source)
     raise SkeletonError(f"unknown skeleton kind {to!r} (pallas or nki)")
