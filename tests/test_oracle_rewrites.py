@@ -189,6 +189,11 @@ SHAPES = {
             return v * 2.0
         v = v + 1.0
         return v""",
+    "while_growing": """
+        v = x
+        while v.sum() < 20.0 + s:
+            v = jnp.concatenate([v, jnp.abs(x) + 1.0])
+        return v""",
     "tuple_vs_name": """
         pair = (x, y)
         if C:
@@ -196,8 +201,8 @@ SHAPES = {
         return pair""",
 }
 C2 = "y.sum() < 0.5"
-LOOP_SHAPES = {"while_carried", "while_break", "while_if_body", "fori_carried", "fori_nested_if"}
-DISPLAY_ONLY = {"one_branch_unbound", "branch_value_not_array", "host_call_in_branch", "tuple_vs_name"}
+LOOP_SHAPES = {"while_growing", "while_carried", "while_break", "while_if_body", "fori_carried", "fori_nested_if"}
+DISPLAY_ONLY = {"while_growing", "one_branch_unbound", "branch_value_not_array", "host_call_in_branch", "tuple_vs_name"}
 FIXED_SHAPES = set(SHAPES) - DISPLAY_ONLY
 LOOP_ONLY_CONDITION = "cmp"  # loops carry their own conditions
 

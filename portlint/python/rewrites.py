@@ -381,6 +381,9 @@ def _state(names: list[str]) -> tuple[ast.expr, ast.expr]:
     return load, store
 
 
+_GROWING = {"concatenate", "stack", "hstack", "vstack", "append", "pad", "tile", "repeat", "cat"}
+
+
 def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra: set[str] = frozenset()):
     """(assigned names, env after one trip, `break` condition or None) for a loop body."""
     b = _Builder(names)
@@ -397,6 +400,10 @@ def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra:
         if _jumps(s):
             raise _Refuse("the loop body returns, continues, raises or breaks other than by a top-level `if c: break`")
         env = runner.step(s, env)
+    growing = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Call)
+               and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")) in _GROWING]
+    if growing:
+        raise _Refuse(f"`{ast.unparse(growing[0].func)}` changes the shape of the carried state each trip (a traced loop keeps it fixed)")
     changed = [n for n in env if n not in extra]
     if not changed:
         raise _Refuse("the loop assigns no name to carry")
