@@ -17,7 +17,6 @@ import itertools
 import random
 import textwrap
 
-import pytest
 from conftest import require_module, scan_paths
 
 CONDITIONS = {

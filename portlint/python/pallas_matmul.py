@@ -12,7 +12,6 @@ else: None, and the general skeleton is used."""
 from __future__ import annotations
 
 import ast
-import copy
 import re
 
 from portlint.python import skeletons as sk

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from dataclasses import dataclass, field
 
 from portlint.python import skeletons as sk
@@ -131,19 +132,6 @@ def read_row_kernel(fn: ast.FunctionDef) -> RowShape:
     return shape
 
 
-def _row_names(expr: ast.AST, shape: RowShape) -> set[str]:
-    """Names an address depends on, through the pointer variables."""
-    out = set()
-    todo = list(sk._names(expr))
-    while todo:
-        n = todo.pop()
-        if n in out:
-            continue
-        out.add(n)
-    # a pointer variable built from the row counts as at the row
-    return out | ({shape.row} if any(n in shape.pointers for n in out) and shape.row else set())
-
-
 def _kw(call: ast.Call, name: str, pos: int):
     for k in call.keywords:
         if k.arg == name:
@@ -214,7 +202,6 @@ def row_pallas(module: ast.Module, name: str, source: str = "<file>") -> str | N
     except (sk._Untranslatable, KeyError, TypeError):
         return None
     used = "\n".join(body)
-    import re
 
     for p in params:
         if p in pointer_params or p in shape.sizes or p == shape.row:
