@@ -138,10 +138,10 @@ def test_control_flow_rewrites_run_under_jit_and_match_eager(path, tmp_path):
 
 
 def test_fixture_rewrites_cover_every_construct():
-    """if/else assignment, return, single-branch update, lax.cond, ternary, while, for: each has a fix."""
+    """if/else assignment, return, single-branch update, ternary, while, for: each has a fix."""
     path = FIXTURES / "xla_tracing" / "jax_control_flow.py"
     fixes = {f.fix.description.split(" ")[0] + " " + f.fix.description.split(" ")[-1] for f in scan_paths([path]).findings if f.fix}
-    assert {"select jnp.where", "return device", "branch jax.lax.cond", "loop jax.lax.while_loop", "loop jax.lax.fori_loop"} <= fixes, fixes
+    assert {"select jnp.where", "return device", "loop jax.lax.while_loop", "loop jax.lax.fori_loop"} <= fixes, fixes
 
 
 def test_recompile_mechanics_behind_ptl805_and_ptl807():

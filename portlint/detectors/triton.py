@@ -712,12 +712,12 @@ def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
     targets = _kernel_targets(ctx)
     if not targets:
         return
-    from portlint.python.skeletons import SkeletonError, nki_skeleton, pallas_skeleton
+    from portlint.python.skeletons import SkeletonError, nki_skeleton, pallas
 
     parts = []
     try:
         if "tpu" in targets:
-            parts.append("Pallas (TPU) skeleton, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (node.name, pallas_skeleton(ctx.module, node.name, ctx.path)))
+            parts.append("Pallas (TPU) skeleton, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (node.name, pallas(ctx.module, node.name, ctx.path)))
         if "trainium" in targets:
             parts.append("NKI (Trainium) skeleton, also `portlint suggest FILE::%s --to nki`:\n\n%s" % (node.name, nki_skeleton(ctx.module, node.name, ctx.path)))
     except SkeletonError as exc:

@@ -217,13 +217,14 @@ class _Walker:
     def report_801(self, where, region, construct, fix, suggestion=None) -> None:
         if self.quiet_torch(where, region) or self.bare_param_truth(where, region):
             return
+        note, fix = (fix.note, None) if isinstance(fix, rewrites.NoFix) else ("", fix)
         if region.kind == "jax":
             effect = "raises TracerBoolConversionError / ConcretizationTypeError under jax.jit"
             default = "Select on device: jnp.where(cond, a, b), or jax.lax.cond / jax.lax.while_loop; mark true Python flags static (static_argnames)."
         else:
             effect = "forces a device-to-host sync and compiles one graph per branch taken"
             default = "Keep the choice on the device: torch.where(cond, a, b) or masking arithmetic."
-        self.out.add("PTL801", where, self.targets(region), suggestion or default, fix, construct=construct, region=region.why, effect=effect)
+        self.out.add("PTL801", where, self.targets(region), (suggestion or default) + note, fix, construct=construct, region=region.why, effect=effect)
 
     def control(self, node, region) -> None:
         if not self.traced(node.test, region):
@@ -231,21 +232,41 @@ class _Walker:
         names = self.names(region)
         if isinstance(node, ast.If):
             construct = "elif" if self._is_elif(node) else "if"
-            next_stmt = self._next_statement(node)
-            bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
-            fix = rewrites.if_fix(self.ctx, node, names, next_stmt, bound)
-            if construct == "elif":
-                fix = None
-            self.report_801(node.test, region, construct, fix)
+            self.report_801(node.test, region, construct, self._covered(node, region) or self._rewrite(node, region))
         else:
-            bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
-            fix = rewrites.while_fix(self.ctx, node, names, bound) if region.kind == "jax" else None
+            fix = self._covered(node, region) or (self._rewrite(node, region) if region.kind == "jax" else None)
             self.report_801(node.test, region, "while", fix,
                             None if region.kind == "torch" else "Carry the loop state through jax.lax.while_loop(cond_fn, body_fn, init).")
+
+    def _rewrite(self, node, region):
+        """The rewrite (a Fix or rewrites.NoFix) of a flagged if / while / for statement."""
+        bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
+        names = self.names(region)
+        if isinstance(node, ast.If):
+            return rewrites.if_fix(self.ctx, node, names, self._next_statement(node), bound, self._rest_of_block(node))
+        if isinstance(node, ast.While):
+            return rewrites.while_fix(self.ctx, node, names, bound)
+        return rewrites.fori_fix(self.ctx, node, names, bound)
+
+    def _covered(self, node, region):
+        """A NoFix when an enclosing flagged statement's rewrite replaces this one too."""
+        p = self.tm.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            flagged = isinstance(p, (ast.If, ast.While)) and self.traced(p.test, region) or isinstance(p, ast.For) and region.kind == "jax" \
+                and isinstance(p.iter, ast.Call) and dotted(p.iter.func) == "range" and any(self.traced(a, region) or self._host_value(a, region) for a in p.iter.args)
+            if flagged and isinstance(self._rewrite(p, region), rewrites.Fix):
+                return rewrites.NoFix(f"the rewrite offered at line {p.lineno} covers this statement")
+            p = self.tm.parents.get(p)
+        return None
 
     def _is_elif(self, node) -> bool:
         parent = self.tm.parents.get(node)
         return isinstance(parent, ast.If) and parent.orelse == [node] and self.ctx.line_text(node.lineno).lstrip().startswith("elif")
+
+    def _rest_of_block(self, node):
+        parent = self.tm.parents.get(node)
+        block = next((b for b in (getattr(parent, n, None) for n in ("body", "orelse", "finalbody")) if isinstance(b, list) and node in b), [])
+        return block[block.index(node) + 1 :] if node in block else []
 
     def _next_statement(self, node):
         parent = self.tm.parents.get(node)
@@ -269,16 +290,17 @@ class _Walker:
             bad = it
         if bad is None or self.quiet_torch(it, region):
             return
-        bound = rewrites.bound_before(self.tm.enclosing_function(it), it.lineno)
         fix = None
         if isinstance(node, ast.For) and region.kind == "jax" and dotted(it.func) == "range":
-            fix = rewrites.fori_fix(self.ctx, node, self.names(region), bound)
+            fix = self._covered(node, region) or self._rewrite(node, region)
         if region.kind == "jax":
             effect = "the trip count is not known when jax.jit traces (ConcretizationTypeError)"
             sugg = "Use jax.lax.fori_loop(lo, hi, body, init) (hi may be traced), jax.lax.scan, or a static bound with masking."
         else:
             effect = "each trip count is a different graph (recompile) and reading it syncs with the host"
             sugg = "Use a fixed trip count with masking, or keep the count as a Python int that does not come from a tensor."
+        if isinstance(fix, rewrites.NoFix):
+            sugg, fix = sugg + fix.note, None
         self.out.add("PTL802", node.iter, self.targets(region), sugg, fix, bound=self.ctx.span_text(self.ctx.node_span(bad))[:60], region=region.why, effect=effect)
 
     def _host_value(self, e, region) -> bool:

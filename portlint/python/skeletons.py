@@ -722,10 +722,20 @@ def nki_skeleton(module: ast.Module, name: str, source: str = "<file>") -> str:
     return text
 
 
+def pallas(module: ast.Module, name: str, source: str = "<file>") -> str:
+    """A complete Pallas kernel for the kernel classes portlint translates (row-wise, blocked
+    matmul, elementwise: each checked against TRITON_INTERPRET=1 by tests/test_oracle_pallas.py),
+    else the skeleton with its left-to-do list."""
+    from portlint.python.pallas_matmul import matmul_pallas
+    from portlint.python.pallas_rows import row_pallas
+
+    return row_pallas(module, name, source) or matmul_pallas(module, name, source) or pallas_skeleton(module, name, source)
+
+
 def skeleton(source_text: str, kernel: str, to: str, source: str = "<file>") -> str:
     module = ast.parse(source_text)
     if to == "pallas":
-        return pallas_skeleton(module, kernel, source)
+        return pallas(module, kernel, source)
     if to == "nki":
         return nki_skeleton(module, kernel, source)
     raise SkeletonError(f"unknown skeleton kind {to!r} (pallas or nki)")
