@@ -327,29 +327,25 @@ def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
     settings = plan.settings
     # 0. one finding per construct: a rule's finding replaces those of the rules it supersedes
     findings = ctx.findings = drop_superseded(ctx.findings)
-    # 1. preprocessor guards: a rocm finding in a branch an AMD build skips, with a HIP
-    #    branch beside it, is already ported.
+    # 1. preprocessor guards (portlint/cuda/guards.py): a rocm finding is not a problem in a
+    #    branch an AMD build skips with a HIP branch beside it (ported), nor where a condition
+    #    naming the vendor leaves the code out of AMD builds (ported by omission), nor in code
+    #    only AMD compiles; an optional hint (rules/optional-hints.toml) an AMD build skips
+    #    loses nothing. An arch-gated body whose `#else` is a stub is not ported.
     if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):
-        from portlint.cuda.guards import guard_map
-        from portlint.detectors.cuda_ptx import stub_for
-
-        guards = ctx.fact(guard_map)
         for f in findings:
             if "rocm" not in f.targets or f.rule_id == TOOL_INTERNAL:
                 continue
-            guard = guards.dead_for_amd(f.span.start_line)
-            # an `#else` that is empty or only traps is not a HIP branch: the code is not ported
-            stub = stub_for(ctx, f.span.start_line) if guard is not None and guard.has_alternative else None
-            if stub is not None:
-                f.suggestion = stub.note() + ("\n" + f.suggestion if f.suggestion else "")
-            elif guard is not None and guard.has_alternative:
-                del f.targets["rocm"]
-                if not f.targets:
-                    f.targets = {"rocm": plan.rules[f.rule_id].severity.get("rocm", f.severity)}
-                    f.suppressed = guard.reason()
-                    f.suppression_kind = "inSource"
-                else:
-                    f.severity = max(f.targets.values(), key=lambda s: s.rank)
+            reason = _guard_verdict(ctx, f)
+            if reason is None:
+                continue
+            del f.targets["rocm"]
+            if not f.targets:
+                f.targets = {"rocm": plan.rules[f.rule_id].severity.get("rocm", f.severity)}
+                f.suppressed = reason
+                f.suppression_kind = "inSource"
+            else:
+                f.severity = max(f.targets.values(), key=lambda s: s.rank)
     # 2. targets the user did not ask about
     kept: list[Finding] = []
     for f in findings:
@@ -381,6 +377,39 @@ def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
                 f.suppression_kind = "inSource"
         findings.extend(_suppression_findings(ctx, plan, sups))
     result.findings = findings
+
+
+def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:
+    """Why the rocm side of a CUDA finding is no problem, from the preprocessor guards
+    around it; None when it is one. May add the not-ported note of an arch stub to the
+    finding's suggestion."""
+    from portlint.cuda.guards import amd_only_guard, excluded_from_amd, guard_map
+    from portlint.cuda.optional_hints import amd_only_quiet, hint_for
+    from portlint.detectors.cuda_ptx import stub_for
+
+    line = f.span.start_line
+    guard = ctx.fact(guard_map).dead_for_amd(line)
+    if guard is None:
+        quiet, why = amd_only_quiet()
+        only = amd_only_guard(ctx, line) if f.rule_id in quiet else None
+        return f"{only.amd_only_reason()}: {why}" if only is not None else None
+    excluded = excluded_from_amd(ctx, line)
+    # an `#else` that is empty or only traps is not a HIP branch: the code is not ported
+    stub = stub_for(ctx, line) if guard.has_alternative and excluded is None else None
+    # an optional hint is no loss where AMD compiles nothing in its place; where AMD's branch
+    # asserts or traps instead, calling it stops the AMD build's kernel: still not ported
+    if stub is None or stub.holds == "nothing":
+        hint = hint_for(f.rule_id, "\n".join(ctx.lines[line - 1:f.span.end_line]))
+        if hint is not None:
+            return f"an optional hint an AMD build skips (inside `{guard.condition}`, line {guard.line}): {hint.why}"
+    if stub is not None:
+        f.suggestion = stub.note() + ("\n" + f.suggestion if f.suggestion else "")
+        return None
+    if guard.has_alternative:
+        return guard.reason()
+    if excluded is not None:
+        return excluded[0].excluded_reason(excluded[1])
+    return None
 
 
 def _suppression_findings(ctx: FileContext, plan: _Plan, sups) -> list[Finding]:

@@ -202,6 +202,63 @@ def test_project_macro_fixture_is_what_its_amd_build_compiles():
     assert ok, out
 
 
+def test_project_switch_is_true_as_a_value_not_as_a_number():
+    """An inferred AMD switch (`FOO_USE_HIP`) holds in `#if FOO_USE_HIP` for the AMD build,
+    not for the NVIDIA one, and stays unknown when compared with a number."""
+    from portlint.cuda.guards import GuardMap
+    from portlint.cuda.platform_macros import infer
+    from portlint.cuda.preprocessor import NVIDIA, directives
+
+    src = "#if FOO_USE_HIP\nint a;\n#else\nint b;\n#endif\n#if FOO_HIP_VERSION >= 6\nint c;\n#endif\n"
+    macros = infer(directives(src), src.split("\n"))
+    amd = GuardMap(src, platform_macros=macros)
+    assert amd.dead_for_amd(2) is None and amd.dead_for_amd(4) is not None and amd.dead_for_amd(4).has_alternative
+    assert amd.dead_for_amd(7) is None and amd.unknown_for_amd(7)
+    nvidia = GuardMap(src, platform=NVIDIA, platform_macros=macros)
+    assert nvidia.dead_at(2) is not None and nvidia.dead_at(4) is None
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name, defines, failing", [
+    # every NVIDIA-only line is one the AMD build skips: nothing fails for gfx90a
+    ("vendor_exclusion.cu", (), ()),
+    # the vendor header sets __CUDA_ARCH__ 1300 for AMD: `>= 900` is compiled, `== 1210` is not
+    ("vendor_arch.cu", (), ("vendor_arch.cu:16",)),
+    # headers included under a vendor test: the AMD build reads vendor_arch.h only
+    ("vendor_select.cu", (), ("vendor_select.cu:20",)),
+    # the project's switch selects the HIP branch; a version below 60000 selects the PTX
+    ("project_switch.cu", ("-DVXLIB_USE_HIP=1", "-DVXLIB_HIP_VERSION=50000"), ("project_switch.cu:22",)),
+])
+def test_vendor_guard_fixtures_are_what_an_amd_build_compiles(name, defines, failing):
+    """The suppressed lines of the vendor-guard fixtures are ones hipcc for gfx90a does not
+    compile; the reported ones it compiles and rejects."""
+    import re
+
+    ok, out = hipcc_compile(FIXTURES / "cuda_ptx" / name, defines)
+    errors = sorted(set(re.findall(r"([\w.]+\.cu:\d+):\d+: error", out)))
+    assert errors == sorted(failing), out
+    assert ok == (not failing)
+
+
+def test_excluded_from_amd_names_the_vendor_and_follows_derived_macros(tmp_path: Path):
+    """A line an AMD build skips is excluded on purpose when a condition names the vendor,
+    directly or through a macro #defined only where AMD builds do not reach; not when it
+    skips it only for want of __CUDA_ARCH__."""
+    from portlint.cuda.guards import excluded_from_amd
+    from test_cuda_guards import file_ctx
+
+    (tmp_path / "feat.h").write_text("#pragma once\n#ifndef USE_ROCM\n#define FAST_PATH 1\n#endif\n")
+    src = tmp_path / "k.cu"
+    src.write_text('#include "feat.h"\n#ifndef USE_ROCM\nint a;\n#endif\n#ifdef FAST_PATH\nint b;\n#endif\n'
+                   "#if __CUDA_ARCH__ >= 800\nint c;\n#endif\n#if __CUDA_ARCH__ >= 800 && !defined(__HIP_PLATFORM_AMD__)\nint d;\n#endif\n")
+    ctx = file_ctx(src)
+    a, b, c, d = (excluded_from_amd(ctx, n) for n in (3, 6, 9, 12))
+    assert a is not None and "excluded from AMD builds by `#ifndef USE_ROCM`" in a[0].excluded_reason(a[1])
+    assert b is not None and "`FAST_PATH` is #defined only where an AMD build does not reach" in b[1]
+    assert c is None
+    assert d is not None
+
+
 # ---- the include graph ----------------------------------------------------------------------
 
 def test_one_graph_serves_guards_names_and_constants(tmp_path: Path):

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from portlint.cuda.preprocessor import AMD, NVIDIA, SM90, Platform, blank_comments, branch_value, condition_macro, defined_name, directives
+from portlint.cuda.preprocessor import AMD, AMD_BY_VENDOR, NVIDIA, SM90, SWITCH, Platform, blank_comments, branch_value, condition_macro, defined_name, directives
 from portlint.cuda.preprocessor import evaluate as _evaluate
 from portlint.cuda.preprocessor import logical_lines, names_no_macro
 
@@ -50,13 +50,25 @@ class Guard:
         why = f"; {self.inferred}" if self.inferred else ""
         return f"not compiled for AMD: inside `{self.condition}` (line {self.line}), {alt}{why}"
 
+    def excluded_reason(self, facts: str = "") -> str:
+        """The reason for a line an AMD build skips because the condition names the vendor
+        (a guard of an `AMD_BY_VENDOR` map): the project left the code out of AMD builds."""
+        why = "; ".join(x for x in (facts, self.inferred) if x)
+        return f"excluded from AMD builds by `{self.condition}` (line {self.line})" + (f"; {why}" if why else "")
+
+    def amd_only_reason(self) -> str:
+        """The reason for a line only AMD builds compile (a guard of an NVIDIA map)."""
+        why = f"; {self.inferred}" if self.inferred else ""
+        return f"compiled only for AMD: inside `{self.condition}` (line {self.line}), which an NVIDIA build skips{why}"
+
 
 class GuardMap:
     """Per line of one file: does `platform` (AMD by default) compile it — live, dead (with
     the Guard that says why) or unknown."""
 
     def __init__(self, text: str, path: Path | None = None, header_defines: dict[str, int | None | bool] | None = None,
-                 platform: Platform = AMD, platform_macros: dict | None = None, file_directives=None):
+                 platform: Platform = AMD, platform_macros: dict | None = None, file_directives=None,
+                 include_macros=None):
         self.n_lines = text.count("\n") + 1
         self.platform = platform
         # macro -> list of (line, state, value, kind) where state is True (live), False (dead), None (unknown)
@@ -68,6 +80,10 @@ class GuardMap:
         self._dead: list[Guard | None] = [None] * (self.n_lines + 2)
         self._unknown: list[bool] = [False] * (self.n_lines + 2)
         self.live_macros: dict[str, str] = {}  # macros #defined where this build compiles them
+        # directive -> the macros the header it includes leaves defined for the build (as
+        # final_defines); read where the #include stands, skipped where the build skips it
+        self._include_macros = include_macros
+        self._from_headers: dict[str, int | None | bool] = {}  # what the #includes the build reads bring
         self._build(directives(text) if file_directives is None else file_directives)
 
     # -- macro knowledge at a point of the file --
@@ -105,8 +121,9 @@ class GuardMap:
         inferred = self._platform_macros.get(name)
         if inferred is not None:
             self._consulted.append(name)
-            # defined with an unknown value: `defined(X)` holds, `X == 64` stays unknown
-            return True if inferred.side == ("amd" if platform is AMD else "nvidia") else False
+            # the build it selects defines it to a true value: `defined(X)` and `#if X`
+            # hold, `X == 64` stays unknown
+            return SWITCH if inferred.side == platform.vendor else False
         return "unknown"
 
     def macro_state(self, name: str, line: int):
@@ -124,7 +141,8 @@ class GuardMap:
 
     def header_values(self) -> dict[str, int]:
         """Integer macros the included headers define for the build."""
-        return {k: v for k, v in self._header_defines.items() if isinstance(v, int) and not isinstance(v, bool)}
+        found = {**self._header_defines, **self._from_headers}
+        return {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
 
     def final_defines(self) -> dict[str, int | None | bool]:
         """What the file leaves defined at its end, for a file that includes it: the header
@@ -217,6 +235,20 @@ class GuardMap:
             elif kind == "endif" and stack:
                 fr = stack.pop()
                 close_branch(fr, first)
+            elif kind == "include" and self._include_macros is not None:
+                state = current_state()
+                if state is False:
+                    continue  # `#if defined(GGML_USE_HIP) / #include "hip.h" / #else ...`: not this build's header
+                brought = self._include_macros(found_directives[index])
+                self._from_headers.update(brought if state is True else dict.fromkeys(brought))
+                for name, v in brought.items():
+                    # a header's macro counts from its #include on, as sure as the #include is
+                    if v is None:
+                        self._defs.setdefault(name, []).append((first, None, None, "define"))
+                    elif v is False:
+                        self._defs.setdefault(name, []).append((first, state, None, "undef"))
+                    else:
+                        self._defs.setdefault(name, []).append((first, state, None if v is True else v, "define"))
             elif kind in ("define", "undef"):
                 head = defined_name(found_directives[index])
                 if head is None:
@@ -262,27 +294,32 @@ class GuardMap:
         return self._unknown[line] if 0 < line < len(self._unknown) else False
 
 
+def _include_resolver(graph, reach, includer: str, platform: Platform, busy: set[str], config: tuple[str, ...]):
+    """GuardMap's include_macros for one file of `reach`: the macros the header an #include
+    directive reads leaves defined for `platform` (nothing for a system or missing header)."""
+
+    def macros(directive) -> dict[str, int | None | bool]:
+        child = graph.resolve_include(reach, includer, directive)
+        if child is None or child in reach.system:
+            return {}
+        return _header_macros(graph, reach, child, platform, busy, config)
+
+    return macros
+
+
 def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str], config: tuple[str, ...] = ()) -> dict[str, int | None | bool]:
-    """Macros `header` (and what it includes) leaves defined for `platform`, kept in the scan's
-    include graph. A header met again while it is being read (an include cycle) adds nothing."""
+    """Macros `header` (and what it includes where `platform` reads the #include) leaves
+    defined for `platform`, kept in the scan's include graph. A header met again while it is
+    being read (an include cycle) adds nothing."""
     key = ("macros", header, platform.name, reach.dirs, config)
     cached = graph.derived.get(key)
     if cached is not None:
         return cached
     if header in busy:
         return {}
-    busy.add(header)
-    nested: dict[str, int | None | bool] = {}
-    for child in reach.edges.get(header, ()):
-        if child in reach.system:
-            continue
-        nested.update(_header_macros(graph, reach, child, platform, busy, config))
-    busy.discard(header)
     h = graph.header(header)
-    if h is None:
-        found: dict[str, int | None | bool] = nested
-    elif not any(d.kind in ("define", "undef") for d in h.directives):
-        found = nested
+    if h is None or not any(d.kind in ("define", "undef", "include") for d in h.directives):
+        found: dict[str, int | None | bool] = {}
     else:
         from portlint.cuda.platform_macros import infer
 
@@ -290,8 +327,12 @@ def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]
         if inferred is None:
             inferred = graph.derived[("platform-macros", header, config)] = infer(
                 h.directives, lambda: blank_comments(h.text).split("\n"), config)
-        found = GuardMap(h.text, header_defines=nested, platform=platform, platform_macros=inferred,
-                         file_directives=h.directives).final_defines()
+        busy.add(header)
+        try:
+            found = GuardMap(h.text, platform=platform, platform_macros=inferred, file_directives=h.directives,
+                             include_macros=_include_resolver(graph, reach, header, platform, busy, config)).final_defines()
+        finally:
+            busy.discard(header)
     graph.derived[key] = found
     return found
 
@@ -332,9 +373,59 @@ def guard_map_for(ctx, platform: Platform) -> GuardMap:
     from portlint.cuda.includes import file_directives
     from portlint.cuda.platform_macros import platform_macros
 
+    from portlint.cuda.includes import file_reach, graph_of
+
     found = ctx.fact(file_directives)
-    return GuardMap(ctx.text, header_defines=header_defines(ctx, platform), platform=platform,
-                    platform_macros=ctx.fact(platform_macros), file_directives=found)
+    reach = ctx.fact(file_reach)
+    resolver = None
+    if reach is not None and reach.headers:
+        config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
+        resolver = _include_resolver(graph_of(ctx), reach, reach.root, platform, {reach.root}, config)
+    return GuardMap(ctx.text, platform=platform, platform_macros=ctx.fact(platform_macros), file_directives=found,
+                    include_macros=resolver)
+
+
+def vendor_guard_map(ctx) -> GuardMap:
+    """ctx.fact(vendor_guard_map): the file's GuardMap for an AMD build known only by its
+    vendor macros (preprocessor.AMD_BY_VENDOR)."""
+    return guard_map_for(ctx, AMD_BY_VENDOR)
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def excluded_from_amd(ctx, line: int) -> tuple[Guard, str] | None:
+    """(guard, facts) when an AMD build skips `line` because a condition names the vendor:
+    `#ifndef USE_ROCM`, `#if !defined(__HIP_PLATFORM_AMD__) && __CUDA_ARCH__ >= 800`, a
+    feature macro the project #defines only where AMD builds do not reach, a `__CUDA_ARCH__`
+    a HIP vendor header sets. `facts` says how such derived macros were read. None for a
+    line AMD compiles, or skips only for want of `__CUDA_ARCH__` and the like."""
+    if ctx.fact(guard_map).dead_for_amd(line) is None:
+        return None
+    vendor = ctx.fact(vendor_guard_map)
+    guard = vendor.dead_for_amd(line)
+    if guard is None:
+        return None
+    notes = []
+    for name in dict.fromkeys(_NAME.findall(guard.condition.lstrip("#").partition(" ")[2])):
+        if name == "defined" or name in AMD_BY_VENDOR.defined or name in AMD_BY_VENDOR.undefined:
+            continue
+        state = vendor.macro_state(name, guard.line)
+        if state is False:
+            notes.append(f"`{name}` is #defined only where an AMD build does not reach")
+        elif isinstance(state, int) and not isinstance(state, bool) and name in AMD.undefined:
+            notes.append(f"`{name}` is {state} in an AMD build (a header the file includes sets it)")
+    return guard, "; ".join(notes)
+
+
+def amd_only_guard(ctx, line: int) -> Guard | None:
+    """The guard that keeps `line` out of every NVIDIA build while an AMD build may compile
+    it (`#ifdef __HIP_PLATFORM_AMD__`, the `#else` of `#ifndef USE_ROCM`, a feature macro
+    #defined only under `GGML_USE_HIP`): code written for AMD. None otherwise."""
+    nvidia = ctx.fact(nvidia_guard_map).dead_at(line)
+    if nvidia is None or nvidia.never or ctx.fact(guard_map).dead_at(line) is not None:
+        return None
+    return nvidia
 
 
 def guard_map(ctx) -> GuardMap:

@@ -314,11 +314,9 @@ def amd_only_lines(ctx) -> list[bool]:
     `#ifndef USE_ROCM`, a project's `#ifdef FOO_WITH_HIP`): a line an sm_90 build leaves
     out and an AMD build does not. Read from the directive lines (the preprocessor model),
     so it holds where error recovery breaks the syntax tree."""
-    from portlint.cuda.guards import guard_map, nvidia_guard_map
+    from portlint.cuda.guards import amd_only_guard, guard_map
 
-    amd, nvidia = ctx.fact(guard_map), ctx.fact(nvidia_guard_map)
-    return [False] + [nvidia.dead_at(n) is not None and not nvidia.dead_at(n).never and amd.dead_at(n) is None
-                      for n in range(1, amd.n_lines + 1)]
+    return [False] + [amd_only_guard(ctx, n) is not None for n in range(1, ctx.fact(guard_map).n_lines + 1)]
 
 
 def in_amd_branch(ctx, line: int) -> bool:

@@ -207,6 +207,19 @@ class IncludeGraph:
                 return found
         return None
 
+    def resolve_include(self, reach: "Reach", includer: str, directive: Directive) -> str | None:
+        """The real path one #include directive of `includer` (a file of `reach`) reads, by
+        the same rule as the walk that found `reach`; None when missing or computed."""
+        target = include_target(directive)
+        if target is None:
+            return None
+        ancestors: tuple[str, ...] = ()
+        if includer == reach.root:
+            here = os.path.dirname(includer)
+            parent = os.path.dirname(here)
+            ancestors = tuple(a for a in (parent, os.path.dirname(parent)) if a and a != here)
+        return self.resolve(includer, target[0], target[1], reach.dirs, ancestors)
+
     # ---- the graph of one file ---------------------------------------------------------------
     def reach(self, path: Path | str, text: str | None = None, file_includes=None) -> Reach:
         """The headers `path` reaches (its own includes from `text` or `file_includes`, as

@@ -219,6 +219,7 @@ class Platform:
     name: str
     defined: Mapping[str, int | None]
     undefined: frozenset[str]
+    vendor: str = "nvidia"  # whose build it is: a project platform macro of this side is defined
 
 
 _HIP_MACROS = {
@@ -239,7 +240,19 @@ AMD = Platform(
     "AMD",
     {**_HIP_MACROS, "__HIP_DEVICE_COMPILE__": 1},
     frozenset(_CUDA_MACROS | {"GGML_USE_MUSA", "__NVCOMPILER"}),
+    "amd",
 )
+
+# An AMD build known only by what names a vendor: the AMD macros defined, NVIDIA's compiler
+# identification macros (nvcc, NVRTC, nvc++, HIP's NVIDIA platform) undefined, and every
+# arch or version macro (`__CUDA_ARCH__`, `CUDART_VERSION`) unknown. A line this build
+# skips is left out of AMD builds by a condition that names the vendor — `#ifndef USE_ROCM`,
+# `!defined(__HIP_PLATFORM_AMD__) && __CUDA_ARCH__ >= 800`, a feature macro #defined only
+# under `!defined(GGML_USE_HIP)`, a `__CUDA_ARCH__` a HIP vendor header sets — a choice the
+# project made, unlike `#if __CUDA_ARCH__ >= 800` alone, which drops the code on AMD only
+# because HIP-Clang leaves `__CUDA_ARCH__` undefined.
+NVIDIA_TOOLCHAIN = frozenset({"__NVCC__", "__CUDACC_RTC__", "__NVCOMPILER", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"})
+AMD_BY_VENDOR = Platform("AMD-by-vendor", AMD.defined, NVIDIA_TOOLCHAIN, "amd")
 # nvcc compiling device code for sm_90a.
 SM90 = Platform(
     "sm_90",
@@ -247,6 +260,7 @@ SM90 = Platform(
      "CUDART_VERSION": None, "__CUDACC_VER_MAJOR__": None, "__CUDACC_VER_MINOR__": None, "__CUDA__": 1},
     frozenset({*_HIP_MACROS, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                "__CUDA_ARCH_FEAT_SM100_ALL", "__CUDACC_RTC__", "GGML_USE_MUSA", "__NVCOMPILER"}),
+    "nvidia",
 )
 
 # nvcc, either pass (host or device, any arch): what every NVIDIA build has in common.
@@ -256,6 +270,7 @@ NVIDIA = Platform(
      "__CUDACC_VER_MINOR__": None},
     frozenset({*_HIP_MACROS, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                "__CUDACC_RTC__", "GGML_USE_MUSA", "__NVCOMPILER"}),
+    "nvidia",
 )
 
 
@@ -265,8 +280,21 @@ _TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(defined)\b|([A-Za-z_
 _PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4, "<<": 5, ">>": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
 
 # What a macro_state callback answers: an int value, True (defined, value unknown), False
-# (not defined) or "unknown".
+# (not defined), "unknown", or "switch": defined to a value that is true in `#if X`
+# (a project's vendor switch such as `#if FOO_USE_HIP` in the build it selects) but whose
+# number is unknown, so `FOO_USE_HIP >= 2` stays unknown.
 MacroState = Callable[[str], object]
+SWITCH = "switch"
+
+
+class _NonZero:
+    """The value of a switch macro: true as a condition, no known number."""
+
+    def __repr__(self) -> str:
+        return "<nonzero>"
+
+
+_ON = _NonZero()
 
 
 class _Parser:
@@ -347,6 +375,8 @@ class _Parser:
             state = self.macro_state(ident)
             if state is False:
                 return 0
+            if state == SWITCH:
+                return _ON
             if state == "unknown" or state is True:
                 return None
             return state
@@ -355,7 +385,7 @@ class _Parser:
             return None if v is None else int(not v)
         if op == "-":
             v = self.unary()
-            return None if v is None else -v
+            return None if v is None or v is _ON else -v
         if op == "(":
             v = self.expr(0)
             if self.op() != ")":
@@ -374,7 +404,7 @@ def _binop(op, a, b):
         if (a is not None and a != 0) or (b is not None and b != 0):
             return 1
         return None if a is None or b is None else 0
-    if a is None or b is None:
+    if a is None or b is None or a is _ON or b is _ON:
         return None
     try:
         return {
