@@ -402,3 +402,22 @@ def test_libclang_results_kept_with_a_compile_database_follow_include_path_heade
     assert scan() == ([(2, "PTL102")], 1)  # kept: same directives, same headers
     header.write_text("#pragma once\nconstexpr int kGroupLanes = 64;\n")
     assert scan() == ([], 0)
+
+
+def _as_hip(path: Path) -> str:
+    """A CUDA cooperative-groups fixture as a HIP port would spell its includes."""
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("#include <cooperative_groups/reduce.h>", "")
+    return text.replace("#include <cooperative_groups.h>", "#include <hip/hip_cooperative_groups.h>")
+
+
+@pytest.mark.oracle
+def test_cooperative_groups_apis_hip_lacks_fail_for_gfx90a():
+    """PTL110's cooperative-groups rows: labeled_partition, reduce and plus are not members of
+    HIP's cooperative_groups; the near-miss (tiled_partition, shfl_down, a project reduce) builds."""
+    ok, out = hipcc_compile(_as_hip(FIXTURES / "cuda_warp" / "cg_missing_apis.cu"))
+    assert not ok
+    for name in ("labeled_partition", "reduce", "plus"):
+        assert f"'{name}'" in out, out
+    ok, out = hipcc_compile(_as_hip(FIXTURES / "cuda_warp" / "cg_missing_apis_negative.cu"))
+    assert ok, out

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from portlint.rules import RuleError, rules_root
 
-FAMILIES = ("cuda_ptx", "cuda_hopper", "cuda_async", "collectives", "cuda_libraries")
+FAMILIES = ("cuda_ptx", "cuda_hopper", "cuda_async", "collectives", "cuda_libraries", "cuda_warp")
 _ROW_KEYS = {"rule", "names", "pattern", "capture", "kind", "advice", "advice_for", "bare", "since", "source"}
 _FIELD = re.compile(r"\{(\w+)\}")
 # an identifier with its qualifiers: `cute::cluster_sync`, `cutlass::arch::Sm90`

@@ -257,7 +257,7 @@ AMD_BY_VENDOR = Platform("AMD-by-vendor", AMD.defined, NVIDIA_TOOLCHAIN, "amd")
 SM90 = Platform(
     "sm_90",
     {"__CUDA_ARCH__": 900, "__CUDACC__": 1, "__NVCC__": 1, "__CUDA_ARCH_FEAT_SM90_ALL": 1, "CUDA_VERSION": None,
-     "CUDART_VERSION": None, "__CUDACC_VER_MAJOR__": None, "__CUDACC_VER_MINOR__": None, "__CUDA__": 1},
+     "CUDART_VERSION": None, "__CUDACC_VER_MAJOR__": 12, "__CUDACC_VER_MINOR__": 8, "__CUDA__": 1},
     frozenset({*_HIP_MACROS, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                "__CUDA_ARCH_FEAT_SM100_ALL", "__CUDACC_RTC__", "GGML_USE_MUSA", "__NVCOMPILER"}),
     "nvidia",

@@ -18,7 +18,7 @@ def _advice(key: str) -> str:
     return shared_advice("cuda_async", key)
 
 
-@detector("PTL401", tokens=("cp.async", "__pipeline_", "memcpy_async", "pipeline", "aligned_size_t", "SM80_CP_ASYNC", "cp_async_", "wait_prior", "producer_commit", "consumer_wait", "cg::wait", "groups::wait"))
+@detector("PTL401", tokens=("cp.async", "__pipeline_", "memcpy_async", "pipeline", "aligned_size_t", "SM80_CP_ASYNC", "cp_async_", "cp_async4", "cp_async1", "drain_cp_asyncs", "wait_prior", "producer_commit", "consumer_wait", "cg::wait", "groups::wait"))
 def cp_async_pipeline(ctx) -> None:
     report_rule(ctx, "PTL401", intro="cp.async does not exist on AMD. " + _advice("copy"))
 

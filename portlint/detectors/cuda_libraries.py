@@ -174,12 +174,12 @@ _LIBCUDACXX_MEMBERS = {
 }
 _LIBCUDACXX_HEADERS = ("cuda/std/", "cuda/atomic", "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref",
                        "cuda/latch", "cuda/semaphore", "cuda/functional", "cuda/cmath", "cuda/memory", "cuda/iterator")
-_THRUST_CUDA = {"cuda", "cuda_cub"}
+_THRUST_CUDA = {"cuda", "cuda_cub", "cuda_category"}
 # libcu++'s asynchronous-copy pipeline (`cuda::pipeline`, `cuda::memcpy_async`, ...) is also
 # PTL401's, which supersedes PTL607 (rules/cuda_async/PTL401-*.toml): one finding per construct.
 
 
-@detector("PTL607", tokens=("cuda::", "cuda/", "cuda_cub", "system::cuda"))
+@detector("PTL607", tokens=("cuda::", "cuda/", "cuda_cub", "system::cuda", "cuda_category"))
 def thrust_cub_libcudacxx(ctx) -> None:
     for path, header in ctx.fact(includes):
         if header.startswith(_LIBCUDACXX_HEADERS):
@@ -193,7 +193,15 @@ def thrust_cub_libcudacxx(ctx) -> None:
                 where = ns.parent
                 report(ctx, where, message=f"`thrust::{'::'.join(tail[:2] if tail[0] == 'system' else tail[:1])}` names Thrust's CUDA backend: rocThrust's is `thrust::hip`",
                            targets={"rocm": "note"},
-                           suggestion="Write `thrust::hip::par` (rocThrust) or plain `thrust::device` so both backends build.")
+                           suggestion="Report the error through the HIP runtime (`hipGetErrorString`) or rocThrust's `thrust::hip` error category."
+                           if tail[0] == "cuda_category" else
+                           "Write `thrust::hip::par` (rocThrust) or plain `thrust::device` so both backends build.")
+            continue
+        if tail and tail[0] == "ptx":
+            report(ctx, ns.parent, message=f"`cuda::ptx::{tail[1] if len(tail) > 1 else ''}` is libcu++'s inline-PTX wrapper: it does not build for AMD".replace("::`", "`"),
+                   targets={"rocm": "error"},
+                   suggestion="Each `cuda::ptx::` function is one PTX instruction: write the HIP form (`__lane_id()` for "
+                   "`get_sreg_laneid`, `__builtin_amdgcn_*` or plain C++ for the rest), or keep it under `#ifndef __HIP_PLATFORM_AMD__`.")
             continue
         if tail and tail[0] in _LIBCUDACXX_MEMBERS:
             report(ctx, ns.parent, message=f"`cuda::{tail[0]}` is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},

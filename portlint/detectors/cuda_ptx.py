@@ -148,7 +148,10 @@ def _flagged_lines_fact(ctx) -> set[int]:
 
 
 def _nvidia_value(expr: str) -> str:
-    """The condition as an sm_90a device pass sees it (CUDA macros substituted)."""
+    """The condition as an sm_90a device pass sees it (CUDA macros substituted; the nvcc
+    version is a 12.x that builds sm_90a)."""
+    expr = re.sub(r"\b__CUDACC_VER_MAJOR__\b", "12", expr)
+    expr = re.sub(r"\b__CUDACC_VER_MINOR__\b", "8", expr)
     expr = re.sub(r"defined\s*\(\s*(__CUDA_ARCH__|__CUDACC__|__NVCC__|__CUDA_ARCH_FEAT_SM90_ALL)\s*\)", "1", expr)
     expr = re.sub(r"defined\s+(__CUDA_ARCH__|__CUDACC__|__NVCC__|__CUDA_ARCH_FEAT_SM90_ALL)\b", "1", expr)
     expr = re.sub(r"defined\s*\(?\s*__CUDA_ARCH_(?:FEAT_SM\d+\w*|SPECIFIC__|FAMILY_SPECIFIC__)\s*\)?", "0", expr)
@@ -182,21 +185,80 @@ def _groups(ctx):
             yield stack.pop(), first
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _arch_macros_of(found_directives, known: set[str]) -> set[str]:
+    """Macros #defined inside a group whose condition tests `__CUDA_ARCH__` (or a macro in
+    `known`, itself defined that way) and no vendor macro: CUTLASS's
+    `CUTLASS_ARCH_MMA_SM80_ENABLED`, CuTe's `CUTE_ARCH_TMA_SM90_ENABLED`, a kernel's own
+    `#define ARCH_SUPPORTS_X`."""
+    from portlint.cuda.preprocessor import defined_name
+
+    out: set[str] = set()
+    stack: list[str] = []  # the conditions of the open groups (all branches so far)
+    for d in found_directives:
+        if d.kind in ("if", "ifdef", "ifndef"):
+            stack.append(d.rest)
+        elif d.kind.startswith(("elif", "else")) and stack:
+            stack[-1] += " " + d.rest
+        elif d.kind == "endif" and stack:
+            stack.pop()
+        elif d.kind == "define" and stack:
+            head = defined_name(d)
+            text = " ".join(stack)
+            if head and not _VENDOR.search(text) and (
+                _ARCH_TEST.search(text) or known.intersection(_NAME.findall(text))
+            ):
+                out.add(head[0])
+    return out
+
+
+def arch_macros(ctx) -> frozenset[str]:
+    """ctx.fact(arch_macros): the macros the file and the project headers it reaches define
+    from `__CUDA_ARCH__` (through other such macros too): a test of one is an arch gate."""
+    from portlint.cuda.includes import file_directives, file_reach, graph_of
+
+    lists = [ctx.fact(file_directives)]
+    reach = ctx.fact(file_reach)
+    if reach is not None and reach.headers:
+        graph = graph_of(ctx)
+        for path in graph.project_headers(reach):
+            h = graph.header(path)
+            if h is not None:
+                lists.append(h.directives)
+    known: set[str] = set()
+    while True:  # a fixpoint: a macro may be defined from one a later header defines
+        found = set().union(*(_arch_macros_of(d, known) for d in lists))
+        if found <= known:
+            return frozenset(known)
+        known |= found
+
+
+def _is_arch_gate(ctx, text: str) -> bool:
+    if _VENDOR.search(text):
+        return False
+    if _ARCH_TEST.search(text):
+        return True
+    return bool(ctx.fact(arch_macros).intersection(_NAME.findall(text)))
+
+
 def _arch_groups(ctx):
     """(conds, end line, AMD's branch, sm_90's branch) of the `__CUDA_ARCH__` groups an AMD
-    build compiles and where the two builds take different branches (index len(conds): none)."""
-    from portlint.cuda.guards import GuardMap, guard_map
+    build compiles and where the two builds take different branches (index len(conds): none).
+    A group counts when it tests `__CUDA_ARCH__` or a macro defined from it (arch_macros)."""
+    from portlint.cuda.guards import guard_map, sm90_guard_map
 
     guards = ctx.fact(guard_map)
-    neutral = GuardMap("")
+    sm90 = ctx.fact(sm90_guard_map)
     for conds, end in _groups(ctx):
         text = " ".join(c[1] for c in conds)
-        if not _ARCH_TEST.search(text) or _VENDOR.search(text):
+        if not _is_arch_gate(ctx, text):
             continue
         if guards.dead_for_amd(conds[0][2]) is not None:
             continue  # an enclosing group already keeps this out of an AMD build
         amd = _choose(conds, guards.evaluate)
-        nvidia = _choose(conds, lambda e, ln: neutral.evaluate(_nvidia_value(e), ln))
+        nvidia = _choose(conds, lambda e, ln: sm90.evaluate(_nvidia_value(e), ln))
         if amd is None or nvidia is None or amd == nvidia:
             continue
         yield conds, end, amd, nvidia
@@ -251,7 +313,7 @@ def arch_stubs(ctx) -> list[ArchStub]:
     """ctx.fact(arch_stubs): arch-gated groups whose AMD branch is empty or only asserts/traps."""
     from portlint.cuda.symbols import code_text
 
-    if "__CUDA_ARCH" not in ctx.text:
+    if "__CUDA_ARCH" not in ctx.text and not ctx.fact(arch_macros):
         return []
     code_lines = ctx.fact(code_text).code.split("\n")
     out = []

@@ -86,6 +86,11 @@ def _is_warpsize(node) -> bool:
     return node is not None and node.type == "identifier" and node_text(node) == "warpSize"
 
 
+# an #if that tests an AMD build: `defined(USE_ROCM)`, `GGML_USE_HIP`, `__HIP_PLATFORM_AMD__`, `__gfx942__`
+_AMD_TEST = re.compile(r"HIP|ROCM|ROCm|AMD|__gfx|__GFX")
+# HIP code in the file itself: HIP's shuffles without `_sync`, HIP headers and runtime calls
+_HIP_CODE = re.compile(r"\b__shfl(?:_xor|_up|_down)?\s*\(|<hip/|\bhip[A-Z]\w*\s*\(")
+
 class Analysis:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -96,6 +101,7 @@ class Analysis:
         self.hits: list[Hit] = []
         self.facts: dict[int, FunctionFacts] = {}
         self.warp_consts: dict[str, Const] = {}  # local warp-named definitions reported as PTL101
+        self.reported_consts: set[str] = set()  # those of them reported (not logical warps)
         self.const_uses: dict[str, list] = {}  # name -> identifier nodes that use it
         self._reported_nodes: set[tuple[int, int, str]] = set()
         self._logical: dict = {}
@@ -211,6 +217,20 @@ class Analysis:
 
     def is_device(self, node) -> bool:
         return self.spaces.is_device(node)
+
+    def knows_amd(self) -> bool:
+        """Does the file have an AMD path of its own (an #if on a HIP/ROCm/AMD macro, or HIP code:
+        `__shfl_xor` without `_sync`, a HIP header, a `hip*` call)? Only then
+        is a file-local 32 passed as a shuffle width a deliberate logical warp (ggml's WARP_SIZE
+        beside its physical wave size); in a file written for NVIDIA alone the same 32 is the
+        hardware warp, whatever its headers do for ROCm."""
+        if "amd" not in self._logical:
+            from portlint.cuda.includes import file_directives
+
+            self._logical["amd"] = bool(_HIP_CODE.search(self.ctx.text)) or any(
+                d.kind.startswith(("if", "elif")) and _AMD_TEST.search(d.rest) for d in self.ctx.fact(file_directives)
+            )
+        return self._logical["amd"]
 
     def file_logical32(self) -> bool:
         """Do the file's shuffles pass an explicit width of 32 (and none a different width)?"""
@@ -336,7 +356,8 @@ def _constants(a: Analysis) -> None:
         # llama.cpp style logical warps: a constant passed as a shuffle width (or as the default
         # of a template parameter named `width`), or a file whose shuffles pass an explicit
         # width of 32, marks deliberate 32-lane groups
-        if any(x == "width" for x in contexts) or any(_is_width_default(u) for u in used if u.type != "preproc_arg") or a.file_logical32():
+        if (any(x == "width" for x in contexts) or any(_is_width_default(u) for u in used if u.type != "preproc_arg")
+                or a.file_logical32()) and a.knows_amd():
             continue
         strong = any(x in ("width", "runtime") for x in contexts) and any(
             a.is_device(u) for u in used if u.type != "preproc_arg")
@@ -371,6 +392,7 @@ def _constants(a: Analysis) -> None:
             where = _define_span(a.ctx, c)
         a.hit("PTL101", where, fields={"name": name, "value": _clean(node_text(c.node)), "what": what},
               fix=fix, suggestion=suggestion, confidence="high" if strong else "medium")
+        a.reported_consts.add(name)
 
 
 def _literal_or_simple(node) -> bool:
@@ -540,8 +562,8 @@ def _index_arith(a: Analysis) -> None:
         if op == "<<":
             continue
         v, how = a.value_of(right)
-        if how == "local-warp":
-            continue
+        if how == "local-warp" and not _names_reported_const(a, right):
+            continue  # a logical warp: the constant is the group size
         want = {"/": 32, "%": 32, "&": 31, ">>": 5}[op]
         if v != want:
             continue
@@ -572,7 +594,21 @@ def _index_arith(a: Analysis) -> None:
     _strides_and_shared(a)
 
 
+def _names_reported_const(a: Analysis, node) -> bool:
+    """Does `node` name a file-local warp constant reported as PTL101? Its device uses in lane
+    and warp-id math are reported too (the fix is at the definition; the uses are where the
+    64-lane wave changes the result)."""
+    node = strip_parens(node)
+    idents = [node] if node is not None and node.type == "identifier" else nodes_of_types(node, ("identifier",)) if node is not None else []
+    return any(node_text(i) in a.reported_consts for i in idents)
+
+
 def _origin_note(a: Analysis, node, how: str) -> str | None:
+    if how == "local-warp":
+        names = sorted({node_text(i) for i in ([strip_parens(node)] if strip_parens(node).type == "identifier" else nodes_of_types(node, ("identifier",)))} & a.reported_consts)
+        lines = [str(a.cmap.lookup(n).line) for n in names if a.cmap.lookup(n) is not None]
+        return (f"`{'`, `'.join(names)}` is the file's 32-lane warp size (line {', '.join(lines)}, reported there): "
+                "once it follows the wave size this expression is right on AMD too.")
     if how in ("outside",):
         names = [node_text(i) for i in ([strip_parens(node)] if strip_parens(node).type == "identifier" else nodes_of_types(node, ("identifier",)))]
         consts = [a.cmap.lookup(n) for n in names if a.cmap.lookup(n) is not None]
@@ -1269,8 +1305,15 @@ def hardcoded_warp_size_constant(ctx) -> None:
 
 @detector("PTL102", tokens=("threadIdx", "lane", "tid", "thread_rank", "blockDim", "warp", "Warp", "WARP"))
 def warp_index_arithmetic_literal(ctx) -> None:
-    """`tid % 32`, `tid & 31`, `tid >> 5`, `blockDim.x / 32`, `lane == 31`, per-warp shared arrays."""
+    """`tid % 32`, `tid & 31`, `tid >> 5`, `blockDim.x / 32`, `lane == 31`, per-warp shared arrays;
+    calls of library helpers that compute a warp index that way (rules/cuda_warp/names.toml)."""
+    from portlint.cuda.name_tables import first_per_line
+
     _report(ctx, "PTL102")
+    if "canonical_" in ctx.text:
+        for span, name, row in first_per_line(ctx, "PTL102", kinds=("warp-index-helper",)):
+            ctx.report(span, expr=name + "()", meaning="a warp index as `threadIdx.x / 32`", suggestion=row.advise(name),
+                       confidence="high")
 
 
 @detector("PTL103", tokens=("shfl", "shuffle", "SHFL", "Shfl"))
@@ -1315,10 +1358,19 @@ def relies_on_independent_thread_scheduling(ctx) -> None:
     _report(ctx, "PTL109")
 
 
-@detector("PTL110", tokens=("__syncwarp", "__activemask", "__match_", "__reduce_", "__uni_sync"))
+@detector("PTL110", tokens=("__syncwarp", "__activemask", "__match_", "__reduce_", "__uni_sync", "cooperative_groups", "cg::"))
 def warp_builtin_availability(ctx) -> None:
-    """CUDA warp builtins HIP lacks or only has from 6.2/7.0."""
-    _report(ctx, "PTL110")
+    """CUDA warp builtins HIP lacks or only has from 6.2/7.0; cooperative-groups APIs HIP's
+    cooperative groups do not declare (rules/cuda_warp/names.toml)."""
+    from portlint.cuda.name_tables import first_per_line
+
+    if any(t in ctx.text for t in ("__syncwarp", "__activemask", "__match_", "__reduce_", "__uni_sync")):
+        _report(ctx, "PTL110")
+    if "cooperative_groups" not in ctx.text and "cg::" not in ctx.text:
+        return
+    for span, name, row in first_per_line(ctx, "PTL110", kinds=("cooperative-groups",)):
+        ctx.report(span, func=name, state="does not exist in HIP's cooperative groups", suggestion=row.advise(name),
+                   targets={"rocm": "error"}, confidence="high")
 
 
 @detector("PTL111", tokens=("Warp", "CUB_"))
