@@ -65,8 +65,35 @@ def ported_targets(ctx) -> frozenset[str]:
     return frozenset(found - own)
 
 
+_CUDA_WORDS = ("cuda", "nvidia", "cu")
+_HIP_WORDS = ("hip", "rocm", "amd")
+
+
+def cuda_backend_folder(ctx) -> bool:
+    """`ctx.fact(cuda_backend_folder)`: a CMake file in a folder named for CUDA whose sibling
+    folder has the same name with HIP or ROCm in its place (`ggml-cuda/` beside `ggml-hip/`):
+    the CUDA backend of a build that has a HIP backend, the port's other leg."""
+    real = getattr(ctx, "real_path", None)
+    if _kind(ctx) != "cmake" or real is None:
+        return False
+    folder = real.parent
+    parts = re.split(r"([^A-Za-z0-9]+)", folder.name)
+    for i, part in enumerate(parts):
+        if part.lower() in _CUDA_WORDS:
+            for hip in _HIP_WORDS:
+                twin = "".join(parts[:i] + [hip] + parts[i + 1:])
+                try:
+                    if any(s.is_dir() and s.name.lower() == twin.lower() for s in folder.parent.iterdir()):
+                        return True
+                except OSError:
+                    return False
+    return False
+
+
 def _report(ctx, where, **fields) -> None:
     """ctx.report for the rules' own targets less those a sibling file is the port for."""
+    if ctx.fact(cuda_backend_folder):  # only the rocm-only CMake rules reach a CMake file
+        return
     ported = ctx.fact(ported_targets)
     if ported:
         targets = fields.pop("targets", None) or {t: s for t, s in ctx.rule.severity.items()}
@@ -201,7 +228,7 @@ def cuda_language_without_hip(ctx) -> None:
             args = cmd.args if cmd.name == "enable_language" else cmd.args[1:]
             for arg in args:
                 if arg.text == "CUDA":
-                    ctx.report(arg.span, command=cmd.name,
+                    _report(ctx, arg.span, command=cmd.name,
                                suggestion="enable CMake's HIP language beside it (CMake >= 3.21): `enable_language(HIP)` "
                                           "under `if(USE_ROCM)`, with `CMAKE_HIP_ARCHITECTURES gfx942`, and set "
                                           "`LANGUAGE HIP` on the .cu sources (set_source_files_properties)")
