@@ -416,9 +416,25 @@ def nvidia_base_image(ctx) -> None:
         return
     from portlint.build.dockerfile import NVIDIA_IMAGE, image_of
 
+    defaults: dict[str, tuple[str, object, int]] = {}  # ARG name -> (default, instruction, offset)
     for ins in ctx.fact(_docker):
+        if ins.keyword == "ARG":
+            m = re.match(r"\s*(\w+)=(\S+)", ins.text)
+            if m:
+                value = m.group(2).strip("\"'")
+                defaults[m.group(1)] = (value, ins, m.start(2) + (1 if m.group(2)[0] in "\"'" else 0))
+            continue
         if ins.keyword != "FROM":
             continue
         found = image_of(ins)
-        if found and NVIDIA_IMAGE.match(found[0]):
+        if not found:
+            continue
+        if NVIDIA_IMAGE.match(found[0]):
             _report(ctx, _docker_span(ins, found[1], found[0]), image=found[0])
+            continue
+        # `FROM ${BASE}`: the image is the ARG's default, reported where it is written
+        ref = re.fullmatch(r"\$\{?(\w+)\}?", found[0])
+        if ref and ref.group(1) in defaults:
+            value, arg, offset = defaults[ref.group(1)]
+            if NVIDIA_IMAGE.match(value):
+                _report(ctx, _docker_span(arg, offset, value), image=value)
