@@ -28,7 +28,27 @@ class Comment:
 def comments(text: str, language: str) -> list[Comment]:
     if language == "python":
         return _python_comments(text)
+    if language == "build":
+        return _hash_comments(text)
     return _c_family_comments(text)
+
+
+def _hash_comments(text: str) -> list[Comment]:
+    """`#` comments of build files (CMake, Makefiles, Dockerfiles, requirements, TOML,
+    setup.cfg): from a `#` outside a quoted string to the end of its line."""
+    out: list[Comment] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        quote = None
+        for i, ch in enumerate(line):
+            if quote:
+                if ch == quote:
+                    quote = None
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "#":
+                out.append(Comment(number, i + 1, line[i:].rstrip("\r"), not line[:i].strip()))
+                break
+    return out
 
 
 def _python_comments(text: str) -> list[Comment]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
+from portlint.build.kinds import build_kind, is_build_name
+
 CUDA_EXTENSIONS = {".cu", ".cuh", ".hip"}
 CXX_EXTENSIONS = {".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
 PYTHON_EXTENSIONS = {".py", ".pyi"}
@@ -44,8 +46,13 @@ _PY_DEVICE_HINTS = {
 
 
 def classify(path: str | PurePath, head: bytes) -> tuple[str | None, frozenset[str]]:
-    """Return (language, tags). language is "cuda", "python", "ptx" or None (skip)."""
+    """Return (language, tags). language is "cuda", "python", "ptx", "build" or None (skip).
+    A build file (CMake, Makefile, Dockerfile, requirements, pyproject.toml, setup.cfg, a
+    shell script calling nvcc) is tagged with its kind (portlint.build.kinds)."""
     suffix = PurePath(path).suffix.lower()
+    kind = build_kind(path, head)
+    if kind is not None:
+        return "build", frozenset({kind})
     if suffix in CUDA_EXTENSIONS:
         return "cuda", frozenset({"cuda"})
     if suffix in CXX_EXTENSIONS:
@@ -71,4 +78,5 @@ def python_tags(data: bytes) -> frozenset[str]:
 
 def is_source_candidate(path: str | PurePath) -> bool:
     suffix = PurePath(path).suffix.lower()
-    return suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS or suffix in PYTHON_EXTENSIONS or suffix in PTX_EXTENSIONS
+    return (suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS or suffix in PYTHON_EXTENSIONS
+            or suffix in PTX_EXTENSIONS or is_build_name(path))

@@ -15,7 +15,7 @@ from portlint.model import APPLICABILITIES, CONFIDENCES, TARGETS, Severity
 
 ID_RE = re.compile(r"^PTL\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-LANGUAGES = ("cuda", "python", "ptx", "any")
+LANGUAGES = ("cuda", "python", "ptx", "build", "any")
 DOC_HEADINGS = ("finds", "why", "example", "rewrite")
 # How much work a finding of the rule is to port, from least to most (see docs/report.md).
 EFFORT_LEVELS = ("mechanical", "local", "redesign")

@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portlint.build.kinds import build_kind
+
 EXPECT = re.compile(r"(?://|#)\s*expect(?P<kind>-next-line|-suppressed)?:\s*(?P<ids>PTL\d{3}(?:\s*,\s*PTL\d{3})*)")
 HEADER = re.compile(r"(?://|#)\s*fixture:\s*(?P<opts>.*)$")
 
@@ -58,5 +60,6 @@ def fixture_files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in root.rglob("*")
-        if p.is_file() and p.suffix in FIXTURE_SUFFIXES and ".fixed." not in p.name and "__pycache__" not in p.parts
+        if p.is_file() and (p.suffix in FIXTURE_SUFFIXES or build_kind(p.name, b"nvcc")) and ".fixed." not in p.name
+        and "__pycache__" not in p.parts
     )
