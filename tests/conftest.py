@@ -12,6 +12,10 @@ FIXTURES = REPO / "fixtures"
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# The fetched third-party trees of the real-code sets are data to scan, never tests to run:
+# collecting them would import untrusted code.
+collect_ignore_glob = ["realcode/*/trees", "realcode/*/work"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_key_dir(tmp_path_factory):
