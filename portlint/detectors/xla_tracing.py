@@ -410,6 +410,9 @@ class _Walker:
                     break
         elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "tolist" and self.traced(it.func.value, region):
             bad = it
+        conf = self.confidence(region)
+        if bad is None and region.kind == "torch" and self.dynamic_length(it, region):
+            bad, conf = it, self.confidence(region, self.traced(it, region))
         if bad is None or self.quiet_torch(it, region):
             return
         bound = rewrites.bound_before(self.tm.enclosing_function(it), it.lineno)
@@ -422,7 +425,30 @@ class _Walker:
         else:
             effect = "each trip count is a different graph (recompile) and reading it syncs with the host"
             sugg = "Use a fixed trip count with masking, or keep the count as a Python int that does not come from a tensor."
-        self.out.add("PTL802", node.iter, self.targets(region), sugg, fix, bound=self.ctx.span_text(self.ctx.node_span(bad))[:60], region=region.why, effect=effect)
+        self.out.add("PTL802", node.iter, self.targets(region), sugg, fix, conf, bound=self.ctx.span_text(self.ctx.node_span(bad))[:60], region=region.why, effect=effect)
+
+    def dynamic_length(self, e, region, seen=None) -> bool:
+        """torch: a value whose length comes from the data: `t.nonzero()`, one-argument
+        `torch.where(mask)` (and `[0]` of either), `unique`, `masked_select`, or a name bound
+        to one. A Python `for` over it has a data-dependent trip count."""
+        seen = set() if seen is None else seen
+        if isinstance(e, ast.Subscript):
+            return self.dynamic_length(e.value, region, seen)
+        if isinstance(e, ast.Name):
+            if e.id in seen:
+                return False
+            seen.add(e.id)
+            return any(self.dynamic_length(v, region, seen) for v in self._bindings(region).get(e.id, ())
+                       if not isinstance(v, ast.Subscript) or isinstance(v.slice, ast.Constant))
+        if not isinstance(e, ast.Call):
+            return False
+        name = self.canon(e.func) or ""
+        if name == "torch.where":
+            return len(e.args) == 1 and not e.keywords and self.maybe_tensor(e.args[0], region)
+        if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DYNAMIC:
+            return any(self.maybe_tensor(a, region) for a in e.args[:1])
+        return (isinstance(e.func, ast.Attribute) and not name.startswith("torch.") and e.func.attr in _TORCH_DYNAMIC
+                and self.maybe_tensor(e.func.value, region))
 
     def _host_value(self, e, region) -> bool:
         """int(traced) / traced.item() inside an expression (a loop bound read from a tensor)."""
@@ -468,6 +494,9 @@ class _Walker:
             sync = f"{dotted(func)}()"  # math functions convert their argument with float()
         elif not jax and self._torch_bool_answer(node, name, region) and not self.in_condition(node):
             sync = f"{dotted(func)}()"  # in a condition, PTL801 reports the same read
+        if sync is None and not jax and isinstance(func, ast.Name) and func.id == "sum" and len(node.args) == 1 and self._tensor_expression(node.args[0], region):
+            sync = "sum()"  # Python's sum iterates the tensor: one 0-d tensor per element, added on the host side
+            conf = self.confidence(region, self.traced(node.args[0], region))
         if sync is None and isinstance(func, ast.Name) and name in _COMPARING_BUILTINS and self._compares_traced(node, region):
             self.report_801(node, region, f"{func.id}()", None,
                             None if jax else "Compare on the device: torch.maximum(a, b) / torch.clamp, or tensor.max() of a stacked tensor.")
@@ -545,6 +574,17 @@ class _Walker:
                 effect = "the writer reads the device value as a Python number: a host sync every step"
                 sugg = "Log every N steps after the step boundary, or defer the write with xm.add_step_closure(writer.add_scalar, args=(...))."
             self.out.add("PTL808", node, self.targets(region, JAX_ERROR), sugg, call=dotted(func) or func.attr, region=region.why, effect=effect)
+
+    def _tensor_expression(self, e, region) -> bool:
+        """An expression that is a tensor by its form (`~mask`, `a == b`, `t.sum(0)` on a
+        tensor), not a name that may hold a Python list of tensors."""
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
+            return self.maybe_tensor(e.operand, region)
+        if isinstance(e, ast.Compare):
+            return not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops) and self.maybe_tensor(e.left, region)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr not in _HOST_RESULTS:
+            return self.maybe_tensor(e.func.value, region) and self.maybe_tensor(e, region)
+        return False
 
     def _torch_bool_answer(self, node: ast.Call, name: str, region) -> bool:
         func = node.func
