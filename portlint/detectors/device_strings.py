@@ -620,17 +620,25 @@ def accelerator_detection_by_cuda(node, ctx) -> None:
 
 
 def _dispatches_other_devices(ctx, node: ast.If, atom) -> bool:
-    """The if/elif chain also tests other accelerators (mps, xpu, npu, ...): a deliberate
-    multi-backend dispatch, not CUDA-or-CPU detection."""
-    if OTHER not in ctx.fact(guard_map).platforms(atom):
-        return True  # an earlier branch of the chain took another accelerator
-    branch = node.orelse
+    """The if/elif chain also tests other accelerators and has a leg for a target of this
+    file (hpu, xla, neuron): a deliberate multi-backend dispatch, not CUDA-or-CPU detection.
+    A chain that knows mps/xpu/npu/mlu but no target (`infer_device()` returning "cuda",
+    "mps", "xpu" ... else "cpu") still sends TPU/Trainium/Gaudi to the CPU."""
+    parents = astindex.parents(ctx.module)
+    top = node
+    while isinstance(parents.get(top), ast.If) and parents[top].orelse == [top]:
+        top = parents[top]
+    others = OTHER not in ctx.fact(guard_map).platforms(atom)  # an earlier branch took another accelerator
+    legs: list[ast.AST] = []
+    branch = [top]
     while len(branch) == 1 and isinstance(branch[0], ast.If):
         cond = condition(branch[0].test)
         if cond is not None and not cond.when_true <= CUDA_LIKE:
-            return True
+            others = True
+        legs += [branch[0].test, *branch[0].body]
         branch = branch[0].orelse
-    return False
+    legs += branch
+    return others and _mentions_target(legs)
 
 
 def _followed_by_other_device(ctx, node) -> bool:
