@@ -76,6 +76,8 @@ _METRIC_CALLS = {"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"}
 _COMPARING_BUILTINS = {"max", "min"}
 # torch calls that answer with a Python bool (the comparison runs on the device, the answer is read)
 _TORCH_BOOL_ANSWERS = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
+# torch reductions: their result is a (0-d) tensor, never a Python number
+_TORCH_REDUCTIONS = {"max", "min", "amax", "amin", "sum", "mean", "prod", "any", "all", "count_nonzero", "norm", "argmax", "argmin"}
 # results of these are Python values (lengths, types, strings), not tensors
 _HOST_FUNCS = {"len", "int", "float", "bool", "str", "repr", "type", "isinstance", "hasattr", "getattr", "range", "list", "tuple",
                "dict", "set", "sorted", "print", "zip", "enumerate", "reversed", "id", "callable", "round", "abs", "sum", "max", "min"}
@@ -313,7 +315,7 @@ class _Walker:
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test = test.operand
         if isinstance(test, ast.BoolOp):
-            return all(self.bare_param_truth(v, region) or not self.traced(v, region) for v in test.values)
+            return all(self.bare_param_truth(v, region) or not (self.traced(v, region) or self.tensor_only_test(v, region)) for v in test.values)
         root = _field_root(test)
         return isinstance(root, ast.Name) and root.id in self._params(region)
 
@@ -341,6 +343,11 @@ class _Walker:
         if region.kind != "torch":
             return False
         for n in ast.walk(test):
+            if isinstance(n, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
+                if any(self.tensor_by_form(c, region) for c in (n.left, *n.comparators)):
+                    return True
+            if isinstance(n, ast.Name) and self.tensor_by_form(n, region):
+                return True
             if not isinstance(n, ast.Call):
                 continue
             if isinstance(n.func, ast.Attribute) and n.func.attr in ("any", "all", "equal", "allclose") and self.maybe_tensor(n.func.value, region):
@@ -364,6 +371,31 @@ class _Walker:
             elif self.traced(v, region) or self.tensor_only_test(v, region):
                 out.append(v)
         return out
+
+    def tensor_by_form(self, e, region, seen=None) -> bool:
+        """A value that is a tensor whatever the names in it hold: a `torch.*` array op of a
+        possible tensor (`torch.max(position_ids) + 1`), a reduction method compared on one
+        (`x.max() == 0`), or a local bound only to such values (`seq_len = torch.max(p) + 1`,
+        whose name alone reads like a Python length)."""
+        seen = set() if seen is None else seen
+        if isinstance(e, ast.Name):
+            values = self._bindings(region).get(e.id, ())
+            if e.id in seen or not values:
+                return False
+            seen.add(e.id)
+            return all(self.tensor_by_form(v, region, seen) for v in values)
+        if isinstance(e, ast.BinOp):
+            return self.tensor_by_form(e.left, region, seen) or self.tensor_by_form(e.right, region, seen)
+        if isinstance(e, ast.Compare):
+            return not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops) and any(
+                self.tensor_by_form(c, region, seen) for c in (e.left, *e.comparators))
+        if isinstance(e, ast.Call):
+            name = self.canon(e.func) or ""
+            if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_REDUCTIONS:
+                return any(self.maybe_tensor(a, region) for a in e.args)
+            if isinstance(e.func, ast.Attribute) and not name.startswith("torch.") and e.func.attr in _TORCH_REDUCTIONS:
+                return self.maybe_tensor(e.func.value, region)
+        return False
 
     def control(self, node, region) -> None:
         confidence = None
