@@ -76,6 +76,8 @@ _METRIC_CALLS = {"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"}
 _COMPARING_BUILTINS = {"max", "min"}
 # torch calls that answer with a Python bool (the comparison runs on the device, the answer is read)
 _TORCH_BOOL_ANSWERS = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
+# torch factories: without device= they make CPU tensors
+_TORCH_FACTORIES = {"randint", "rand", "randn", "randperm", "arange", "tensor", "zeros", "ones", "full", "empty", "linspace"}
 # torch reductions: their result is a (0-d) tensor, never a Python number
 _TORCH_REDUCTIONS = {"max", "min", "amax", "amin", "sum", "mean", "prod", "any", "all", "count_nonzero", "norm", "argmax", "argmin"}
 # results of these are Python values (lengths, types, strings), not tensors
@@ -188,6 +190,34 @@ class _Walker:
             return any(self.maybe_tensor(a, region, seen) for a in e.args) or any(self.maybe_tensor(k.value, region, seen) for k in e.keywords if k.arg is not None)
         return False
 
+    def host_rebound(self, test, region) -> bool:
+        """Every traced name `test` reads was last assigned (before it, in the region) a host
+        value: `n = gather(n).sum().item()` then `if n > 0:` compares Python numbers."""
+        names = [n for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in region.traced]
+        if not names:
+            return False
+        line = getattr(test, "lineno", 0)
+        for name in names:
+            last = None
+            for n in self.tm.region_nodes(region):
+                if isinstance(n, ast.Assign) and n.lineno < line and any(isinstance(t, ast.Name) and t.id == name.id for t in n.targets):
+                    if last is None or n.lineno > last.lineno:
+                        last = n
+            if last is None or not _is_host_read(last.value):
+                return False
+        return True
+
+    def host_created(self, e, region) -> bool:
+        """A tensor made on the CPU: a torch factory with no `device=` and no tensor
+        argument (`torch.randint(0, n, (1,))`), possibly indexed or reduced."""
+        while isinstance(e, ast.Subscript) or (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not (self.canon(e.func) or "").startswith("torch.")):
+            e = e.value if isinstance(e, ast.Subscript) else e.func.value
+        if not isinstance(e, ast.Call):
+            return False
+        name = self.canon(e.func) or ""
+        return (name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_FACTORIES and not any(k.arg == "device" for k in e.keywords)
+                and not any(self.maybe_tensor(a, region) for a in e.args) and "set_default_device" not in self.ctx.text)
+
     def unambiguous_tensor(self, receiver, region) -> tuple[bool, str | None]:
         """(report?, confidence) for a tensor-only form on `receiver`: high when traced in a
         region this file proves, medium when only `maybe_tensor` says so (torch)."""
@@ -207,7 +237,27 @@ class _Walker:
                     return True
                 if any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in ast.walk(test)):
                     return True
+            if isinstance(child, ast.stmt) and self._after_interval_exit(p, child):
+                return True
             child, p = p, self.tm.parents.get(p)
+        return p is not None and isinstance(child, ast.stmt) and self._after_interval_exit(p, child)
+
+    def _after_interval_exit(self, parent, stmt) -> bool:
+        """`if not should_log(step): return` earlier in the block: what follows runs only on
+        logging steps."""
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if not isinstance(block, list) or stmt not in block:
+                continue
+            for prev in block[:block.index(stmt)]:
+                if not isinstance(prev, ast.If) or prev.orelse or not prev.body:
+                    continue
+                if not isinstance(prev.body[-1], (ast.Return, ast.Continue, ast.Break)):
+                    continue
+                test = prev.test
+                if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)) or any(
+                        isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in ast.walk(test)):
+                    return True
         return False
 
     def quiet_torch(self, node, region) -> bool:
@@ -255,7 +305,9 @@ class _Walker:
         if isinstance(node, (ast.If, ast.While)):
             self.control(node, region)
         elif isinstance(node, ast.IfExp):
-            if self.traced(node.test, region):
+            if self.host_rebound(node.test, region):
+                pass
+            elif self.traced(node.test, region):
                 self.report_801(node.test, region, "a if cond else b", rewrites.ifexp_fix(self.ctx, node, self.names(region)))
             elif self.tensor_only_test(node.test, region):
                 self.report_801(node.test, region, "a if cond else b", None, confidence="medium")
@@ -399,6 +451,8 @@ class _Walker:
 
     def control(self, node, region) -> None:
         confidence = None
+        if self.host_rebound(node.test, region):
+            return
         if not self.traced(node.test, region):
             if not self.tensor_only_test(node.test, region):
                 return
@@ -508,6 +562,8 @@ class _Walker:
         # host syncs
         sync = None
         conf = self.confidence(region)
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not jax and self.host_created(func.value, region):
+            return  # a CPU tensor: reading it is a host read
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not node.args and not jax and not self.traced(func.value, region):
             found, conf = self.unambiguous_tensor(func.value, region)
             if found:
@@ -695,6 +751,17 @@ class _Walker:
             sugg = ("Keep the shape static: torch.where(mask, x, 0) or x.masked_fill(~mask, 0) and reduce; "
                     "torch.topk with a static k instead of selecting with nonzero.")
         self.out.add("PTL804", node, self.targets(region), sugg, confidence=confidence or self.confidence(region), op=what, region=region.why, effect=effect)
+
+
+def _is_host_read(e) -> bool:
+    """`t.item()`, `t.tolist()`, `int(t)`, `float(t)` (possibly inside arithmetic)."""
+    if isinstance(e, ast.Call):
+        if isinstance(e.func, ast.Attribute) and e.func.attr in ("item", "tolist"):
+            return True
+        return isinstance(e.func, ast.Name) and e.func.id in ("int", "float", "bool")
+    if isinstance(e, ast.BinOp):
+        return _is_host_read(e.left) and (_is_host_read(e.right) or isinstance(e.right, ast.Constant))
+    return False
 
 
 def _field_root(e):
