@@ -28,7 +28,8 @@ from portlint.python.guards import CUDA_LIKE, OTHER, TPU, TRAINIUM, condition, d
 from portlint.registry import detector
 
 _TORCHISH = frozenset({"torch_xla", "gaudi", "torch"})
-_DEVICE_KWARGS = {"device", "map_location", "pin_memory_device", "device_type", "output_device"}
+# device_types: torch.library.custom_op / register_kernel registrations for one device only
+_DEVICE_KWARGS = {"device", "map_location", "pin_memory_device", "device_type", "output_device", "device_types"}
 _SCALER = "GradScaler"
 
 
@@ -57,7 +58,7 @@ def _gaudi_note(targets) -> str:
 def _device_name_target(node: ast.AST) -> bool:
     name = dotted(node) if not isinstance(node, ast.Name) else node.id
     last = name.rsplit(".", 1)[-1].lower() if name else ""
-    return last in ("device", "dev", "default_device", "device_name", "target_device", "train_device") or last.endswith("_device")
+    return last in ("device", "dev", "default_device", "device_name", "target_device", "train_device", "device_type") or last.endswith("_device")
 
 
 def _report_901(ctx, where, targets, what: str, fix: Fix | None) -> None:
@@ -96,11 +97,49 @@ def _cuda_defaults(args: ast.arguments):
     return [(a, d) for a, d in pairs if _device_parameter(a) and is_cuda_device_value(d)]
 
 
-def _places_on(fn: ast.AST, name: str) -> bool:
+def _places_on(fn: ast.AST, name: str, parents: dict | None = None) -> bool:
     """Does `fn` put tensors on the device its parameter `name` holds: `.to(name)`,
-    `device=name` (and the other device keywords), `torch.device(name)`, `.cuda(name)`?"""
+    `device=name` (and the other device keywords), `torch.device(name)`, `.cuda(name)`?
+    A constructor that keeps it (`self.device = device`) places on it when a method of the
+    class places on that attribute (`device=self.device`)."""
+    if _places_on_value(fn, lambda e: isinstance(e, ast.Name) and e.id == name):
+        return True
+    if parents is None or getattr(fn, "name", "") != "__init__":
+        return False
+    kept = {t.attr for stmt in ast.walk(fn) if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == name
+            for t in stmt.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    cls = parents.get(fn)
+    if not kept or not isinstance(cls, ast.ClassDef):
+        return False
+    is_kept = lambda e: isinstance(e, ast.Attribute) and e.attr in kept and isinstance(e.value, ast.Name) and e.value.id == "self"  # noqa: E731
+    return any(_places_on_value(m, is_kept) for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _callers_always_pass(ctx, fn: ast.AST, param: ast.arg) -> bool:
+    """A private helper (`_get_pixels`) whose every call in this module passes `param`
+    (by keyword or position): its CUDA default is never used."""
+    name = getattr(fn, "name", "")
+    if not name.startswith("_") or name.startswith("__"):
+        return False
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    index = positional.index(param.arg) if param.arg in positional else None
+    calls = [n for n in astindex.nodes(ctx.module) if isinstance(n, ast.Call) and _last(n.func) == name]
+    if not calls:
+        return False
+    for call in calls:
+        offset = 1 if isinstance(call.func, ast.Attribute) and positional[:1] == ["self"] else 0
+        by_position = index is not None and len(call.args) > index - offset and not any(isinstance(a, ast.Starred) for a in call.args)
+        if not (by_position or any(k.arg in (param.arg, None) for k in call.keywords)):
+            return False
+    return True
+
+
+def _last(func: ast.AST) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _places_on_value(fn: ast.AST, is_param) -> bool:
     body = fn.body if isinstance(fn.body, list) else [fn.body]
-    is_param = lambda e: isinstance(e, ast.Name) and e.id == name  # noqa: E731
     for stmt in body:
         for n in ast.walk(stmt):
             if not isinstance(n, ast.Call):
@@ -121,10 +160,13 @@ def cuda_device_string(node, ctx) -> None:
     if isinstance(node, ast.arguments):
         if not (ctx.tags & _TORCHISH):
             return
-        fn = astindex.parents(ctx.module).get(node)
+        parents = astindex.parents(ctx.module)
+        fn = parents.get(node)
         for param, default in _cuda_defaults(node):
-            if fn is None or not _places_on(fn, param.arg):
+            if fn is None or not _places_on(fn, param.arg, parents):
                 continue  # a name handed on or looked up (`getattr(torch, device_type)`), not a placement
+            if _callers_always_pass(ctx, fn, param):
+                continue
             targets = _targets(ctx, default)
             if targets:
                 _report_901(ctx, default, targets, "a CUDA default for a device parameter", _string_fix(ctx, default, targets))
@@ -134,6 +176,8 @@ def cuda_device_string(node, ctx) -> None:
         names = node.targets if isinstance(node, ast.Assign) else [node.target]
         if value is None:
             return
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and string_literal(value.values[-1]):
+            value = value.values[-1]  # `device_type = detected_type() or "cuda"`: the fallback
         if _jax_env_assign(names, value):
             _jax_report(ctx, value, "`JAX_PLATFORMS` set to the GPU", None)
         elif any(_device_name_target(t) for t in names) and (
@@ -186,8 +230,8 @@ def cuda_device_string(node, ctx) -> None:
         return
     candidates: list[ast.AST] = []
     last = func.attr if isinstance(func, ast.Attribute) else name.rsplit(".", 1)[-1]
-    if node.args and (last in ("to", "autocast", "set_default_device") or name in ("torch.amp.autocast",)):
-        candidates.append(node.args[0])
+    if node.args and (last in ("to", "autocast", "set_default_device") or name in ("torch.amp.autocast",) or name.startswith("torch.cuda.")):
+        candidates.append(node.args[0])  # also torch.cuda.get_device_properties("cuda")
     if last == "add_argument" and any(string_literal(a) and "device" in a.value for a in node.args):
         candidates += [k.value for k in node.keywords if k.arg == "default"]
     candidates += [k.value for k in node.keywords if k.arg in _DEVICE_KWARGS]
@@ -576,17 +620,25 @@ def accelerator_detection_by_cuda(node, ctx) -> None:
 
 
 def _dispatches_other_devices(ctx, node: ast.If, atom) -> bool:
-    """The if/elif chain also tests other accelerators (mps, xpu, npu, ...): a deliberate
-    multi-backend dispatch, not CUDA-or-CPU detection."""
-    if OTHER not in ctx.fact(guard_map).platforms(atom):
-        return True  # an earlier branch of the chain took another accelerator
-    branch = node.orelse
+    """The if/elif chain also tests other accelerators and has a leg for a target of this
+    file (hpu, xla, neuron): a deliberate multi-backend dispatch, not CUDA-or-CPU detection.
+    A chain that knows mps/xpu/npu/mlu but no target (`infer_device()` returning "cuda",
+    "mps", "xpu" ... else "cpu") still sends TPU/Trainium/Gaudi to the CPU."""
+    parents = astindex.parents(ctx.module)
+    top = node
+    while isinstance(parents.get(top), ast.If) and parents[top].orelse == [top]:
+        top = parents[top]
+    others = OTHER not in ctx.fact(guard_map).platforms(atom)  # an earlier branch took another accelerator
+    legs: list[ast.AST] = []
+    branch = [top]
     while len(branch) == 1 and isinstance(branch[0], ast.If):
         cond = condition(branch[0].test)
         if cond is not None and not cond.when_true <= CUDA_LIKE:
-            return True
+            others = True
+        legs += [branch[0].test, *branch[0].body]
         branch = branch[0].orelse
-    return False
+    legs += branch
+    return others and _mentions_target(legs)
 
 
 def _followed_by_other_device(ctx, node) -> bool:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from portlint.python import rewrites
+from portlint.python.guards import guard_map
 from portlint.python.traced import Region, TracedMap, dotted, params_of, traced_map
 from portlint.registry import detector
 
@@ -75,6 +76,16 @@ _METRIC_CALLS = {"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"}
 _COMPARING_BUILTINS = {"max", "min"}
 # torch calls that answer with a Python bool (the comparison runs on the device, the answer is read)
 _TORCH_BOOL_ANSWERS = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
+# torch factories: without device= they make CPU tensors
+_TORCH_FACTORIES = {"randint", "rand", "randn", "randperm", "arange", "tensor", "zeros", "ones", "full", "empty", "linspace"}
+# torch reductions: their result is a (0-d) tensor, never a Python number
+_TORCH_REDUCTIONS = {"max", "min", "amax", "amin", "sum", "mean", "prod", "any", "all", "count_nonzero", "norm", "argmax", "argmin"}
+# results of these are Python values (lengths, types, strings), not tensors
+_HOST_FUNCS = {"len", "int", "float", "bool", "str", "repr", "type", "isinstance", "hasattr", "getattr", "range", "list", "tuple",
+               "dict", "set", "sorted", "print", "zip", "enumerate", "reversed", "id", "callable", "round", "abs", "sum", "max", "min"}
+_HOST_RESULTS = {"item", "tolist", "numpy", "dim", "ndimension", "numel", "nelement", "size", "is_floating_point", "element_size",
+                 "is_contiguous", "items", "keys", "values", "get", "format", "join", "split", "startswith", "endswith"}
+_HOST_ATTRS = {"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout", "training", "names", "itemsize", "nbytes"}
 _INTERVAL_NAME = re.compile(r"log|print|verbose|debug|report", re.I)
 
 
@@ -88,6 +99,8 @@ class _Walker:
         self.jnames = rewrites.Names(tm.imports, "jax")
         self.tnames = rewrites.Names(tm.imports, "torch")
         self.bool_names: dict[ast.AST, set[str]] = {}
+        self.bindings: dict[ast.AST, dict[str, list[ast.AST]]] = {}
+        self.buffers: dict[ast.AST, set[str]] = {}
 
     # helpers
     def targets(self, region: Region, jax_level=JAX_ERROR):
@@ -96,17 +109,155 @@ class _Walker:
     def traced(self, e, region) -> bool:
         return self.tm.is_traced(e, region)
 
+    def confidence(self, region: Region, certain: bool = True) -> str | None:
+        """"medium" for a value the model cannot prove traced: a region reached only by
+        assumption from another file, or a receiver that is a tensor by its form alone."""
+        return None if certain and region.certainty != "unknown" else "medium"
+
+    def _bindings(self, region) -> dict[str, list[ast.AST]]:
+        """name -> the expressions it is bound from inside the region (for/comprehension
+        targets map to their iterable)."""
+        out = self.bindings.get(region.node)
+        if out is None:
+            out = {}
+            for n in self.tm.region_nodes(region):
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(t, (ast.Tuple, ast.List)) and isinstance(n.value, (ast.Tuple, ast.List)) and len(t.elts) == len(n.value.elts):
+                            for te, ve in zip(t.elts, n.value.elts):
+                                if isinstance(te, ast.Name):
+                                    out.setdefault(te.id, []).append(ve)
+                        elif isinstance(t, ast.Name):
+                            out.setdefault(t.id, []).append(n.value)
+                elif isinstance(n, (ast.For, ast.comprehension)):
+                    for t in ast.walk(n.target):
+                        if isinstance(t, ast.Name):
+                            out.setdefault(t.id, []).append(n.iter)
+            self.bindings[region.node] = out
+        return out
+
+    def _buffers(self, region) -> set[str]:
+        """Names the enclosing class registers as buffers (`self.register_buffer("step", ...)`)."""
+        cls = self.tm.parents.get(self.tm.enclosing_function(region.node) or region.node)
+        while cls is not None and not isinstance(cls, ast.ClassDef):
+            cls = self.tm.parents.get(cls)
+        if cls is None:
+            return set()
+        out = self.buffers.get(cls)
+        if out is None:
+            out = {c.args[0].value for c in ast.walk(cls) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                   and c.func.attr == "register_buffer" and c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)}
+            self.buffers[cls] = out
+        return out
+
+    def maybe_tensor(self, e, region, seen=None) -> bool:
+        """torch: is `e` traced, or computed from a traced value through calls the value model
+        does not follow (`accelerator.gather(loss).mean()`, `nanmin(t)`, a name bound from
+        `zip(traced_a, traced_b)`), or a registered buffer? Host values (`.item()`, `int()`,
+        `len()`, shapes) are not. Used only for forms that exist on tensors alone (`.item()`,
+        `.nonzero()`, `if t.any():`), reported at medium confidence when not traced."""
+        if self.traced(e, region):
+            return True
+        seen = set() if seen is None else seen
+        if isinstance(e, ast.Name):
+            if e.id in seen:
+                return False
+            seen.add(e.id)
+            return any(self.maybe_tensor(v, region, seen) for v in self._bindings(region).get(e.id, ()))
+        if isinstance(e, ast.Attribute):
+            if e.attr in _HOST_ATTRS:
+                return False
+            if isinstance(e.value, ast.Name) and e.value.id == "self":
+                return e.attr in self._buffers(region)
+            return self.maybe_tensor(e.value, region, seen)
+        if isinstance(e, ast.Subscript):
+            return self.maybe_tensor(e.value, region, seen)
+        if isinstance(e, ast.BinOp):
+            return self.maybe_tensor(e.left, region, seen) or self.maybe_tensor(e.right, region, seen)
+        if isinstance(e, ast.UnaryOp):
+            return self.maybe_tensor(e.operand, region, seen)
+        if isinstance(e, ast.Call):
+            func = e.func
+            name = self.canon(func) or ""
+            if isinstance(func, ast.Name) and func.id in _HOST_FUNCS:
+                return func.id in ("zip", "enumerate", "reversed") and any(self.maybe_tensor(a, region, seen) for a in e.args)
+            if isinstance(func, ast.Attribute) and func.attr in _HOST_RESULTS:
+                return False
+            if name.startswith(("numpy.", "math.", "os.", "time.", "random.", "logging.", "json.")):
+                return False
+            if isinstance(func, ast.Attribute) and self.maybe_tensor(func.value, region, seen):
+                return True
+            return any(self.maybe_tensor(a, region, seen) for a in e.args) or any(self.maybe_tensor(k.value, region, seen) for k in e.keywords if k.arg is not None)
+        return False
+
+    def host_rebound(self, test, region) -> bool:
+        """Every traced name `test` reads was last assigned (before it, in the region) a host
+        value: `n = gather(n).sum().item()` then `if n > 0:` compares Python numbers."""
+        names = [n for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in region.traced]
+        if not names:
+            return False
+        line = getattr(test, "lineno", 0)
+        for name in names:
+            last = None
+            for n in self.tm.region_nodes(region):
+                if isinstance(n, ast.Assign) and n.lineno < line and any(isinstance(t, ast.Name) and t.id == name.id for t in n.targets):
+                    if last is None or n.lineno > last.lineno:
+                        last = n
+            if last is None or not _is_host_read(last.value):
+                return False
+        return True
+
+    def host_created(self, e, region) -> bool:
+        """A tensor made on the CPU: a torch factory with no `device=` and no tensor
+        argument (`torch.randint(0, n, (1,))`), possibly indexed or reduced."""
+        while isinstance(e, ast.Subscript) or (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not (self.canon(e.func) or "").startswith("torch.")):
+            e = e.value if isinstance(e, ast.Subscript) else e.func.value
+        if not isinstance(e, ast.Call):
+            return False
+        name = self.canon(e.func) or ""
+        return (name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_FACTORIES and not any(k.arg == "device" for k in e.keywords)
+                and not any(self.maybe_tensor(a, region) for a in e.args) and "set_default_device" not in self.ctx.text)
+
+    def unambiguous_tensor(self, receiver, region) -> tuple[bool, str | None]:
+        """(report?, confidence) for a tensor-only form on `receiver`: high when traced in a
+        region this file proves, medium when only `maybe_tensor` says so (torch)."""
+        if self.traced(receiver, region):
+            return True, self.confidence(region)
+        if region.kind == "torch" and self.maybe_tensor(receiver, region):
+            return True, "medium"
+        return False, None
+
     def under_interval(self, node, region: Region) -> bool:
         """Inside `if step % N == 0:` (or a logging flag) within a torch step: runs every N steps."""
-        p = self.tm.parents.get(node)
+        child, p = node, self.tm.parents.get(node)
         while p is not None and p is not region.node:
-            if isinstance(p, ast.If):
+            if isinstance(p, ast.If) and child is not p.test:
                 test = p.test
                 if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)):
                     return True
                 if any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in ast.walk(test)):
                     return True
-            p = self.tm.parents.get(p)
+            if isinstance(child, ast.stmt) and self._after_interval_exit(p, child):
+                return True
+            child, p = p, self.tm.parents.get(p)
+        return p is not None and isinstance(child, ast.stmt) and self._after_interval_exit(p, child)
+
+    def _after_interval_exit(self, parent, stmt) -> bool:
+        """`if not should_log(step): return` earlier in the block: what follows runs only on
+        logging steps."""
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if not isinstance(block, list) or stmt not in block:
+                continue
+            for prev in block[:block.index(stmt)]:
+                if not isinstance(prev, ast.If) or prev.orelse or not prev.body:
+                    continue
+                if not isinstance(prev.body[-1], (ast.Return, ast.Continue, ast.Break)):
+                    continue
+                test = prev.test
+                if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)) or any(
+                        isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in ast.walk(test)):
+                    return True
         return False
 
     def quiet_torch(self, node, region) -> bool:
@@ -154,11 +305,17 @@ class _Walker:
         if isinstance(node, (ast.If, ast.While)):
             self.control(node, region)
         elif isinstance(node, ast.IfExp):
-            if self.traced(node.test, region):
+            if self.host_rebound(node.test, region):
+                pass
+            elif self.traced(node.test, region):
                 self.report_801(node.test, region, "a if cond else b", rewrites.ifexp_fix(self.ctx, node, self.names(region)))
+            elif self.tensor_only_test(node.test, region):
+                self.report_801(node.test, region, "a if cond else b", None, confidence="medium")
         elif isinstance(node, ast.Assert):
             if self.traced(node.test, region):
                 self.report_801(node.test, region, "assert", None)
+            elif self.tensor_only_test(node.test, region):
+                self.report_801(node.test, region, "assert", None, confidence="medium")
         elif isinstance(node, ast.BoolOp):
             parent = self.tm.parents.get(node)
             in_test = isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp)) or isinstance(parent, ast.comprehension)
@@ -210,33 +367,106 @@ class _Walker:
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test = test.operand
         if isinstance(test, ast.BoolOp):
-            return all(self.bare_param_truth(v, region) or not self.traced(v, region) for v in test.values)
+            return all(self.bare_param_truth(v, region) or not (self.traced(v, region) or self.tensor_only_test(v, region)) for v in test.values)
         root = _field_root(test)
         return isinstance(root, ast.Name) and root.id in self._params(region)
 
-    def report_801(self, where, region, construct, fix, suggestion=None) -> None:
+    def report_801(self, where, region, construct, fix, suggestion=None, confidence=None) -> None:
         if self.quiet_torch(where, region) or self.bare_param_truth(where, region):
             return
         note, fix = (fix.note, None) if isinstance(fix, rewrites.NoFix) else ("", fix)
+        confidence = confidence or self.confidence(region)
+        targets = self.targets(region)
+        operands = self._deciding_operands(where, region)
+        if operands:
+            targets = _reachable(self.ctx, operands, targets)
+            if not targets:
+                return  # every operand that reads the device is short-circuited away there
         if region.kind == "jax":
             effect = "raises TracerBoolConversionError / ConcretizationTypeError under jax.jit"
             default = "Select on device: jnp.where(cond, a, b), or jax.lax.cond / jax.lax.while_loop; mark true Python flags static (static_argnames)."
         else:
             effect = "forces a device-to-host sync and compiles one graph per branch taken"
             default = "Keep the choice on the device: torch.where(cond, a, b) or masking arithmetic."
-        self.out.add("PTL801", where, self.targets(region), (suggestion or default) + note, fix, construct=construct, region=region.why, effect=effect)
+        self.out.add("PTL801", where, targets, (suggestion or default) + note, fix, confidence, construct=construct, region=region.why, effect=effect)
+
+    def tensor_only_test(self, test, region) -> bool:
+        """torch: a test whose truth can only come from a tensor: `t.any()` / `t.all()`,
+        `torch.equal(a, b)` / `allclose` on values `maybe_tensor` accepts."""
+        if region.kind != "torch":
+            return False
+        for n in ast.walk(test):
+            if isinstance(n, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
+                if any(self.tensor_by_form(c, region) for c in (n.left, *n.comparators)):
+                    return True
+            if isinstance(n, ast.Name) and self.tensor_by_form(n, region):
+                return True
+            if not isinstance(n, ast.Call):
+                continue
+            if isinstance(n.func, ast.Attribute) and n.func.attr in ("any", "all", "equal", "allclose") and self.maybe_tensor(n.func.value, region):
+                return True
+            if (self.canon(n.func) or "") in _TORCH_BOOL_ANSWERS and any(self.maybe_tensor(a, region) for a in n.args):
+                return True
+        return False
+
+    def _deciding_operands(self, test, region) -> list[ast.AST]:
+        """The operands of an `and`/`or` test that read a device value (`not is_tpu and not
+        mask.any()` -> `not mask.any()`, which the guard before it keeps off TPU)."""
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if not isinstance(test, ast.BoolOp):
+            return []
+        out = []
+        for v in test.values:
+            inner = self._deciding_operands(v, region)
+            if inner:
+                out += inner
+            elif self.traced(v, region) or self.tensor_only_test(v, region):
+                out.append(v)
+        return out
+
+    def tensor_by_form(self, e, region, seen=None) -> bool:
+        """A value that is a tensor whatever the names in it hold: a `torch.*` array op of a
+        possible tensor (`torch.max(position_ids) + 1`), a reduction method compared on one
+        (`x.max() == 0`), or a local bound only to such values (`seq_len = torch.max(p) + 1`,
+        whose name alone reads like a Python length)."""
+        seen = set() if seen is None else seen
+        if isinstance(e, ast.Name):
+            values = self._bindings(region).get(e.id, ())
+            if e.id in seen or not values:
+                return False
+            seen.add(e.id)
+            return all(self.tensor_by_form(v, region, seen) for v in values)
+        if isinstance(e, ast.BinOp):
+            return self.tensor_by_form(e.left, region, seen) or self.tensor_by_form(e.right, region, seen)
+        if isinstance(e, ast.Compare):
+            return not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops) and any(
+                self.tensor_by_form(c, region, seen) for c in (e.left, *e.comparators))
+        if isinstance(e, ast.Call):
+            name = self.canon(e.func) or ""
+            if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_REDUCTIONS:
+                return any(self.maybe_tensor(a, region) for a in e.args)
+            if isinstance(e.func, ast.Attribute) and not name.startswith("torch.") and e.func.attr in _TORCH_REDUCTIONS:
+                return self.maybe_tensor(e.func.value, region)
+        return False
 
     def control(self, node, region) -> None:
-        if not self.traced(node.test, region):
+        confidence = None
+        if self.host_rebound(node.test, region):
             return
+        if not self.traced(node.test, region):
+            if not self.tensor_only_test(node.test, region):
+                return
+            confidence = "medium"
         names = self.names(region)
         if isinstance(node, ast.If):
             construct = "elif" if self._is_elif(node) else "if"
-            self.report_801(node.test, region, construct, self._covered(node, region) or self._rewrite(node, region))
+            fix = self._covered(node, region) or self._rewrite(node, region)
+            self.report_801(node.test, region, construct, None if confidence else fix, confidence=confidence)
         else:
             fix = self._covered(node, region) or (self._rewrite(node, region) if region.kind == "jax" else None)
-            self.report_801(node.test, region, "while", fix,
-                            None if region.kind == "torch" else "Carry the loop state through jax.lax.while_loop(cond_fn, body_fn, init).")
+            self.report_801(node.test, region, "while", None if confidence else fix,
+                            None if region.kind == "torch" else "Carry the loop state through jax.lax.while_loop(cond_fn, body_fn, init).", confidence)
 
     def _rewrite(self, node, region):
         """The rewrite (a Fix or rewrites.NoFix) of a flagged if / while / for statement."""
@@ -288,6 +518,9 @@ class _Walker:
                     break
         elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "tolist" and self.traced(it.func.value, region):
             bad = it
+        conf = self.confidence(region)
+        if bad is None and region.kind == "torch" and self.dynamic_length(it, region):
+            bad, conf = it, self.confidence(region, self.traced(it, region))
         if bad is None or self.quiet_torch(it, region):
             return
         fix = None
@@ -301,7 +534,30 @@ class _Walker:
             sugg = "Use a fixed trip count with masking, or keep the count as a Python int that does not come from a tensor."
         if isinstance(fix, rewrites.NoFix):
             sugg, fix = sugg + fix.note, None
-        self.out.add("PTL802", node.iter, self.targets(region), sugg, fix, bound=self.ctx.span_text(self.ctx.node_span(bad))[:60], region=region.why, effect=effect)
+        self.out.add("PTL802", node.iter, self.targets(region), sugg, fix, conf, bound=self.ctx.span_text(self.ctx.node_span(bad))[:60], region=region.why, effect=effect)
+
+    def dynamic_length(self, e, region, seen=None) -> bool:
+        """torch: a value whose length comes from the data: `t.nonzero()`, one-argument
+        `torch.where(mask)` (and `[0]` of either), `unique`, `masked_select`, or a name bound
+        to one. A Python `for` over it has a data-dependent trip count."""
+        seen = set() if seen is None else seen
+        if isinstance(e, ast.Subscript):
+            return self.dynamic_length(e.value, region, seen)
+        if isinstance(e, ast.Name):
+            if e.id in seen:
+                return False
+            seen.add(e.id)
+            return any(self.dynamic_length(v, region, seen) for v in self._bindings(region).get(e.id, ())
+                       if not isinstance(v, ast.Subscript) or isinstance(v.slice, ast.Constant))
+        if not isinstance(e, ast.Call):
+            return False
+        name = self.canon(e.func) or ""
+        if name == "torch.where":
+            return len(e.args) == 1 and not e.keywords and self.maybe_tensor(e.args[0], region)
+        if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DYNAMIC:
+            return any(self.maybe_tensor(a, region) for a in e.args[:1])
+        return (isinstance(e.func, ast.Attribute) and not name.startswith("torch.") and e.func.attr in _TORCH_DYNAMIC
+                and self.maybe_tensor(e.func.value, region))
 
     def _host_value(self, e, region) -> bool:
         """int(traced) / traced.item() inside an expression (a loop bound read from a tensor)."""
@@ -328,7 +584,14 @@ class _Walker:
         jax = region.kind == "jax"
         # host syncs
         sync = None
-        if isinstance(func, ast.Name) and func.id in _SYNC_BUILTINS and len(node.args) == 1 and not node.keywords and self.traced(node.args[0], region):
+        conf = self.confidence(region)
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not jax and self.host_created(func.value, region):
+            return  # a CPU tensor: reading it is a host read
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not node.args and not jax and not self.traced(func.value, region):
+            found, conf = self.unambiguous_tensor(func.value, region)
+            if found:
+                sync = f".{func.attr}()"
+        elif isinstance(func, ast.Name) and func.id in _SYNC_BUILTINS and len(node.args) == 1 and not node.keywords and self.traced(node.args[0], region):
             sync = f"{func.id}()"
         elif isinstance(func, ast.Attribute) and func.attr in (_SYNC_METHODS_JAX if jax else _SYNC_METHODS_TORCH) and self.traced(func.value, region):
             if func.attr in ("item", "tolist", "numpy", "cpu") and not node.args:
@@ -342,6 +605,9 @@ class _Walker:
             sync = f"{dotted(func)}()"  # math functions convert their argument with float()
         elif not jax and self._torch_bool_answer(node, name, region) and not self.in_condition(node):
             sync = f"{dotted(func)}()"  # in a condition, PTL801 reports the same read
+        if sync is None and not jax and isinstance(func, ast.Name) and func.id == "sum" and len(node.args) == 1 and self._tensor_expression(node.args[0], region):
+            sync = "sum()"  # Python's sum iterates the tensor: one 0-d tensor per element, added on the host side
+            conf = self.confidence(region, self.traced(node.args[0], region))
         if sync is None and isinstance(func, ast.Name) and name in _COMPARING_BUILTINS and self._compares_traced(node, region):
             self.report_801(node, region, f"{func.id}()", None,
                             None if jax else "Compare on the device: torch.maximum(a, b) / torch.clamp, or tensor.max() of a stacked tensor.")
@@ -355,7 +621,7 @@ class _Walker:
                 sugg = ("Keep the value on the device and read it every N steps after the step boundary "
                         "(accumulate `running += loss.detach()`; `if step % N == 0: print(running.item())`), "
                         "or defer it with xm.add_step_closure(lambda: ...).")
-            self.out.add("PTL803", node, self.targets(region), sugg, call=sync, region=region.why, effect=effect)
+            self.out.add("PTL803", node, self.targets(region), sugg, confidence=conf, call=sync, region=region.why, effect=effect)
             return
         # data-dependent output shapes
         last = name.rsplit(".", 1)[-1]
@@ -387,8 +653,12 @@ class _Walker:
                 dynamic = f"{dotted(func)}(cond)"
             elif isinstance(func, ast.Attribute) and not name.startswith("torch.") and func.attr in _TORCH_DYNAMIC and self.traced(func.value, region):
                 dynamic = f".{func.attr}()"
+            elif isinstance(func, ast.Attribute) and not name.startswith("torch.") and func.attr in ("nonzero", "masked_select") and self.maybe_tensor(func.value, region):
+                dynamic, conf = f".{func.attr}()", "medium"
+            elif name == "torch.where" and len(node.args) == 1 and not node.keywords and self.maybe_tensor(node.args[0], region):
+                dynamic, conf = f"{dotted(func)}(cond)", "medium"
         if dynamic is not None and not self.quiet_torch(node, region):
-            self.report_804(node, region, dynamic)
+            self.report_804(node, region, dynamic, conf)
             return
         # print / logging of traced values
         is_print = isinstance(func, ast.Name) and func.id == "print"
@@ -415,6 +685,17 @@ class _Walker:
                 effect = "the writer reads the device value as a Python number: a host sync every step"
                 sugg = "Log every N steps after the step boundary, or defer the write with xm.add_step_closure(writer.add_scalar, args=(...))."
             self.out.add("PTL808", node, self.targets(region, JAX_ERROR), sugg, call=dotted(func) or func.attr, region=region.why, effect=effect)
+
+    def _tensor_expression(self, e, region) -> bool:
+        """An expression that is a tensor by its form (`~mask`, `a == b`, `t.sum(0)` on a
+        tensor), not a name that may hold a Python list of tensors."""
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
+            return self.maybe_tensor(e.operand, region)
+        if isinstance(e, ast.Compare):
+            return not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops) and self.maybe_tensor(e.left, region)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr not in _HOST_RESULTS:
+            return self.maybe_tensor(e.func.value, region) and self.maybe_tensor(e, region)
+        return False
 
     def _torch_bool_answer(self, node: ast.Call, name: str, region) -> bool:
         func = node.func
@@ -455,15 +736,34 @@ class _Walker:
                 if isinstance(part, ast.Slice) and any(b is not None and self.traced(b, region) for b in (part.lower, part.upper, part.step)):
                     self.report_804(node, region, "a slice with traced bounds")
                     return
+        conf = None
         if not any(self.boolish(p, region) for p in parts):
-            return
+            if region.kind != "torch" or not any(self.unproven_mask(p, region) for p in parts):
+                return
+            conf = "medium"
         if not self.traced(node.value, region) and not (isinstance(node.value, ast.Attribute) and node.value.attr == "at"):
-            return
+            if region.kind != "torch" or not self.maybe_tensor(node.value, region):
+                return
+            conf = "medium"
         if self.quiet_torch(node, region):
             return
-        self.report_804(node, region, "boolean-mask indexing")
+        self.report_804(node, region, "boolean-mask indexing", conf)
 
-    def report_804(self, node, region, what) -> None:
+    def unproven_mask(self, e, region) -> bool:
+        """torch: an index that reads as a boolean mask the value model cannot prove traced:
+        a `mask`-named parameter or local (`loss[mask]`, `x[~mask]`), `~torch.isnan(t)`."""
+        while isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Invert, ast.Not)):
+            e = e.operand
+        if isinstance(e, ast.Name):
+            return _MASK_NAME.search(e.id) is not None and (e.id in self._params(region) or self.maybe_tensor(e, region))
+        if isinstance(e, ast.Compare):
+            return not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops) and self.maybe_tensor(e.left, region)
+        if isinstance(e, ast.Call):
+            last = (self.canon(e.func) or "").rsplit(".", 1)[-1]
+            return last in _BOOL_FUNCS and any(self.maybe_tensor(a, region) for a in e.args)
+        return False
+
+    def report_804(self, node, region, what, confidence=None) -> None:
         if region.kind == "jax":
             effect = "the result's shape depends on traced values, which jax.jit cannot compile (NonConcreteBooleanIndexError / ConcretizationTypeError / TypeError / IndexError)"
             sugg = ("Keep the shape static: jnp.where(mask, x, 0) instead of x[mask]; "
@@ -473,7 +773,18 @@ class _Walker:
             effect = "the output shape depends on the data: a recompile per distinct shape or a CPU fallback (aten::nonzero)"
             sugg = ("Keep the shape static: torch.where(mask, x, 0) or x.masked_fill(~mask, 0) and reduce; "
                     "torch.topk with a static k instead of selecting with nonzero.")
-        self.out.add("PTL804", node, self.targets(region), sugg, op=what, region=region.why, effect=effect)
+        self.out.add("PTL804", node, self.targets(region), sugg, confidence=confidence or self.confidence(region), op=what, region=region.why, effect=effect)
+
+
+def _is_host_read(e) -> bool:
+    """`t.item()`, `t.tolist()`, `int(t)`, `float(t)` (possibly inside arithmetic)."""
+    if isinstance(e, ast.Call):
+        if isinstance(e.func, ast.Attribute) and e.func.attr in ("item", "tolist"):
+            return True
+        return isinstance(e.func, ast.Name) and e.func.id in ("int", "float", "bool")
+    if isinstance(e, ast.BinOp):
+        return _is_host_read(e.left) and (_is_host_read(e.right) or isinstance(e.right, ast.Constant))
+    return False
 
 
 def _field_root(e):
@@ -786,11 +1097,23 @@ def hazards(ctx) -> Hazards:
     return out
 
 
+def _reachable(ctx, nodes, targets: dict) -> dict:
+    """`targets` restricted to the platforms on which one of `nodes` can run (the device
+    guards of `portlint.python.guards`: `if not self.tpu:`, `if device.type == "cuda":`)."""
+    guards = ctx.fact(guard_map)
+    plats = frozenset().union(*(guards.platforms(n, requirements=False) for n in nodes))
+    return {t: level for t, level in targets.items() if t in plats}
+
+
 def _emit(ctx, rule_id: str) -> None:
     if not (RELEVANT_TAGS & ctx.tags):
         return
     seen = set()
     for h in ctx.fact(hazards).by_rule.get(rule_id, ()):
+        if isinstance(h.where, ast.AST):
+            h.targets = _reachable(ctx, [h.where], h.targets)
+            if not h.targets:
+                continue  # a guard keeps this line off every target (`if not self.tpu:`)
         span = ctx.node_span(h.where)
         key = (span.start_line, span.start_col)  # `t.cpu().item()`: one finding, the outer call
         if key in seen:

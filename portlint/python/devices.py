@@ -17,6 +17,8 @@ _TPU_HINT = re.compile(rb"\bTPU\b|\btpu\b|PJRT_DEVICE")
 # Gaudi integrations that the language tagger does not know (Lightning's HPU plugin)
 _GAUDI_IMPORT = re.compile(rb"^\s*(?:import|from)\s+lightning_habana\b", re.M)
 CUDA_STRING = re.compile(r"^cuda(?::\d+)?$")
+# "neuron" used as a device value, not only looked for in a name (`"neuron" in device_name`)
+_NEURON_DEVICE = re.compile(rb"""["']neuron["'](?!\s+(?:not\s+)?in\b)""")
 
 
 def torch_targets(ctx) -> frozenset[str]:
@@ -27,7 +29,7 @@ def torch_targets(ctx) -> frozenset[str]:
         out.add(TRAINIUM)
         if not _NEURON_IMPORT.search(data) or _TPU_HINT.search(data):
             out.add(TPU)
-    if b'"neuron"' in data or b"'neuron'" in data:
+    if (b'"neuron"' in data or b"'neuron'" in data) and _NEURON_DEVICE.search(data):
         out.add(TRAINIUM)
     if "gaudi" in ctx.tags or (b"lightning_habana" in data and _GAUDI_IMPORT.search(data)):
         out.add(GAUDI)

@@ -116,7 +116,9 @@ def _identifier_platforms(name: str, *, predicate: bool) -> tuple[frozenset[str]
     With `predicate`, the identifier must read like a yes/no flag (`use_cuda`, `args.tpu`,
     `is_hpu`, `n_gpu`), not just mention a platform (`cuda_kernel`)."""
     ws = words(name)
-    found = [_WORDS[w] for w in ws if w in _WORDS]
+    # a `tpu` flag (`self.tpu`, `is_tpu`, `use_tpu`) selects torch_xla's device path, which
+    # Trainium's torch-neuronx shares; a "tpu" string names the TPU alone (literal_platforms)
+    found = [XLA if w in ("tpu", "tpus") else _WORDS[w] for w in ws if w in _WORDS]
     if not found:
         return None
     plats = frozenset().union(*found)
