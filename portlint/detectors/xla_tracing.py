@@ -729,6 +729,8 @@ class _Walker:
         return self.traced(e, region)
 
     def subscript(self, node: ast.Subscript, region) -> None:
+        if isinstance(node.ctx, ast.Store):
+            return  # `x[mask] = 0` writes in place: the shape is kept
         sl = node.slice
         parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         if region.kind == "jax" and self.traced(node.value, region):

@@ -25,7 +25,9 @@ Scope, two modes:
   in scope for the named XLA/HPU targets whatever it imports.
 
 Reachability: entry points (jax.jit & co., lax bodies, flax `__call__` / `nn.compact`,
-`torch.compile` with an XLA backend, torch step loops) and every function reachable from
+`torch.compile` with an XLA backend, torch step loops; in a file in an XLA/HPU scope also
+torch per-step code: module `forward`s, step functions such as `compute_loss` / `generate`,
+logits processors' `__call__`, metrics' `update`) and every function reachable from
 them through direct calls, `module.func`, `self.method`, `super().method`, submodules
 assigned in `__init__`/`setup` and called as `self.block(x)` (their `forward`/`__call__`),
 and `Block(...)(x)`. A function reached from an entry point in another file is traced code
@@ -44,9 +46,12 @@ from pathlib import Path
 
 from portlint.python.names import ImportTable, dotted_name
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
+# bytes of torch code that runs every step (a forward, a loss, generate, a metric's update):
+# entry points only in a file that is in an XLA/HPU scope, so parsed only there
+_TORCH_STEP_WORDS = (b"def forward(", b"loss", b"generate", b"_step(", b"Metric", b"LogitsProcessor", b"LogitsWarper")
 # run-time dispatch to a non-CUDA device, from the file's bytes (tag -> pattern)
 _DISPATCH = {
     "torch_xla": ((b"xla", b"neuron"), re.compile(rb"is_torch_xla_available\(|is_torch_neuronx_available\(|\bxm\.xla_device\(|torch_xla\.device\(|[\"']xla[\"']"
@@ -88,6 +93,7 @@ class _Summarizer:
         self.t = _jax_tables()
         self.table = ImportTable(tree, module, is_package)
         self.module = module
+        self.torch = "torch" in self.table.names.values() or any(v.startswith("torch.") for v in self.table.names.values())
         # one walk of the file: calls in line order, found for a def or loop by bisection
         self.calls = sorted((n for n in all_nodes if n.__class__ is ast.Call), key=lambda c: (c.lineno, c.col_offset))
         self.call_lines = [c.lineno for c in self.calls]
@@ -182,6 +188,9 @@ class _Summarizer:
             kind, why = self._decorator_entry(dec)
             if kind:
                 self.entries.append([qual, kind, why, fn.lineno, None])
+        lname = fn.name.lower()
+        if self.torch and self.t._step_name(lname) and not any(w in lname for w in self.t.TracedMap._NOT_STEP):
+            self.entries.append([qual, "torch", f"step function {fn.name}", fn.lineno, None])
         steps = [c for c in calls if self._is_step_call(c)]
         if steps:
             loops = [lp for lp in self.loops if _inside(lp, fn)]
@@ -245,6 +254,16 @@ class _Summarizer:
                 decorators = {self.canon(d.func if isinstance(d, ast.Call) else d) for d in stmt.decorator_list}
                 if stmt.name == "__call__" or any(d.endswith("compact") for d in decorators):
                     self.entries.append([qual, "jax", f"method of the module class {node.name}", stmt.lineno, None])
+        if not flax and self.torch:
+            # torch code that runs on tensors every step: a module's forward, the per-step
+            # methods of processors and metrics; what they call in other files is traced
+            # code there when the file is in an XLA/HPU scope
+            step_methods = set(self.t._per_step_methods(node))
+            if self.t._module_like(node):
+                step_methods.add("forward")
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in step_methods:
+                    self.entries.append([f"{node.name}.{stmt.name}", "torch", f"{stmt.name} of {node.name}", stmt.lineno, None])
         self.classes[node.name] = {"bases": bases, "methods": methods, "subs": subs, "flax": flax}
 
     def _submodules(self, fn) -> dict[str, str]:
@@ -285,6 +304,10 @@ class _Summarizer:
                         kind = "torch" if name in self.t.TORCH_COMPILE else "jax"
                         self.entries.append([refname, kind, why, node.lineno, [["Q:" + q, [], []]]])
 
+
+# how the summary names the per-step torch entry points (a forward, a step function, a
+# processor's __call__ or a metric's update): entry points only in an XLA/HPU scope
+_PER_STEP_WHY = ("step function ", "forward of ", "__call__ of ", "update of ", "_update of ")
 
 _STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "itemsize"}
 _CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
@@ -366,7 +389,7 @@ class FileInfo:
     module: str
     is_package: bool
     tags: frozenset[str]
-    hint: bool
+    hint: int  # _has_entry_hint of the bytes
     data: bytes | None = None  # kept until the file is summarised (or the model is built)
     own_tags: frozenset[str] = frozenset()  # languages.python_tags of the bytes (tags adds run-time dispatch)
 
@@ -638,7 +661,7 @@ def build(root: Path, settings) -> ProjectModel:
             own = python_tags(data)
             fact = [sha, sorted(own | _dispatch_tags(data)), _has_entry_hint(data), sorted(own)]
         facts[rel] = fact
-        model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), bool(fact[2]), data, frozenset(fact[3]))
+        model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), int(fact[2]), data, frozenset(fact[3]))
     if store is not None and facts != known:
         store.put(("facts", str(root)), facts)
     dirs_with_init = {r.rpartition("/")[0] for r in model.files if r.endswith("/__init__.py")}
@@ -706,7 +729,7 @@ def _reuse_latest(model: ProjectModel, latest: dict | None, setting: list) -> bo
         info = model.files[rel]
         if info.sha == old_sha:
             continue
-        if sorted(info.tags) != old_tags or info.hint != bool(old_hint):
+        if sorted(info.tags) != old_tags or info.hint != int(old_hint):
             return False
         if rel in shapes:
             new = _shape(_summary_of(info, None, model.trees, model.root))
@@ -721,8 +744,12 @@ def _dispatch_tags(data: bytes) -> frozenset[str]:
     return frozenset(tag for tag, (words, rx) in _DISPATCH.items() if any(w in data for w in words) and rx.search(data))
 
 
-def _has_entry_hint(data: bytes) -> bool:
-    return any(word in data for word in _ENTRY_WORDS)
+def _has_entry_hint(data: bytes) -> int:
+    """2: the bytes can hold any entry point; 1: only torch per-step code (an entry point
+    when the file is in scope); 0: none."""
+    if any(word in data for word in _ENTRY_WORDS):
+        return 2
+    return 1 if any(word in data for word in _TORCH_STEP_WORDS) else 0
 
 
 def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
@@ -980,12 +1007,16 @@ class _Builder:
         # (target, parameters static at the call, entry point, the path crossed a file)
         queue: list[tuple[tuple[str, str], frozenset[str], Reach, bool]] = []
         for rel in sorted(m.files):
-            if not m.files[rel].hint:
+            hint = m.files[rel].hint
+            in_scope = bool(m.scope.get(rel) or m.files[rel].tags & set(SCOPE_TAGS))
+            if not hint or (hint == 1 and not in_scope):
                 continue
             s = self.summary(rel)
             if s is None:
                 continue
             for ident, kind, why, line, refs in s["entries"]:
+                if kind == "torch" and why.startswith(_PER_STEP_WHY) and not in_scope:
+                    continue  # per-step torch code runs lazily only in an XLA/HPU scope
                 reach = Reach(ident if "@" not in ident else why, rel, kind)
                 if refs is None:
                     queue.append(((rel, ident), frozenset(), reach, False))

@@ -12,16 +12,23 @@ statically, within one file:
   and the module functions those call (their parameters traced where a call site passes a
   traced value).
 - torch (only in files that target `xla`/`hpu`): training/generation loop bodies (a loop
-  that calls `.backward()`, an optimizer `step()` or a step boundary), step functions,
-  `forward` of `nn.Module` subclasses, `torch.compile`d functions, and the module functions
-  the step calls.
+  that calls `.backward()`, an optimizer `step()` or a step boundary), step functions
+  (`train_step`, `_compute_loss`, `generate`, `*_step`), `forward` of `nn.Module`
+  subclasses and of any class with a base and a `forward(self, x)` (modules whose base is in
+  another file), `__call__` of logits processors/warpers and `update` of metrics,
+  `torch.compile`d functions, and the module functions the step calls. Not in a region:
+  the evaluation leg of `if not self.training:`, and statements after a logging
+  interval's early exit (`if not should_log(step): return`).
 
 Inside a region a value is *traced* when it derives from a traced parameter, from an array
 op (`jnp.*`, `lax.*`, `jax.random.*`, `torch.*`) or from a call that takes a traced value;
 `.shape`, `.ndim`, `.dtype`, `len()`, `isinstance`, `x is None`, `self.<attr>` (module
 config), static arguments (`static_argnums/static_argnames`, `partial`-bound values),
 parameters annotated `bool/int/str` in modules, and names bound outside the region are
-static."""
+static. torch values: a tensor-only method (`.sum()`, `.mean()`) on the result of a call
+given a tensor makes it a tensor (`accelerator.gather(loss).mean()`); a factory without a
+device (`torch.randint(0, n, (1,))`) makes a host tensor; a name's last assignment before a
+use, when it gives a host value (`n = n.item()`), decides that use."""
 
 from __future__ import annotations
 
@@ -99,6 +106,8 @@ STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
     "weak_type", "is_cuda", "requires_grad", "layout", "is_leaf", "grad_fn", "training",
     "is_xla", "names",
+    # jax.experimental.sparse BCOO/BCSR layout fields: Python ints and flags of the pytree's aux data
+    "n_batch", "n_dense", "n_sparse", "nse", "indices_sorted", "unique_indices",
 }
 STATIC_METHODS = {
     "dim", "ndimension", "numel", "nelement", "size", "is_floating_point", "is_complex",
@@ -125,6 +134,15 @@ STATIC_CALLS = {
 }
 # methods of named-array libraries that answer about axes, not values (haliax)
 QUERY_METHODS = {"axis_size", "resolve_axis", "axis_indices"}
+# methods only a tensor has (a Python number, list or dict has none of them): a call result
+# they are applied to is a tensor
+TENSOR_METHODS = {
+    "sum", "mean", "amax", "amin", "any", "all", "nansum", "nanmean", "std", "var", "norm", "prod",
+    "argmax", "argmin", "float", "long", "half", "bfloat16", "double", "detach", "clamp", "clamp_min",
+    "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "nonzero", "masked_fill", "cumsum",
+    "exp", "log", "sigmoid", "softmax", "log_softmax", "squeeze", "unsqueeze", "view", "reshape", "flatten",
+    "max", "min", "abs", "sqrt", "to", "type_as", "contiguous", "clone", "cumsum", "long", "int", "bool",
+}
 # a value moved to the host is a host value afterwards (the move itself is the sync, PTL803)
 HOST_MOVES = {"item", "tolist", "numpy", "block_until_ready", "cpu"}
 STATIC_CALLS |= {"jax.device_get"}
@@ -142,6 +160,7 @@ class Region:
     static: set[str] = field(default_factory=set)  # names known static
     parent: "Region | None" = None
     _nodes: list | None = None  # nodes of the region, outside nested defs (cached)
+    _assigns: dict | None = None  # name -> its plain assignments in the region (cached)
     # the entry point in another file that reaches this function (project.Reach: .entry,
     # .file, .kind, .describe()), None for regions found in this file; `why` then reads
     # "reached from `train_step` in trainer.py", which the PTL80x messages show
@@ -192,7 +211,7 @@ _TORCH_PRODUCER = re.compile(
 _TORCH_STATIC_PARAM = re.compile(
     r"^(self|cls|model|module|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
     r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
-    r"|kwargs|len$|_len|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
+    r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
 # names that hold shapes and sizes (static in practice: `shape`, `target_shape`, `batch_size`)
 _SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
@@ -264,6 +283,85 @@ def _tail(func: ast.AST) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+_STEP_WORDS = ("train_step", "training_step", "train_one_step", "step_fn", "train_fn", "forward_backward", "compute_loss",
+               "loss_fn", "generate_step", "decode_step", "generate", "get_batch_loss_metrics", "compute_loss_metrics")
+
+
+def _step_name(lname: str) -> bool:
+    """A function that runs once per training or generation step, by its name: `train_step`,
+    `_compute_loss`, `generate` / `_generate`, `*_step`."""
+    bare = lname.strip("_")
+    return bare in _STEP_WORDS or bare.endswith("_step") or bare.endswith("_compute_loss")
+
+
+# base-class endings of objects whose `__call__` / `update` runs on tensors every step:
+# logits processors and warpers (every generated token), metrics (every iteration)
+_PER_STEP_BASES = {"LogitsProcessor": ("__call__",), "LogitsWarper": ("__call__",), "Metric": ("update", "_update")}
+
+
+def _module_like(cls: ast.ClassDef) -> bool:
+    """A class with a base and a `forward(self, x, ...)` method: a torch module whose base is
+    defined elsewhere (FairseqEncoder, a model mixin); in a torch file nothing else has one."""
+    if not cls.bases:
+        return False
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "forward":
+            return len(params_of(stmt)) >= 2
+    return False
+
+
+def _per_step_methods(cls: ast.ClassDef) -> tuple[str, ...]:
+    out: list[str] = []
+    for base in cls.bases:
+        name = (dotted(base) or "").rsplit(".", 1)[-1]
+        for ending, methods in _PER_STEP_BASES.items():
+            if name.endswith(ending):
+                out.extend(methods)
+    return tuple(dict.fromkeys(out))
+
+
+# torch factories: without a device= and without a tensor argument they make a CPU tensor
+_TORCH_FACTORIES = {"randint", "rand", "randn", "randperm", "zeros", "ones", "empty", "full", "arange", "linspace", "tensor", "as_tensor"}
+
+
+def _host_factory(name: str, call: ast.Call, traced) -> bool:
+    """`torch.randint(0, n, (1,))`: a tensor made on the host (no device= keyword, no
+    traced argument); reading it is a host read, not a device sync."""
+    if name.rsplit(".", 1)[-1] not in _TORCH_FACTORIES or not name.startswith("torch."):
+        return False
+    if any(k.arg in ("device", None) for k in call.keywords):
+        return False
+    return not any(traced(a) for a in call.args)
+
+
+_INTERVAL_WORDS = re.compile(r"log|print|verbose|debug|report", re.I)
+
+
+def _interval_exit(stmt: ast.stmt) -> bool:
+    """`if not should_log(step): return` / `if step % N != 0: continue`: the statements
+    after it in the block run every N steps (a logging interval), not every step."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body or not isinstance(stmt.body[-1], (ast.Return, ast.Continue)):
+        return False
+    test = stmt.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        return any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_WORDS.search(dotted(n) or "") for n in ast.walk(inner))
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod)
+
+
+def _eval_leg(test_if: ast.If, child: ast.AST) -> bool:
+    """Is `child` (a statement of `test_if`) in the evaluation leg of a training switch:
+    the body of `if not self.training:` / `if not model.training:`, or the `else` of
+    `if self.training:`? Validation runs once per evaluation, not every training step."""
+    test = test_if.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    if negated:
+        test = test.operand
+    if not (isinstance(test, ast.Attribute) and test.attr == "training"):
+        return False
+    return child in (test_if.body if negated else test_if.orelse)
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -289,6 +387,10 @@ class TracedMap:
         self._loops: list[ast.AST] = []
         self._def_memo: dict[ast.AST, ast.AST | None] = {}
         self._foreign_defs: dict[str, tuple] = {}
+        self._interval_exits: dict[int, int] = {}
+        self._device_exits: dict[int, int] = {}
+        self._lazy_platforms: frozenset[str] | None = None
+        self._guards = None
         self._index()
         if self.jax:
             self._find_jax()
@@ -622,12 +724,16 @@ class TracedMap:
                     self.add(node, "torch", "compiled with torch.compile")
                 elif any(s in lname for s in self._NOT_STEP):
                     continue
-                elif lname in self._STEP_NAMES or lname.endswith("_step"):
+                elif _step_name(lname):
                     self.add(node, "torch", f"step function {node.name}")
-            elif isinstance(node, ast.ClassDef) and (self._class_is(node, TORCH_BASES) or self._torchish_class(node)):
+            elif isinstance(node, ast.ClassDef) and (self._class_is(node, TORCH_BASES) or self._torchish_class(node) or _module_like(node)):
                 fwd = self._method(node, "forward")
                 if fwd is not None and fwd in node.body:
                     self.add(fwd, "torch", f"forward of {node.name}", module_method=True)
+                for name in _per_step_methods(node):
+                    fn = self._method(node, name)
+                    if fn is not None and fn in node.body:
+                        self.add(fn, "torch", f"{name} of {node.name}", module_method=True)
             elif node in compiled:
                 self.add(self.resolve(node.args[0], node), "torch", "passed to torch.compile")
             elif isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
@@ -724,14 +830,91 @@ class TracedMap:
     def region_of(self, node: ast.AST, include_self: bool = True) -> Region | None:
         """The innermost region containing `node` (a function region or a step loop)."""
         p = node if include_self else self.parents.get(node)
+        child = None
+        located = None  # the innermost node with a position (`Load` contexts have none)
         while p is not None:
             if p in self.host_fns:
                 return None
+            if located is None and hasattr(p, "lineno"):
+                located = p
+            if child is not None and isinstance(child, ast.stmt) and self._after_interval_exit(p, child):
+                return None  # runs every N steps, after the logging interval's early exit
+            if child is not None and isinstance(child, ast.stmt) and self._after_device_exit(p, child):
+                return None  # `if is_tensor(t) and t.device.type == "xla": return t` came first
             r = self.regions.get(p)
             if r is not None:
+                if r.kind == "torch" and located is not None and located is not p and self._off_device(located):
+                    return None
                 return r
-            p = self.parents.get(p)
+            if p.__class__ is ast.If and child is not None and _eval_leg(p, child):
+                return None
+            child, p = p, self.parents.get(p)
         return None
+
+    def _off_device(self, node: ast.AST) -> bool:
+        """torch: a runtime guard (`portlint.python.guards`) keeps `node` from every
+        lazy-tensor platform of the file (after `if x.device.type == "xla": return`, in
+        the `torch.cuda.is_available()` leg): the code is not traced there."""
+        if self._lazy_platforms is None:
+            lazy: set[str] = set()
+            if "torch_xla" in self.tags:
+                lazy |= {"tpu", "trainium"}
+            if "gaudi" in self.tags:
+                lazy.add("gaudi")
+            self._lazy_platforms = frozenset(lazy)
+            from portlint.python.guards import guard_map
+
+            self._guards = self.ctx.fact(guard_map)
+        return bool(self._lazy_platforms) and not (self._guards.platforms(node, requirements=False) & self._lazy_platforms)
+
+    def _after_device_exit(self, parent: ast.AST, stmt: ast.stmt) -> bool:
+        """Does an early exit for lazy-device values precede `stmt` in its block: `if
+        torch.is_tensor(t) and t.device.type == "xla": return t.detach()`? One operand of the
+        `and` is a device test true only on the file's lazy platforms, so what follows sees
+        no lazy tensor (the whole test is no platform guard: it also fails for CPU tensors)."""
+        if "torch_xla" not in self.tags and "gaudi" not in self.tags:
+            return False
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field_name, None)
+            if not isinstance(block, list) or not block or stmt not in block:
+                continue
+            key = id(block)
+            first = self._device_exits.get(key)
+            if first is None:
+                first = next((i for i, s in enumerate(block) if self._device_exit(s)), len(block))
+                self._device_exits[key] = first
+            return block.index(stmt) > first
+        return False
+
+    def _device_exit(self, stmt: ast.stmt) -> bool:
+        if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body or not isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue)):
+            return False
+        from portlint.python.guards import condition
+
+        lazy = {"tpu", "trainium"} if "torch_xla" in self.tags else set()
+        if "gaudi" in self.tags:
+            lazy.add("gaudi")
+        ops = stmt.test.values if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And) else [stmt.test]
+        for op in ops:
+            cond = condition(op)
+            if cond is not None and cond.when_true and cond.when_true <= lazy:
+                return True
+        return False
+
+    def _after_interval_exit(self, parent: ast.AST, stmt: ast.stmt) -> bool:
+        """Does an interval exit (`if not should_log(step): return`) precede `stmt` in its
+        block? Memoised per block: the position of the first such exit."""
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field_name, None)
+            if not isinstance(block, list) or not block or stmt not in block:
+                continue
+            key = id(block)
+            first = self._interval_exits.get(key)
+            if first is None:
+                first = next((i for i, s in enumerate(block) if _interval_exit(s)), len(block))
+                self._interval_exits[key] = first
+            return block.index(stmt) > first
+        return False
 
     # -- traced values --
     def compute_traced(self, region: Region) -> None:
@@ -781,8 +964,26 @@ class TracedMap:
                 break
         traced = {n for n in traced if not _SHAPE_NAME.search(n)}
         if torch:
-            traced = {n for n in traced if not _TORCH_STATIC_PARAM.search(n)}
+            # the name test is for parameters (`num_heads`, `is_training`, `model`); a local
+            # assigned a tensor expression is a tensor whatever its name (`is_eos = out == eos`)
+            params = {p.arg for p in params_of(region.node)} if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else set()
+            traced = {n for n in traced if not (n in params and _TORCH_STATIC_PARAM.search(n))}
         region.traced = traced - (region.static - set(region.traced))
+
+    def _tensor_result(self, e: ast.AST, traced: set[str]) -> bool:
+        """torch: a call given a traced value whose result is used as a tensor (a tensor-only
+        method is called on it): `accelerator.gather(loss).mean()`, `reduce(x).sum()`. The
+        helper is not known to return a tensor, but the method says it does."""
+        if not isinstance(e, ast.Call):
+            return False
+        if (self.imports.canonical(e.func) or "") in STATIC_CALLS:
+            return False
+        if isinstance(e.func, ast.Attribute) and (e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES or e.func.attr == "get"):
+            return False
+        if isinstance(e.func, ast.Attribute) and e.func.attr in TENSOR_METHODS and self._tensor_result(e.func.value, traced):
+            return True
+        t = lambda x: self._expr_traced(x, traced, True)  # noqa: E731
+        return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords if k.arg is not None)
 
     def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False) -> bool:
         """Is the value of `call` static, by the callee's summary? The summary of a function
@@ -877,7 +1078,41 @@ class TracedMap:
     def is_traced(self, expr: ast.AST, region: Region | None) -> bool:
         if region is None:
             return False
-        return self._expr_traced(expr, region.traced, region.kind == "torch")
+        torch = region.kind == "torch"
+        traced = region.traced
+        rebound = self._rebound_static(expr, region)
+        if rebound:
+            traced = traced - rebound
+        return self._expr_traced(expr, traced, torch)
+
+    def _rebound_static(self, expr: ast.AST, region: Region) -> set[str]:
+        """Traced names that the last assignment before `expr` on its path made a Python
+        value: `n = n.item()`, `total = gather(t).sum().item()` and then `if n > 0:`. The
+        region's value model has one answer per name; this gives the use its own (an
+        assignment counts when its block holds the use, so it ran before it)."""
+        names = {n.id for n in ast.walk(expr) if n.__class__ is ast.Name and n.id in region.traced}
+        if not names:
+            return set()
+        index = region._assigns
+        if index is None:
+            index = {}
+            for n in self.region_nodes(region):
+                if n.__class__ is ast.Assign and len(n.targets) == 1 and n.targets[0].__class__ is ast.Name:
+                    index.setdefault(n.targets[0].id, []).append(n)
+            region._assigns = index
+        line = getattr(expr, "lineno", 0)
+        out: set[str] = set()
+        for name in names:
+            last = None
+            for a in index.get(name, ()):
+                if a.lineno >= line or (a.end_lineno or a.lineno) >= line:
+                    continue
+                block = self.parents.get(a)
+                if block is not None and self._inside(expr, block) and (last is None or a.lineno > last.lineno):
+                    last = a
+            if last is not None and not self._expr_traced(last.value, region.traced, region.kind == "torch"):
+                out.add(name)
+        return out
 
     def _expr_traced(self, e: ast.AST, traced: set[str], torch: bool = False) -> bool:
         """Does `e` hold a traced value? For torch (eager Python around lazy tensors) the
@@ -917,9 +1152,11 @@ class TracedMap:
                 if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
                     return False  # queries of an object's structure (`bias.has_axis(...)`)
                 if name and name.startswith(ARRAY_NAMESPACES):
-                    return not _HOST_API.search(name)
+                    return not _HOST_API.search(name) and not (torch and _host_factory(name, e, t))
                 if t(e.func.value):
                     return True
+                if torch and e.func.attr in TENSOR_METHODS and self._tensor_result(e.func.value, traced):
+                    return True  # gather(x).sum(): only a tensor has .sum(); the helper returned one
             if name and name.startswith(("numpy.", "math.", "os.", "time.", "random.", "logging.")):
                 return False
             if torch:
