@@ -217,4 +217,8 @@ def test_arch_stub_findings_say_not_ported():
     assert len(gates) == 3 and all("does nothing on AMD" in f.message for f in gates)
     # the `__trap()` of the third stub is live AMD code, not part of a body
     body = [f for f in result.findings if f.rule_id in ("PTL201", "PTL204", "PTL401") and f.snippet != "__trap"]
-    assert body and all(not f.suppressed and f.suggestion.startswith("Not ported:") for f in body)
+    # an optional hint (an empty cp.async commit) behind an empty #else is harmless on AMD:
+    # suppressed with that reason (rules/optional-hints.toml); everything else is not ported
+    live = [f for f in body if not f.suppressed]
+    assert live and all(f.suggestion.startswith("Not ported:") for f in live)
+    assert all("optional hint" in f.suppressed for f in body if f.suppressed)
