@@ -182,7 +182,7 @@ def write(root: Path, family: str, name: str, p: dict) -> None:
         with p["detector"].open("a", encoding="utf-8") as fh:
             fh.write(stub)
     else:
-        header = f'"""{p["id"]} {name}."""\n\nfrom __future__ import annotations\n\nfrom portlint.registry import detector\n'
+        header = f'"""{p["id"]} {name}."""\n\nfrom __future__ import annotations\n\nfrom portlint.detectors.api import detector\n'
         p["detector"].write_text(header + stub, encoding="utf-8")
         with (p["detector"].parent / "__init__.py").open("a", encoding="utf-8") as fh:
             fh.write(p["init_line"])
