@@ -58,7 +58,7 @@ def _scan_fixture(path):
         overrides["targets"] = parse_targets(exp.options["targets"], "fixture")
     if "declared" in exp.options:  # the targets are declared (as --target does): scope by target
         overrides["declared_targets"] = True
-    return exp, scan_paths([path], **overrides)
+    return exp, scan_paths([path], **overrides), set(overrides["select"])
 
 
 def render_snapshot(result) -> str:
@@ -80,8 +80,17 @@ def render_snapshot(result) -> str:
     return text + ("\n" + "\n".join(extra) + "\n" if extra else "")
 
 
-def _check_expectations(path, exp, result) -> list[str]:
+def _check_expectations(path, exp, result, selection: set[str]) -> list[str]:
     errors = []
+    from portlint.config import PRESETS
+
+    enabled = {rid for sel in selection for rid in PRESETS.get(sel, (sel,))}
+    from portlint.rules import load_rules
+
+    enabled = {rid for rid in load_rules() if any(rid.startswith(sel) for sel in enabled)}
+    named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss)}
+    if named - enabled:
+        errors.append(f"annotations name rules that do not run on this fixture (select them in the header): {sorted(named - enabled)}")
     active = [f for f in result.findings if not f.suppressed]
     got = Counter((f.span.start_line, f.rule_id) for f in active)
     got_suppressed = Counter((f.span.start_line, f.rule_id) for f in result.findings if f.suppressed)
@@ -108,10 +117,10 @@ def _check_expectations(path, exp, result) -> list[str]:
 @pytest.mark.parametrize("path", FILES, ids=[p.relative_to(FIXTURES).as_posix() for p in FILES])
 def test_fixture_findings_match_expectations(path, request, monkeypatch):
     monkeypatch.chdir(REPO)  # the report shows paths relative to the working directory
-    exp, result = _scan_fixture(path)
+    exp, result, selection = _scan_fixture(path)
     assert not [n for n in result.notices if n.level == "error"], result.notices
     assert not [f for f in result.findings if f.rule_id == "PTL003"], "a detector crashed"
-    errors = _check_expectations(path, exp, result)
+    errors = _check_expectations(path, exp, result, selection)
     assert not errors, f"{path.relative_to(REPO)}\n" + "\n".join(errors)
     KNOWN_MISSES.extend(f"{path.relative_to(FIXTURES).as_posix()}:{line}:{rid}" for line, rid in exp.todo.elements())
     snap = snapshot_path(path)
@@ -158,7 +167,7 @@ def test_every_rule_has_positive_and_negative_fixtures():
 def test_fixes_produce_the_fixed_file(path):
     from portlint.fixes import fixed_text
 
-    exp, result = _scan_fixture(path)
+    exp, result, _ = _scan_fixture(path)
     fixed_path = path.with_name(path.name.replace(path.suffix, ".fixed" + path.suffix))
     new, count = fixed_text(path.read_text(encoding="utf-8"), result.findings, include_unsafe=True)
     assert count > 0
