@@ -58,6 +58,9 @@ def _scan_fixture(path):
         overrides["targets"] = parse_targets(exp.options["targets"], "fixture")
     if "declared" in exp.options:  # the targets are declared (as --target does): scope by target
         overrides["declared_targets"] = True
+    # the project is the repository (as its pyproject.toml makes it), in a git checkout or
+    # not, so cross-file messages and snapshots name the same paths everywhere
+    overrides["config_file"] = REPO / "pyproject.toml"
     return exp, scan_paths([path], **overrides), set(overrides["select"])
 
 
