@@ -315,3 +315,21 @@ def test_the_author_api_exports_what_it_lists():
     for name in api.__all__:
         assert hasattr(api, name), name
         assert f"{name}" in api.__doc__ or name in ("Edit", "Fix", "Span", "detector"), f"{name} is not described in the api docstring"
+
+
+def test_new_rule_puts_the_stub_of_a_package_family_in_its_own_module(tmp_path):
+    """A family split into a package (portlint/detectors/<family>/) gets a new module for the
+    stub and the import line its __init__ needs for the registration to run."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import new_rule
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    package = tmp_path / "portlint" / "detectors" / "cuda_warp"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    path, init_line = new_rule.detector_target(tmp_path, "cuda_warp", "lane_trick")
+    assert path == package / "lane_trick.py"
+    assert init_line.startswith("from portlint.detectors.cuda_warp import lane_trick")
+    (tmp_path / "portlint" / "detectors" / "gpu_gates.py").write_text("", encoding="utf-8")
+    assert new_rule.detector_target(tmp_path, "gpu_gates", "x") == (tmp_path / "portlint" / "detectors" / "gpu_gates.py", None)
