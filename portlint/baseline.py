@@ -18,11 +18,11 @@ baseline can be refreshed."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from portlint.jsonfile import read_json
 from portlint.reporters.json_report import portlint_fingerprint
 
 
@@ -49,12 +49,7 @@ def _base(fingerprint: str) -> str:
 
 
 def load_baseline(path: Path) -> BaselineEntries:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BaselineError(f"cannot read the baseline {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BaselineError(f"the baseline {path} is not JSON: {exc}") from None
+    doc = read_json(path, BaselineError, "the baseline")
     if not isinstance(doc, dict) or doc.get("schema") != "portlint-report" or not isinstance(doc.get("findings"), list):
         raise BaselineError(f"the baseline {path} is not a portlint `--format json` report")
     counts: Counter = Counter()

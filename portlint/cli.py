@@ -4,6 +4,7 @@ them, so `portlint scan one_file.cu` starts quickly."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import sys
 from pathlib import Path
 
@@ -17,6 +18,16 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def _fail(message: str) -> "NoReturn":  # noqa: F821
     click.echo(f"portlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+@contextmanager
+def _usage_errors(*errors: type[Exception]):
+    """Within the block, one of these exceptions is a usage error: its one-line message on
+    stderr and exit 2 (a bad option value, config file, baseline or diff base)."""
+    try:
+        yield
+    except errors as exc:
+        _fail(str(exc))
 
 
 def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -114,17 +125,13 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
     if shard_spec is not None:
         from portlint.shard import ShardError, parse_shard
 
-        try:
+        with _usage_errors(ShardError):
             shard = parse_shard(shard_spec)
-        except ShardError as exc:
-            _fail(str(exc))
     if suppress_reason is not None:
         from portlint.add_suppressions import ReasonError, check_reason
 
-        try:
+        with _usage_errors(ReasonError):
             reason = check_reason(suppress_reason)
-        except ReasonError as exc:
-            _fail(str(exc))
     return from_stdin, shard, reason
 
 
@@ -172,7 +179,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
     paths = list(paths) or [Path(".")]
     from_stdin, shard, reason = _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec)
     start = stdin_filename.absolute() if from_stdin else None
-    try:
+    with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs, compile_commands,
                              follow_symlinks, max_file_size, config_start=start, allow_empty_select=False)
         if targets:
@@ -180,23 +187,17 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         if fail_on:
             settings.fail_on = Severity(fail_on)
         settings.force_exclude = force_exclude
-    except (ConfigError, RuleError) as exc:
-        _fail(str(exc))
     baseline = changed = None
     if baseline_path is not None:
         from portlint.baseline import BaselineError, load_baseline
 
-        try:
+        with _usage_errors(BaselineError):
             baseline = load_baseline(baseline_path)
-        except BaselineError as exc:
-            _fail(str(exc))
     if diff_base is not None:
         from portlint.changed_lines import ChangedLines, ChangedLinesError
 
-        try:
+        with _usage_errors(ChangedLinesError):
             changed = ChangedLines(diff_base, start or paths[0].absolute())
-        except ChangedLinesError as exc:
-            _fail(str(exc))
 
     from portlint.discovery import discover
     from portlint.engine import scan_files, tune_gc, worst_severity
@@ -208,10 +209,8 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         if changed is not None:
             from portlint.changed_lines import ChangedLinesError, narrow_to_changes
 
-            try:
+            with _usage_errors(ChangedLinesError):
                 result.counters["outside-diff"] = narrow_to_changes(result, settings, changed)
-            except ChangedLinesError as exc:
-                _fail(str(exc))
         if baseline is not None:
             from portlint.baseline import apply_baseline
 
@@ -253,10 +252,8 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             def progress(done: int, total: int) -> None:
                 if done == total or done % 50 == 0:
                     click.echo(f"\rportlint: {done}/{total} files", err=True, nl=done == total)
-        try:
+        with _usage_errors(RuleError):
             result = scan_files(files, settings, progress)
-        except RuleError as exc:
-            _fail(str(exc))
         narrow(result, [sf.display for sf in files])
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
     # notices go to stderr only (as ruff prints them); the text report does not repeat
@@ -337,10 +334,8 @@ def merge_sarif_cmd(inputs, output) -> None:
     """Join the SARIF logs of `scan --shard I/N` runs into one run, as one scan writes it."""
     from portlint.merge_sarif import MergeError, merge_files
 
-    try:
+    with _usage_errors(MergeError):
         text = merge_files(list(inputs))
-    except MergeError as exc:
-        _fail(str(exc))
     _write(text, output)
 
 
@@ -369,11 +364,9 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
     from portlint.rules import RuleError
 
     paths = list(paths) or [Path(".")]
-    try:
+    with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
                              compile_commands, follow_symlinks, max_file_size)
-    except (ConfigError, RuleError) as exc:
-        _fail(str(exc))
 
     from portlint.discovery import discover
     from portlint.engine import scan_files, tune_gc
@@ -388,10 +381,8 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
         def progress(done: int, total: int) -> None:
             if done == total or done % 50 == 0:
                 click.echo(f"\rportlint: {done}/{total} files", err=True, nl=done == total)
-    try:
+    with _usage_errors(RuleError):
         result = scan_files(files, settings, progress)
-    except RuleError as exc:
-        _fail(str(exc))
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
     for n in result.notices:
         click.echo(f"portlint: {n.path}: {n.message}", err=True)
@@ -424,10 +415,8 @@ def rules_cmd(fmt: str) -> None:
 
     from portlint.rules import RuleError, load_rules
 
-    try:
+    with _usage_errors(RuleError):
         rules = load_rules()
-    except RuleError as exc:
-        _fail(str(exc))
     if fmt == "json":
         doc = [
             {
@@ -510,10 +499,8 @@ def suggest_cmd(target: str, to: str) -> None:
     if kernel not in kernels:
         known = ", ".join(kernels) or "none"
         _fail(f"{path} has no Triton kernel named {kernel!r} (kernels: {known})")
-    try:
+    with _usage_errors(SkeletonError):
         click.echo(skeleton(source, kernel, to, path.as_posix()), nl=False)
-    except SkeletonError as exc:
-        _fail(str(exc))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,7 @@ from pathlib import Path
 from portlint.model import TARGETS, Severity
 
 DEFAULT_EXCLUDES = (
-    ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__",
+    ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "__snapshots__",
     ".portlint_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
 )
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024

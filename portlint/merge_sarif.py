@@ -15,18 +15,15 @@ import json
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from portlint.jsonfile import read_json
+
 
 class MergeError(Exception):
     pass
 
 
 def _load(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MergeError(f"{path} is not JSON: {exc}") from None
+    doc = read_json(path, MergeError)
     runs = doc.get("runs") if isinstance(doc, dict) else None
     if not isinstance(runs, list) or len(runs) != 1 or not isinstance(runs[0], dict):
         raise MergeError(f"{path} is not a SARIF log with one run")

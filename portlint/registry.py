@@ -60,6 +60,11 @@ def detector(
     return register
 
 
+def detector_name(rule: Rule) -> str:
+    """The function name a rule's detector must have: its rule name, `-` written `_`."""
+    return rule.name.replace("-", "_")
+
+
 def families() -> list[str]:
     return sorted({rule.family for rule in load_rules().values()})
 
@@ -82,6 +87,9 @@ def load_family(family: str) -> list[Detector]:
         raise RuleError(f"rules without a detector in portlint/detectors/{family}.py: {', '.join(missing)}")
     if orphans:
         raise RuleError(f"detectors in portlint/detectors/{family}.py without a rule file in rules/{family}/: {', '.join(orphans)}")
+    misnamed = [f"{rid} ({d.func.__name__} for {rules[rid].name})" for rid, d in sorted(found.items()) if d.func.__name__ != detector_name(rules[rid])]
+    if misnamed:
+        raise RuleError(f"detectors in portlint/detectors/{family}.py must be named after their rule (kebab-case name with '_'): {', '.join(misnamed)}")
     _LOADED[family] = [found[rid] for rid in sorted(found)]
     return _LOADED[family]
 

@@ -233,10 +233,15 @@ def _rule_files(root: Path) -> list[tuple[Path, bytes]]:
 
 
 def _files_digest(root: Path, files: list[tuple[Path, bytes]]) -> str:
+    """A digest of the rule files and of the id table they are checked against (an edit to
+    either makes the index stale)."""
     import hashlib
 
+    from portlint.rule_ids import table_files
+
     digest = hashlib.sha256()
-    for path, data in files:
+    extra = [(path, path.read_bytes() if path.is_file() else b"") for path in table_files(root)]
+    for path, data in files + extra:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()
@@ -257,8 +262,22 @@ def _parse_all(root: Path, files: list[tuple[Path, bytes]]) -> dict[str, Rule]:
         names[rule.name] = rule.id
     if not rules:
         raise RuleError(f"no rule files under {root}")
+    _check_ids(root, rules)
     _check_supersedes(rules)
     return dict(sorted(rules.items()))
+
+
+def _check_ids(root: Path, rules: dict[str, Rule]) -> None:
+    """Every id lies in its family's range and none is a retired one (rules/id-ranges.toml,
+    rules/retired-ids.toml; see portlint/rule_ids.py)."""
+    from portlint.rule_ids import IdTableError, check_rule_ids, load_id_table
+
+    try:
+        problems = check_rule_ids(load_id_table(root), rules)
+    except IdTableError as exc:
+        raise RuleError(str(exc)) from None
+    if problems:
+        raise RuleError("; ".join(problems))
 
 
 def _check_supersedes(rules: dict[str, Rule]) -> None:

@@ -1,51 +1,149 @@
 """Every fixture file against the expectations written in it, exhaustively: a finding the
-fixture does not expect fails as surely as a missing one."""
+fixture does not expect fails as surely as a missing one, and the rendered output (message,
+caret, suggestion, fix) is compared with the snapshot beside it.
+
+Each fixture runs with only its own family's rules (the folder under fixtures/) plus the
+tool's rules, so a new rule never breaks another family's fixtures. Refresh the snapshots
+after an intended change of output with one command:
+
+    python -m pytest tests/test_fixtures.py --update-snapshots
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 
 import pytest
-from conftest import FIXTURES, REPO, scan_paths
-from fixture_expectations import fixture_files, read_expectations
+from conftest import FIXTURES, KNOWN_MISSES, REPO, scan_paths
+from fixture_expectations import fixture_files, read_expectations, snapshot_path
 
 from portlint.config import PRESETS, parse_targets
 
 FILES = fixture_files(FIXTURES)
 
 
+def family_of(path) -> str:
+    return path.relative_to(FIXTURES).parts[0]
+
+
+def family_selection(families: set[str]) -> tuple[str, ...]:
+    """The default-enabled rules of these families and the tool's own rules."""
+    from portlint.rules import load_rules
+
+    return tuple(rid for rid, r in load_rules().items() if r.default_enabled and r.family in families | {"tool"})
+
+
+def fixture_families(path, exp) -> set[str]:
+    """The fixture's own family, the families of every rule it names in an annotation (a
+    fixture about how two families meet names both), and those of `families=` in its header."""
+    from portlint.rules import load_rules
+
+    rules = load_rules()
+    named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss)}
+    families = {family_of(path)} | {rules[rid].family for rid in named if rid in rules}
+    return families | set(filter(None, exp.options.get("families", "").split(",")))
+
+
 def _scan_fixture(path):
     exp = read_expectations(path)
     overrides = {}
-    if "select" in exp.options:
+    if "select" in exp.options:  # an explicit selection is taken as written
         sel = []
         for s in exp.options["select"].split(","):
             sel.extend(PRESETS.get(s, (s,)))
         overrides["select"] = tuple(sel)
+    else:
+        overrides["select"] = family_selection(fixture_families(path, exp))
     if "targets" in exp.options:
         overrides["targets"] = parse_targets(exp.options["targets"], "fixture")
     if "declared" in exp.options:  # the targets are declared (as --target does): scope by target
         overrides["declared_targets"] = True
-    return exp, scan_paths([path], **overrides)
+    # the project is the repository (as its pyproject.toml makes it), in a git checkout or
+    # not, so cross-file messages and snapshots name the same paths everywhere
+    overrides["config_file"] = REPO / "pyproject.toml"
+    return exp, scan_paths([path], **overrides), set(overrides["select"])
+
+
+def render_snapshot(result) -> str:
+    """The text report as a user sees it (paths relative to the repository), then the
+    suppressed findings with their reasons and every fix's edits."""
+    from portlint.config import Settings
+    from portlint.reporters.text import render_text
+
+    text = render_text(result, Settings(root=REPO), {"color": False, "show_source": True})
+    extra = []
+    for f in sorted(result.findings, key=lambda f: f.sort_key()):
+        if f.suppressed:
+            extra.append(f"suppressed {f.span.start_line}:{f.span.start_col} {f.rule_id}: {f.suppressed}")
+    for f in sorted(result.findings, key=lambda f: f.sort_key()):
+        if f.fix is not None:
+            for e in f.fix.edits:
+                s = e.span
+                extra.append(f"fix {f.rule_id} {s.start_line}:{s.start_col}-{s.end_line}:{s.end_col} -> {e.text!r}")
+    return text + ("\n" + "\n".join(extra) + "\n" if extra else "")
+
+
+def _check_expectations(path, exp, result, selection: set[str]) -> list[str]:
+    errors = []
+    from portlint.config import PRESETS
+
+    enabled = {rid for sel in selection for rid in PRESETS.get(sel, (sel,))}
+    from portlint.rules import load_rules
+
+    enabled = {rid for rid in load_rules() if any(rid.startswith(sel) for sel in enabled)}
+    named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss)}
+    if named - enabled:
+        errors.append(f"annotations name rules that do not run on this fixture (select them in the header): {sorted(named - enabled)}")
+    active = [f for f in result.findings if not f.suppressed]
+    got = Counter((f.span.start_line, f.rule_id) for f in active)
+    got_suppressed = Counter((f.span.start_line, f.rule_id) for f in result.findings if f.suppressed)
+    for label, want, have in (("", exp.active, got), ("suppressed ", exp.suppressed, got_suppressed)):
+        missing, unexpected = want - have, have - want
+        if missing or unexpected:
+            errors.append(f"{label}missing: {sorted(missing.elements())}  {label}unexpected: {sorted(unexpected.elements())}")
+    got_cols = Counter((f.span.start_line, f.rule_id, f.span.start_col) for f in result.findings)
+    wrong_cols = exp.columns - got_cols
+    if wrong_cols:
+        errors.append(f"column expected but not seen (line, rule, column): {sorted(wrong_cols.elements())}")
+    promoted = [k for k in exp.todo if got[k] or got_suppressed[k]]
+    if promoted:
+        errors.append(f"todo-expect now reported (promote it to expect): {sorted(promoted)}")
+    loud = sorted(k for k in exp.near_miss if got[k] or got_suppressed[k])
+    if loud:
+        errors.append(f"a near-miss line (ok:) reports its rule: {loud}")
+    if errors:
+        detail = "\n".join(f"  line {f.span.start_line}:{f.span.start_col} {f.rule_id}{' (suppressed)' if f.suppressed else ''} {f.message}" for f in result.findings)
+        errors.append(f"reported:\n{detail}")
+    return errors
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.relative_to(FIXTURES).as_posix() for p in FILES])
-def test_fixture_findings_match_expectations(path):
-    exp, result = _scan_fixture(path)
+def test_fixture_findings_match_expectations(path, request, monkeypatch):
+    monkeypatch.chdir(REPO)  # the report shows paths relative to the working directory
+    exp, result, selection = _scan_fixture(path)
     assert not [n for n in result.notices if n.level == "error"], result.notices
-    got = Counter((f.span.start_line, f.rule_id) for f in result.findings if not f.suppressed)
-    got_suppressed = Counter((f.span.start_line, f.rule_id) for f in result.findings if f.suppressed)
-    missing = exp.active - got
-    unexpected = got - exp.active
-    detail = "\n".join(
-        f"  line {f.span.start_line}: {f.rule_id} {f.message}" for f in result.findings if not f.suppressed
-    )
-    assert not missing and not unexpected, (
-        f"{path.relative_to(REPO)}\n missing: {sorted(missing.elements())}\n unexpected: {sorted(unexpected.elements())}\n reported:\n{detail}"
-    )
-    missing_suppressed = exp.suppressed - got_suppressed
-    assert not missing_suppressed, f"expected suppressed findings not seen: {sorted(missing_suppressed.elements())}"
     assert not [f for f in result.findings if f.rule_id == "PTL003"], "a detector crashed"
+    errors = _check_expectations(path, exp, result, selection)
+    assert not errors, f"{path.relative_to(REPO)}\n" + "\n".join(errors)
+    KNOWN_MISSES.extend(f"{path.relative_to(FIXTURES).as_posix()}:{line}:{rid}" for line, rid in exp.todo.elements())
+    snap = snapshot_path(path)
+    rendered = render_snapshot(result)
+    if request.config.getoption("--update-snapshots"):
+        snap.parent.mkdir(exist_ok=True)
+        if not snap.exists() or snap.read_text(encoding="utf-8") != rendered:
+            snap.write_text(rendered, encoding="utf-8")
+        return
+    assert snap.exists(), f"no snapshot {snap.relative_to(REPO)}: run python -m pytest tests/test_fixtures.py --update-snapshots"
+    assert snap.read_text(encoding="utf-8") == rendered, (
+        f"{snap.relative_to(REPO)} differs from the output; if the change is intended, run "
+        "python -m pytest tests/test_fixtures.py --update-snapshots and review the diff"
+    )
+
+
+def test_no_snapshot_without_its_fixture():
+    known = {snapshot_path(p) for p in FILES}
+    stray = sorted(str(s.relative_to(REPO)) for s in FIXTURES.rglob("*.snap") if s not in known)
+    assert not stray, f"snapshots whose fixture is gone (delete them): {stray}"
 
 
 def test_every_rule_has_positive_and_negative_fixtures():
@@ -72,7 +170,7 @@ def test_every_rule_has_positive_and_negative_fixtures():
 def test_fixes_produce_the_fixed_file(path):
     from portlint.fixes import fixed_text
 
-    exp, result = _scan_fixture(path)
+    exp, result, _ = _scan_fixture(path)
     fixed_path = path.with_name(path.name.replace(path.suffix, ".fixed" + path.suffix))
     new, count = fixed_text(path.read_text(encoding="utf-8"), result.findings, include_unsafe=True)
     assert count > 0

@@ -96,7 +96,7 @@ def ptx_source_or_jit(ctx) -> None:
 # ---- PTL203 ----------------------------------------------------------------------------------
 
 @detector("PTL203", tokens=("__nvvm_", "__nv_", "llvm.nvvm", "libdevice"))
-def nvvm_builtins_and_libdevice(ctx) -> None:
+def nvvm_builtins_and_libdevice_symbols(ctx) -> None:
     """`__nvvm_*` builtins, `__nv_*` libdevice calls, `llvm.nvvm.*` IR and libdevice files."""
     ct = ctx.fact(code_text)
     seen: set[int] = set()

@@ -566,7 +566,7 @@ def _cuda_test(test) -> tuple[bool, ast.AST] | None:
 
 
 @detector("PTL905", nodes=("If", "IfExp", "Assert", "Call"), tokens=("cuda", "gpu"))
-def accelerator_detection_by_cuda(node, ctx) -> None:
+def accelerator_detection_by_cuda_availability(node, ctx) -> None:
     """Choosing the device with a CUDA-only test, falling back to CPU (or failing) elsewhere."""
     if not relevant(ctx):
         return
@@ -679,7 +679,7 @@ _FP16 = {"torch.float16", "torch.half"}
 
 
 @detector("PTL906", nodes=("Call",), tokens=("float16", "half", "GradScaler", "fp16", "precision", "amp"))
-def fp16_on_bf16_targets(node, ctx) -> None:
+def mixed_precision_fp16_on_bf16_targets(node, ctx) -> None:
     """fp16 mixed precision and loss scaling in a file that targets XLA or Gaudi."""
     if not relevant(ctx):
         return

@@ -233,7 +233,7 @@ def _compare_parts(node: ast.Compare, names):
 
 
 @detector("PTL310", nodes=("Compare", "Call"), tokens=("capability", "get_current_target", ".major"))
-def capability_gate_misfires(node, ctx) -> None:
+def capability_gate_misfires_on_rocm(node, ctx) -> None:
     if isinstance(node, ast.Call):
         # vLLM-style platform helpers: has_device_capability(90), is_device_capability(100)
         if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("has_device_capability", "is_device_capability") and node.args):
@@ -284,7 +284,7 @@ def capability_gate_misfires(node, ctx) -> None:
 
 
 @detector("PTL311", tokens=("major", "ComputeCapability", "COMPUTE_CAPABILITY"))
-def cpp_capability_gate_misfires(ctx) -> None:
+def cpp_capability_gate_misfires_on_rocm(ctx) -> None:
     """`prop.major >= 9`, `sm >= 90 && sm < 100`, `major == 8 ... else` in C++: the analysis
     lives in portlint/cuda/capability_gates.py (it reads CUDA, not Python)."""
     from portlint.cuda.capability_gates import gates

@@ -288,7 +288,7 @@ def _positional_warps(ctx, call: ast.Call) -> ast.AST | None:
 
 
 @detector("PTL703", nodes=("keyword", "Assign", "AnnAssign", "Dict", "For", "comprehension", "Return", "Call"), tokens=("warps",))
-def num_warps_exceeds_wave64(node, ctx) -> None:
+def num_warps_exceeds_wave64_limit(node, ctx) -> None:
     if not _triton(ctx):
         return
     literals: list[ast.AST] = []
@@ -485,7 +485,7 @@ def triton_nvidia_only_scheduling(node, ctx) -> None:
 # ---- PTL707 dot precision -----------------------------------------------------------------------------
 
 @detector("PTL707", nodes=("Call",), tokens=("input_precision", "allow_tf32"))
-def triton_dot_precision(node: ast.Call, ctx) -> None:
+def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
     if not _triton(ctx):
         return
     name = _canon(ctx, node.func)

@@ -1125,13 +1125,13 @@ def _emit(ctx, rule_id: str) -> None:
 
 
 @detector("PTL801", tokens=TOKENS)
-def control_flow_on_traced_value(ctx) -> None:
+def python_control_flow_on_traced_value(ctx) -> None:
     """`if`/`while`/`assert`/ternary/`and`/`or`/`not` on a traced value."""
     _emit(ctx, "PTL801")
 
 
 @detector("PTL802", tokens=TOKENS)
-def loop_bound_from_traced_value(ctx) -> None:
+def python_loop_bound_from_traced_value(ctx) -> None:
     """`for ... in range(traced)` or over `traced.tolist()`."""
     _emit(ctx, "PTL802")
 
@@ -1161,7 +1161,7 @@ def missing_step_boundary(ctx) -> None:
 
 
 @detector("PTL807", tokens=TOKENS)
-def step_varying_python_scalar(ctx) -> None:
+def step_varying_python_scalar_baked_into_graph(ctx) -> None:
     """jit re-created in a loop; loop counters fed to static arguments."""
     _emit(ctx, "PTL807")
 
@@ -1173,7 +1173,7 @@ def print_of_traced_value(ctx) -> None:
 
 
 @detector("PTL809", tokens=TOKENS)
-def float64_on_accelerator(ctx) -> None:
+def float64_and_wide_types_on_accelerator(ctx) -> None:
     """jax_enable_x64, float64/complex128 arrays in JAX or xla/hpu torch code."""
     _emit(ctx, "PTL809")
 
