@@ -1,5 +1,6 @@
 """Proof as data: every non-tool rule names the check that proves it (`proof` in its TOML),
-and that check exists and runs a real toolchain (nvcc, hipcc, jax, torch or triton)."""
+and that check exists and runs a real toolchain (nvcc, hipcc, jax, torch, triton, or CMake from
+PyPI configuring against Debian's ROCm packages)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from portlint.rules import load_rules
 TEST_REF = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 # what a toolchain call looks like in a test or in a helper it calls
 TOOLCHAIN_CALL = re.compile(
-    r"hipcc_compile\(|nvcc_compile\(|require_tool\(\"(?:nvcc|hipcc)\"\)|require_module\(\"(?:jax|torch|triton)"
+    r"hipcc_compile\(|nvcc_compile\(|require_tool\(\"(?:nvcc|hipcc)\"\)|require_module\(\"(?:jax|torch|triton|cmake)"
     r"|compile_kernel\(|compile_all\(|dynamo\.explain|jax\.jit\(|pallas_call")
 # rules whose proof says plainly that no toolchain checks them yet; shrinking this list is progress,
 # growing it must be a visible decision
-UNPROVEN = {"PTL052", "PTL053", "PTL055", "PTL056", "PTL505", "PTL806", "PTL810", "PTL903", "PTL904", "PTL906"}
+UNPROVEN = {"PTL055", "PTL056", "PTL505"}
 
 
 def _function_source(path, name: str) -> str | None:
@@ -57,7 +58,7 @@ def test_each_proof_names_existing_tests_that_run_a_toolchain():
             continue
         refs = TEST_REF.findall(rule.proof)
         assert refs, f"{rule.id}: proof names no test (`tests/file.py::test_name`): {rule.proof}"
-        assert re.match(r"[\w .+()/-]*(nvcc|hipcc|jax|torch|triton)", rule.proof), f"{rule.id}: proof names no toolchain"
+        assert re.match(r"[\w .+()/-]*(nvcc|hipcc|jax|torch|triton|cmake)", rule.proof), f"{rule.id}: proof names no toolchain"
         for file, name in refs:
             path = REPO / file
             assert path.is_file(), f"{rule.id}: {file} does not exist"
@@ -88,6 +89,8 @@ def _category(proof: str) -> str:
         return "triton"
     if proof.startswith(("jax", "torch")):
         return "jax/torch"
+    if proof.startswith("cmake"):
+        return "cmake"
     raise AssertionError(f"proof of unknown kind: {proof}")
 
 
