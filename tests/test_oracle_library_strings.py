@@ -8,6 +8,8 @@ change what jax does), and `strings` lists the names.
   driver's. The rule's docs say so.
 - libtpu.so carries its own device variables (TPU_VISIBLE_CHIPS) and none of the listed names:
   on a TPU host the setting is dead.
+- PTL904: libtpu.so holds the TPU variables the rule's rewrite names (TPU_VISIBLE_CHIPS,
+  TPU_PROCESS_BOUNDS, TPU_CHIPS_PER_PROCESS_BOUNDS) and none of the CUDA ones it flags.
 - RCCL: no Debian package or PyPI wheel ships librccl (rocm-bindings-systems carries Cython
   bindings only), so what RCCL reads is not checked here."""
 
@@ -24,12 +26,13 @@ import pytest
 from conftest import require_tool
 
 from portlint.detectors.collectives import ENV_PREFIXES, NCCL_ONLY_ENV
+from portlint.detectors.device_strings import _ENV_REWRITE, CUDA_ENV
 
 pytestmark = pytest.mark.oracle
 
 NCCL_WHEEL = "nvidia-nccl-cu12==2.32.3"
 LIBTPU_WHEEL = "libtpu==0.0.42.1"
-ENV_NAME = re.compile(rb"(?:NCCL|SHARP_COLL|CUDA_DEVICE|TPU)_[A-Z0-9_]+")
+ENV_NAME = re.compile(rb"(?:NCCL|SHARP_COLL|CUDA|NVIDIA|PYTORCH_CUDA|TPU)_[A-Z0-9_]+")
 
 
 @lru_cache(maxsize=None)
@@ -73,3 +76,11 @@ def test_ptl505_the_tpu_runtime_reads_none_of_them(workdir):
     assert "TPU_VISIBLE_CHIPS" in names  # its own device variable is there
     listed = {n for n in names if n in NCCL_ONLY_ENV or n.startswith(ENV_PREFIXES)}
     assert not listed, f"libtpu contains {sorted(listed)}"
+
+
+def test_ptl904_the_tpu_runtime_reads_the_rewrites_variables_not_cudas(workdir):
+    names = library_env_names(LIBTPU_WHEEL, "libtpu/libtpu.so", workdir)
+    rewrite = set(re.findall(r"TPU_[A-Z_]+", _ENV_REWRITE["tpu"]))
+    assert rewrite == {"TPU_VISIBLE_CHIPS", "TPU_PROCESS_BOUNDS", "TPU_CHIPS_PER_PROCESS_BOUNDS"}
+    assert rewrite <= names, sorted(rewrite - names)
+    assert not (CUDA_ENV & names), sorted(CUDA_ENV & names)
