@@ -108,3 +108,21 @@ def test_ptl810_cudagraphs_backend_skips_a_non_cuda_graph():
     assert torch.allclose(out, f(x))
     assert counters["inductor"]["cudagraph_skips"] == 1, dict(counters["inductor"])
     torch._dynamo.reset()
+
+
+def test_ptl810_reduce_overhead_mode_skips_its_cuda_graphs_off_cuda():
+    """The flagged mode itself, compiled by inductor for a CPU tensor: the result is right and
+    the one thing the mode adds (CUDA graphs) is skipped."""
+    torch = require_module("torch")
+    from torch._dynamo.utils import counters
+
+    def f(x):
+        return torch.cos(x) * 3 - 1
+
+    torch._dynamo.reset()
+    counters.clear()
+    x = torch.randn(8)
+    out = torch.compile(f, mode="reduce-overhead")(x)
+    assert torch.allclose(out, f(x))
+    assert counters["inductor"]["cudagraph_skips"] == 1, dict(counters["inductor"])
+    torch._dynamo.reset()
