@@ -61,6 +61,9 @@ _WORDS: dict[str, frozenset[str]] = {
     "cpu": frozenset({CPU}), "gloo": frozenset({CPU}),
     "mps": frozenset({OTHER}), "xpu": frozenset({OTHER}), "npu": frozenset({OTHER}), "mlu": frozenset({OTHER}),
     "musa": frozenset({OTHER}),
+    # NVIDIA's Apex (and its ROCm fork) runs on CUDA devices only; torch.distributed's FSDP
+    # runs on NCCL, HCCL or gloo, while torch_xla shards with its own XLA FSDP wrapper
+    "apex": CUDA_LIKE, "fsdp": ALL - XLA,
 }
 _NEGATIONS = {"no", "not", "disable", "disabled", "without", "skip"}
 _PREDICATE_WORDS = {"use", "is", "has", "have", "on", "with", "enable", "enabled", "available", "run", "using", "multi", "n", "num"}
@@ -174,13 +177,37 @@ def _call_condition(call: ast.Call, text: str) -> Condition | None:
             if kw.arg in ("check_is_gpu", "check_is_tpu") and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                 plats = CUDA_LIKE if kw.arg == "check_is_gpu" else frozenset({TPU})
         return Condition(plats, ALL - plats, text)
+    if last.startswith("is_") and last.endswith("_tensor") and call.args:
+        # fairseq's is_xla_tensor(t), is_hpu_tensor(t): a device test of one tensor
+        ws = [w for w in words(last) if w not in ("is", "tensor")]
+        if ws and all(w in _WORDS for w in ws):
+            plats = frozenset().union(*(_WORDS[w] for w in ws))
+            return Condition(plats, ALL - plats, text)
     if last == "device_count" and name.endswith("cuda.device_count"):
         return Condition(CUDA_LIKE, ALL - CUDA_LIKE, text)
     return None
 
 
+# attention backends that exist only on CUDA devices (flash-attn also builds for ROCm, and
+# transformers maps the name to its NPU/XPU kernels): `_attn_implementation == "flash_attention_2"`
+_GPU_ATTENTION: dict[str, frozenset[str]] = {
+    name: CUDA_LIKE | {OTHER} for name in ("flash_attention_2", "flash_attention_3", "flash_attn", "flash_attn_2", "flash_attn_3")
+}
+
+
+def _attention_backend(node: ast.AST) -> frozenset[str] | None:
+    """Platforms of a CUDA-only attention backend named by a string (or a tuple of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _GPU_ATTENTION.get(node.value.lower())
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
+        parts = [_attention_backend(e) for e in node.elts]
+        return None if any(p is None for p in parts) else frozenset().union(*parts)
+    return None
+
+
 def _value_platforms(node: ast.AST) -> frozenset[str] | None:
-    """Platforms named by a compared value: a string, or an enum-like constant (`DistributedType.XLA`)."""
+    """Platforms named by a compared value: a device or backend string, or an enum-like
+    constant (`DistributedType.XLA`)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return literal_platforms(node.value)
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
@@ -224,6 +251,12 @@ def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
         if inner is None:
             return None
         return Condition(inner.when_false, inner.when_true, text) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, text)
+    if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+        # a chosen attention backend: equal only where it exists, unequal anywhere
+        backend = _attention_backend(right) if isinstance(op, (ast.In, ast.NotIn)) else _attention_backend(right) or _attention_backend(left)
+        if backend is not None:
+            cond = Condition(backend, ALL, text)
+            return cond.negate() if isinstance(op, (ast.NotEq, ast.NotIn)) else cond
     if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         if isinstance(op, (ast.In, ast.NotIn)):
             # "cuda" in str(device)  /  device.type in ("cuda", "hpu")
@@ -456,6 +489,7 @@ class Guards:
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                     self._early_exits(block)
         self.regions.sort(key=lambda r: (r.start, r.end))
+        self._local_functions(module)
 
     def _add(self, first: ast.AST, last: ast.AST, plats: frozenset[str], reason: str, requirement: bool = False) -> None:
         if plats != ALL:
@@ -547,6 +581,36 @@ class Guards:
             elif stmt.orelse and terminates(stmt.orelse) and not terminates(stmt.body):
                 self._add(block[i + 1], block[-1], cond.when_true, f"after the early exit in the else of `if {cond.text}:` (line {stmt.lineno})",
                           stops(stmt.orelse) and is_probe(stmt.test))
+
+    def _local_functions(self, module: ast.Module) -> None:
+        """A function defined inside another and used there only in guarded places runs
+        only where they do: `def agg(t): return t.cuda()` ... `agg if should_agg else None`
+        with `should_agg = self.is_fsdp and ...`. Module-level functions may be imported
+        elsewhere, so only nested ones are followed."""
+        added = []
+        for outer in ast.walk(module):
+            if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            inner = [s for s in ast.walk(outer) if s is not outer and isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if not inner:
+                continue
+            names: dict[str, list[ast.Name]] = {}
+            for n in ast.walk(outer):
+                if isinstance(n, ast.Name):
+                    names.setdefault(n.id, []).append(n)
+            for fn in inner:
+                pos, end = _start(fn), _end(fn)
+                uses = [n for n in names.get(fn.name, ()) if not (pos <= _start(n) < end)]
+                if not uses or any(not isinstance(u.ctx, ast.Load) for u in uses):
+                    continue
+                plats = frozenset().union(*(self.platforms(u) for u in uses))
+                if plats != ALL:
+                    reason = self.reason(uses[0], ALL - plats) or "a guard"
+                    added.append(Region(_start(fn.body[0]), _end(fn.body[-1]), plats,
+                                        f"in `{fn.name}`, used only {reason}"))
+        if added:
+            self.regions.extend(added)
+            self.regions.sort(key=lambda r: (r.start, r.end))
 
     def _containing(self, node: ast.AST):
         pos = _start(node)
