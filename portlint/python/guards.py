@@ -18,6 +18,11 @@ API (small on purpose; other families may import it):
 - `Guards.platforms(node, requirements=True)`: frozenset of platforms the node can run on
   (`ALL` if unguarded); `requirements=False` ignores hard `raise`/`exit`/`assert`
   requirements on an availability probe (the code a port exposes once they go).
+- `Guards.reaching(node, platforms)`: the platforms among `platforms` that reach the node as
+  a port sees it (`platforms(node, requirements=False)` narrowed): what every family and the
+  traced-region finder ask.
+- `exits_for_values_on(stmt, platforms)`: the statement leaves its block for every value on
+  `platforms` (`if is_tensor(t) and t.device.type == "xla": return t`).
 - `Guards.reason(node, platforms)`: text of the innermost guard that rules out one of
   `platforms` for the node (for messages), or None.
 - `Guards.dead_for_amd(node)`: the guard that keeps `node` from every ROCm run, or None
@@ -455,6 +460,22 @@ def stops(block: list[ast.stmt]) -> bool:
     return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and dotted(last.value.func) in _EXIT_CALLS
 
 
+def exits_for_values_on(stmt: ast.stmt, platforms) -> bool:
+    """`if torch.is_tensor(t) and t.device.type == "xla": return t`: a block exit (no else)
+    taken for every value on `platforms`, because one operand of the test (or its `and`) is a
+    device test true only there. The whole test is no platform guard (it is also false for a
+    CPU tensor on an XLA host), so this says what the rest of the block sees: no value on
+    `platforms`, while `Guards.platforms` still lets the platforms reach it."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body or not isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue)):
+        return False
+    ops = stmt.test.values if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And) else [stmt.test]
+    for op in ops:
+        cond = condition(op)
+        if cond is not None and cond.when_true and cond.when_true <= frozenset(platforms):
+            return True
+    return False
+
+
 def is_probe(test: ast.AST) -> bool:
     """The test asks whether a platform is present (`torch.cuda.is_available()`,
     `torch.cuda.device_count()`, `is_torch_xla_available()`), not what a tensor is on."""
@@ -632,6 +653,12 @@ class Guards:
             if requirements or not r.requirement:
                 out = out & r.platforms
         return out
+
+    def reaching(self, node: ast.AST, platforms) -> frozenset[str]:
+        """The platforms among `platforms` that reach `node`, as a port sees them (hard
+        requirements on an availability probe ignored). The question every family asks of
+        a finding's targets, and the traced-region finder of the lazy-tensor platforms."""
+        return frozenset(platforms) & self.platforms(node, requirements=False)
 
     def dead_for_amd(self, node: ast.AST) -> str | None:
         """The guard that keeps `node` from every ROCm run, or None."""

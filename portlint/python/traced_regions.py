@@ -629,6 +629,15 @@ class RegionFinder:
         """torch: a runtime guard (`portlint.python.guards`) keeps `node` from every
         lazy-tensor platform of the file (after `if x.device.type == "xla": return`, in
         the `torch.cuda.is_available()` leg): the code is not traced there."""
+        lazy = self._lazy()
+        if self._guards is None:
+            from portlint.python.guards import guard_map
+
+            self._guards = self.ctx.fact(guard_map)
+        return bool(lazy) and not self._guards.reaching(node, lazy)
+
+    def _lazy(self) -> frozenset[str]:
+        """The file's lazy-tensor platforms (torch_xla: TPU and Trainium; Gaudi)."""
         if self._lazy_platforms is None:
             lazy: set[str] = set()
             if "torch_xla" in self.tags:
@@ -636,10 +645,7 @@ class RegionFinder:
             if "gaudi" in self.tags:
                 lazy.add("gaudi")
             self._lazy_platforms = frozenset(lazy)
-            from portlint.python.guards import guard_map
-
-            self._guards = self.ctx.fact(guard_map)
-        return bool(self._lazy_platforms) and not (self._guards.platforms(node, requirements=False) & self._lazy_platforms)
+        return self._lazy_platforms
 
     def _after_device_exit(self, parent: ast.AST, stmt: ast.stmt) -> bool:
         """Does an early exit for lazy-device values precede `stmt` in its block: `if
@@ -661,19 +667,9 @@ class RegionFinder:
         return False
 
     def _device_exit(self, stmt: ast.stmt) -> bool:
-        if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body or not isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue)):
-            return False
-        from portlint.python.guards import condition
+        from portlint.python.guards import exits_for_values_on
 
-        lazy = {"tpu", "trainium"} if "torch_xla" in self.tags else set()
-        if "gaudi" in self.tags:
-            lazy.add("gaudi")
-        ops = stmt.test.values if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And) else [stmt.test]
-        for op in ops:
-            cond = condition(op)
-            if cond is not None and cond.when_true and cond.when_true <= lazy:
-                return True
-        return False
+        return exits_for_values_on(stmt, self._lazy())
 
     def _after_interval_exit(self, parent: ast.AST, stmt: ast.stmt) -> bool:
         """Does an interval exit (`if not should_log(step): return`) precede `stmt` in its
