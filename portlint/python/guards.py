@@ -294,6 +294,8 @@ def condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Con
 def _condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Condition | None:
     if aliases and isinstance(expr, ast.Name) and expr.id in aliases:
         return aliases[expr.id]
+    if aliases and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id + "()" in aliases:
+        return aliases[expr.func.id + "()"]  # a predicate helper of the module (`_supports_kernel(x)`)
     if aliases and isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.left, ast.Name) \
             and expr.left.id in aliases and isinstance(expr.comparators[0], ast.Constant) and expr.comparators[0].value is None \
             and isinstance(expr.ops[0], (ast.Is, ast.IsNot)):
@@ -422,8 +424,49 @@ def terminates(block: list[ast.stmt]) -> bool:
     return False
 
 
+def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
+    """Module functions that return a device test in a conjunction, keyed `name()`:
+
+        def _supports_kernel(x):
+            ok = x.device.type in ("cuda", "xpu") and x.ndim == 2
+            if strict:
+                ok = ok and x.is_contiguous()
+            return ok
+
+    A call of it is true only where the device test can be (false anywhere: the other terms
+    may fail). Only a single `return` of an expression or of one local name is read; each
+    binding of the name may use the name itself (`ok = ok and ...`)."""
+    out: dict[str, Condition] = {}
+    for fn in module.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in ("__init__",):
+            continue
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        if len(returns) != 1 or returns[0] is not fn.body[-1] or returns[0].value is None:
+            continue
+        value = returns[0].value
+        if isinstance(value, ast.Name):
+            name, cur = value.id, None
+            for stmt in ast.walk(fn):
+                if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(getattr(stmt, "target", None), ast.Name) and stmt.target.id == name:
+                    cur = None
+                    break
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                    cond = _condition(stmt.value, {name: cur} if cur is not None else None)
+                    if cond is None or (cur is not None and not cond.when_true <= cur.when_true):
+                        cur = None
+                        break
+                    cur = cond
+            cond = cur
+        else:
+            cond = _condition(value)
+        if cond is not None and cond.when_true != ALL:
+            out[fn.name + "()"] = Condition(cond.when_true, ALL, f"{fn.name}()")
+    return out
+
+
 def _aliases(module: ast.Module) -> dict[str, Condition]:
-    """Names that hold a device test, assigned exactly once in the module."""
+    """Names that hold a device test, assigned exactly once in the module, and the module's
+    predicate helpers (`_predicate_helpers`)."""
     seen: dict[str, Condition | None] = {}
     for node in ast.walk(module):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -449,7 +492,9 @@ def _aliases(module: ast.Module) -> dict[str, Condition]:
             seen[name] = prev if same else None
         else:
             seen[name] = cond
-    return {k: v for k, v in seen.items() if v is not None}
+    out = {k: v for k, v in seen.items() if v is not None}
+    out.update(_predicate_helpers(module))
+    return out
 
 
 def stops(block: list[ast.stmt]) -> bool:
