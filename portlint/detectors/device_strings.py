@@ -24,7 +24,7 @@ from portlint.python.devices import (
     target_words,
     torch_targets,
 )
-from portlint.python.guards import CUDA_LIKE, OTHER, TPU, TRAINIUM, condition, dotted, guard_map, stops, words
+from portlint.python.guards import CUDA_LIKE, GAUDI, OTHER, TPU, TRAINIUM, condition, dotted, guard_map, stops, words
 from portlint.registry import detector
 
 _TORCHISH = frozenset({"torch_xla", "gaudi", "torch"})
@@ -35,6 +35,15 @@ _SCALER = "GradScaler"
 
 def _targets(ctx, node) -> frozenset[str]:
     return reach(ctx, node, ctx.fact(torch_targets))
+
+
+def _declared_untagged(ctx) -> frozenset[str]:
+    """With declared targets, a file that imports no framework (an argument parser, a
+    launcher that sets the environment of its workers) still runs there: the declared XLA
+    and Gaudi targets, for the rules that need no torch (`--device` defaults, PTL904)."""
+    if not ctx.settings.declared_targets or ctx.tags & (_TORCHISH | {"jax"}):
+        return frozenset()
+    return frozenset(ctx.settings.targets) & {TPU, TRAINIUM, GAUDI}
 
 
 def _span_between(ctx, start_node_end: tuple[int, int], end: tuple[int, int]) -> Span:
@@ -58,7 +67,8 @@ def _gaudi_note(targets) -> str:
 def _device_name_target(node: ast.AST) -> bool:
     name = dotted(node) if not isinstance(node, ast.Name) else node.id
     last = name.rsplit(".", 1)[-1].lower() if name else ""
-    return last in ("device", "dev", "default_device", "device_name", "target_device", "train_device", "device_type") or last.endswith("_device")
+    return last in ("device", "dev", "default_device", "device_name", "target_device", "train_device", "device_type",
+                    "accelerator_type") or last.endswith("_device")
 
 
 def _report_901(ctx, where, targets, what: str, fix: Fix | None) -> None:
@@ -156,6 +166,12 @@ def _places_on_value(fn: ast.AST, is_param) -> bool:
 def cuda_device_string(node, ctx) -> None:
     """Hard-coded CUDA devices in a file that targets XLA or Gaudi; JAX GPU pins in JAX code."""
     if "jax" not in ctx.tags and not relevant(ctx):
+        declared = _declared_untagged(ctx)
+        if declared and isinstance(node, ast.Call) and _last(node.func) == "add_argument":
+            for value in _argument_device_defaults(node):
+                targets = reach(ctx, value, declared)
+                if targets:
+                    _report_901(ctx, value, targets, "a CUDA device string", None)
         return
     if isinstance(node, ast.arguments):
         if not (ctx.tags & _TORCHISH):
@@ -178,6 +194,11 @@ def cuda_device_string(node, ctx) -> None:
             return
         if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and string_literal(value.values[-1]):
             value = value.values[-1]  # `device_type = detected_type() or "cuda"`: the fallback
+        elif isinstance(value, ast.IfExp) and any(_device_name_target(t) for t in names):
+            # `compute_device = "xpu" if is_xpu_available() else "cuda"`: the CUDA leg (its guard
+            # decides where it is taken)
+            legs = [leg for leg in (value.body, value.orelse) if string_literal(leg) and is_cuda_device_value(leg)]
+            value = legs[0] if len(legs) == 1 else value
         if _jax_env_assign(names, value):
             _jax_report(ctx, value, "`JAX_PLATFORMS` set to the GPU", None)
         elif any(_device_name_target(t) for t in names) and (
@@ -232,8 +253,8 @@ def cuda_device_string(node, ctx) -> None:
     last = func.attr if isinstance(func, ast.Attribute) else name.rsplit(".", 1)[-1]
     if node.args and (last in ("to", "autocast", "set_default_device") or name in ("torch.amp.autocast",) or name.startswith("torch.cuda.")):
         candidates.append(node.args[0])  # also torch.cuda.get_device_properties("cuda")
-    if last == "add_argument" and any(string_literal(a) and "device" in a.value for a in node.args):
-        candidates += [k.value for k in node.keywords if k.arg == "default"]
+    if last == "add_argument":
+        candidates += _argument_device_defaults(node)
     candidates += [k.value for k in node.keywords if k.arg in _DEVICE_KWARGS]
     for value in candidates:
         if is_cuda_device_value(value) and (not isinstance(value, ast.Call) or _is_format(value)):
@@ -245,6 +266,14 @@ def cuda_device_string(node, ctx) -> None:
                 if fix is not None and last == "add_argument":
                     fix = Fix(fix.description + " as the default", fix.edits, "display-only")
                 _report_901(ctx, value, targets, "a CUDA device string", fix)
+
+
+def _argument_device_defaults(node: ast.Call) -> list[ast.AST]:
+    """The CUDA default of a device option: `parser.add_argument("--device", default="cuda")`."""
+    if not any(string_literal(a) and "device" in a.value for a in node.args):
+        return []
+    return [k.value for k in node.keywords if k.arg == "default" and is_cuda_device_value(k.value)
+            and (not isinstance(k.value, ast.Call) or _is_format(k.value))]
 
 
 def _is_format(node: ast.AST) -> bool:
@@ -485,10 +514,11 @@ def _env_keys(node) -> list[ast.Constant]:
 @detector("PTL904", nodes=("Subscript", "Call", "Dict"), tokens=tuple(sorted(CUDA_ENV)))
 def visible_devices_env(node, ctx) -> None:
     """CUDA device-selection environment variables in a file that targets XLA or Gaudi."""
-    if not relevant(ctx):
+    declared = frozenset() if relevant(ctx) else _declared_untagged(ctx)
+    if not declared and not relevant(ctx):
         return
     for key in _env_keys(node):
-        targets = _targets(ctx, key)
+        targets = reach(ctx, key, declared) if declared else _targets(ctx, key)
         if targets:
             level = "warning" if key.value in SELECTION_ENV else "note"
             effect = "selects NVIDIA GPUs" if key.value in SELECTION_ENV else "tunes the CUDA runtime"

@@ -414,6 +414,11 @@ class _Walker:
         mask.any()` -> `not mask.any()`, which the guard before it keeps off TPU)."""
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test = test.operand
+        if isinstance(test, ast.Name):
+            # `has_pads = x.device.type == "xla" or mask.any()` ... `if has_pads:`: the name holds
+            # the short-circuit (bound once), and so it decides where `mask.any()` is read
+            values = self._bindings(region).get(test.id, ())
+            test = values[0] if len(values) == 1 else test
         if not isinstance(test, ast.BoolOp):
             return []
         out = []
@@ -911,6 +916,10 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 if isinstance(t, ast.Subscript) and dotted(t.value) == "os.environ" and _const(t.slice) == "JAX_ENABLE_X64" and _const(node.value) in ("1", "True", "true"):
                     out.add("PTL809", node, JAX_WARNING, "Keep float32/bfloat16 on TPU; enable x64 only in CPU-side numerics code.", what="JAX_ENABLE_X64")
         wide = _wide_dtype_use(node, canon, jax_file, has_torch_target)
+        if wide is None and has_torch_target and isinstance(node, ast.IfExp):
+            leg = _device_chosen_wide_dtype(ctx, node, canon)
+            if leg is not None:
+                node, wide = leg, ("torch", dotted(leg))
         if wide is not None:
             kind, text = wide
             targets = JAX_WARNING if kind == "jax" else torch_t
@@ -992,6 +1001,19 @@ def _assigned_name(tm, call) -> str | None:
 
 _WIDE_JAX = {"jax.numpy.float64", "jax.numpy.complex128", "jax.numpy.double"}
 _WIDE_TORCH = {"torch.float64", "torch.double", "torch.complex128", "torch.cdouble"}
+
+
+def _device_chosen_wide_dtype(ctx, node: ast.IfExp, canon) -> ast.AST | None:
+    """The float64 leg of `dtype = torch.float32 if is_mps else torch.float64`: a dtype
+    picked by a device test (diffusers' timestep idiom) whose float64 leg the guard lets the
+    other accelerators take. A choice by a user option (`... if args.double else ...`) is not one."""
+    legs = [leg for leg in (node.body, node.orelse) if canon(leg) in _WIDE_TORCH]
+    if len(legs) != 1:
+        return None
+    guards = ctx.fact(guard_map)
+    if guards.platforms(legs[0]) == guards.platforms(node):
+        return None  # the test is no device test
+    return legs[0]
 
 
 def _wide_dtype_use(node, canon, jax_file, torch_file):
@@ -1103,7 +1125,7 @@ def _reachable(ctx, nodes, targets: dict) -> dict:
     """`targets` restricted to the platforms on which one of `nodes` can run (the device
     guards of `portlint.python.guards`: `if not self.tpu:`, `if device.type == "cuda":`)."""
     guards = ctx.fact(guard_map)
-    plats = frozenset().union(*(guards.platforms(n, requirements=False) for n in nodes))
+    plats = frozenset().union(*(guards.reaching(n, targets) for n in nodes))
     return {t: level for t, level in targets.items() if t in plats}
 
 

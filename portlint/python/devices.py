@@ -45,7 +45,7 @@ def reach(ctx, node: ast.AST, targets: frozenset[str]) -> frozenset[str]:
     """The targets among `targets` on which `node` can actually run (guards applied)."""
     if not targets:
         return targets
-    return targets & ctx.fact(guard_map).platforms(node, requirements=False)
+    return ctx.fact(guard_map).reaching(node, targets)
 
 
 def is_cuda_device_value(node: ast.AST) -> bool:

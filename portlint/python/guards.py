@@ -18,6 +18,11 @@ API (small on purpose; other families may import it):
 - `Guards.platforms(node, requirements=True)`: frozenset of platforms the node can run on
   (`ALL` if unguarded); `requirements=False` ignores hard `raise`/`exit`/`assert`
   requirements on an availability probe (the code a port exposes once they go).
+- `Guards.reaching(node, platforms)`: the platforms among `platforms` that reach the node as
+  a port sees it (`platforms(node, requirements=False)` narrowed): what every family and the
+  traced-region finder ask.
+- `exits_for_values_on(stmt, platforms)`: the statement leaves its block for every value on
+  `platforms` (`if is_tensor(t) and t.device.type == "xla": return t`).
 - `Guards.reason(node, platforms)`: text of the innermost guard that rules out one of
   `platforms` for the node (for messages), or None.
 - `Guards.dead_for_amd(node)`: the guard that keeps `node` from every ROCm run, or None
@@ -61,6 +66,9 @@ _WORDS: dict[str, frozenset[str]] = {
     "cpu": frozenset({CPU}), "gloo": frozenset({CPU}),
     "mps": frozenset({OTHER}), "xpu": frozenset({OTHER}), "npu": frozenset({OTHER}), "mlu": frozenset({OTHER}),
     "musa": frozenset({OTHER}),
+    # NVIDIA's Apex (and its ROCm fork) runs on CUDA devices only; torch.distributed's FSDP
+    # runs on NCCL, HCCL or gloo, while torch_xla shards with its own XLA FSDP wrapper
+    "apex": CUDA_LIKE, "fsdp": ALL - XLA,
 }
 _NEGATIONS = {"no", "not", "disable", "disabled", "without", "skip"}
 _PREDICATE_WORDS = {"use", "is", "has", "have", "on", "with", "enable", "enabled", "available", "run", "using", "multi", "n", "num"}
@@ -174,13 +182,37 @@ def _call_condition(call: ast.Call, text: str) -> Condition | None:
             if kw.arg in ("check_is_gpu", "check_is_tpu") and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                 plats = CUDA_LIKE if kw.arg == "check_is_gpu" else frozenset({TPU})
         return Condition(plats, ALL - plats, text)
+    if last.startswith("is_") and last.endswith("_tensor") and call.args:
+        # fairseq's is_xla_tensor(t), is_hpu_tensor(t): a device test of one tensor
+        ws = [w for w in words(last) if w not in ("is", "tensor")]
+        if ws and all(w in _WORDS for w in ws):
+            plats = frozenset().union(*(_WORDS[w] for w in ws))
+            return Condition(plats, ALL - plats, text)
     if last == "device_count" and name.endswith("cuda.device_count"):
         return Condition(CUDA_LIKE, ALL - CUDA_LIKE, text)
     return None
 
 
+# attention backends that exist only on CUDA devices (flash-attn also builds for ROCm, and
+# transformers maps the name to its NPU/XPU kernels): `_attn_implementation == "flash_attention_2"`
+_GPU_ATTENTION: dict[str, frozenset[str]] = {
+    name: CUDA_LIKE | {OTHER} for name in ("flash_attention_2", "flash_attention_3", "flash_attn", "flash_attn_2", "flash_attn_3")
+}
+
+
+def _attention_backend(node: ast.AST) -> frozenset[str] | None:
+    """Platforms of a CUDA-only attention backend named by a string (or a tuple of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _GPU_ATTENTION.get(node.value.lower())
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
+        parts = [_attention_backend(e) for e in node.elts]
+        return None if any(p is None for p in parts) else frozenset().union(*parts)
+    return None
+
+
 def _value_platforms(node: ast.AST) -> frozenset[str] | None:
-    """Platforms named by a compared value: a string, or an enum-like constant (`DistributedType.XLA`)."""
+    """Platforms named by a compared value: a device or backend string, or an enum-like
+    constant (`DistributedType.XLA`)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return literal_platforms(node.value)
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
@@ -224,6 +256,12 @@ def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
         if inner is None:
             return None
         return Condition(inner.when_false, inner.when_true, text) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, text)
+    if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+        # a chosen attention backend: equal only where it exists, unequal anywhere
+        backend = _attention_backend(right) if isinstance(op, (ast.In, ast.NotIn)) else _attention_backend(right) or _attention_backend(left)
+        if backend is not None:
+            cond = Condition(backend, ALL, text)
+            return cond.negate() if isinstance(op, (ast.NotEq, ast.NotIn)) else cond
     if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         if isinstance(op, (ast.In, ast.NotIn)):
             # "cuda" in str(device)  /  device.type in ("cuda", "hpu")
@@ -256,6 +294,8 @@ def condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Con
 def _condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Condition | None:
     if aliases and isinstance(expr, ast.Name) and expr.id in aliases:
         return aliases[expr.id]
+    if aliases and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id + "()" in aliases:
+        return aliases[expr.func.id + "()"]  # a predicate helper of the module (`_supports_kernel(x)`)
     if aliases and isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.left, ast.Name) \
             and expr.left.id in aliases and isinstance(expr.comparators[0], ast.Constant) and expr.comparators[0].value is None \
             and isinstance(expr.ops[0], (ast.Is, ast.IsNot)):
@@ -384,8 +424,49 @@ def terminates(block: list[ast.stmt]) -> bool:
     return False
 
 
+def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
+    """Module functions that return a device test in a conjunction, keyed `name()`:
+
+        def _supports_kernel(x):
+            ok = x.device.type in ("cuda", "xpu") and x.ndim == 2
+            if strict:
+                ok = ok and x.is_contiguous()
+            return ok
+
+    A call of it is true only where the device test can be (false anywhere: the other terms
+    may fail). Only a single `return` of an expression or of one local name is read; each
+    binding of the name may use the name itself (`ok = ok and ...`)."""
+    out: dict[str, Condition] = {}
+    for fn in module.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in ("__init__",):
+            continue
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        if len(returns) != 1 or returns[0] is not fn.body[-1] or returns[0].value is None:
+            continue
+        value = returns[0].value
+        if isinstance(value, ast.Name):
+            name, cur = value.id, None
+            for stmt in ast.walk(fn):
+                if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(getattr(stmt, "target", None), ast.Name) and stmt.target.id == name:
+                    cur = None
+                    break
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                    cond = _condition(stmt.value, {name: cur} if cur is not None else None)
+                    if cond is None or (cur is not None and not cond.when_true <= cur.when_true):
+                        cur = None
+                        break
+                    cur = cond
+            cond = cur
+        else:
+            cond = _condition(value)
+        if cond is not None and cond.when_true != ALL:
+            out[fn.name + "()"] = Condition(cond.when_true, ALL, f"{fn.name}()")
+    return out
+
+
 def _aliases(module: ast.Module) -> dict[str, Condition]:
-    """Names that hold a device test, assigned exactly once in the module."""
+    """Names that hold a device test, assigned exactly once in the module, and the module's
+    predicate helpers (`_predicate_helpers`)."""
     seen: dict[str, Condition | None] = {}
     for node in ast.walk(module):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -411,7 +492,9 @@ def _aliases(module: ast.Module) -> dict[str, Condition]:
             seen[name] = prev if same else None
         else:
             seen[name] = cond
-    return {k: v for k, v in seen.items() if v is not None}
+    out = {k: v for k, v in seen.items() if v is not None}
+    out.update(_predicate_helpers(module))
+    return out
 
 
 def stops(block: list[ast.stmt]) -> bool:
@@ -420,6 +503,22 @@ def stops(block: list[ast.stmt]) -> bool:
     if isinstance(last, ast.Raise):
         return True
     return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and dotted(last.value.func) in _EXIT_CALLS
+
+
+def exits_for_values_on(stmt: ast.stmt, platforms) -> bool:
+    """`if torch.is_tensor(t) and t.device.type == "xla": return t`: a block exit (no else)
+    taken for every value on `platforms`, because one operand of the test (or its `and`) is a
+    device test true only there. The whole test is no platform guard (it is also false for a
+    CPU tensor on an XLA host), so this says what the rest of the block sees: no value on
+    `platforms`, while `Guards.platforms` still lets the platforms reach it."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body or not isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue)):
+        return False
+    ops = stmt.test.values if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And) else [stmt.test]
+    for op in ops:
+        cond = condition(op)
+        if cond is not None and cond.when_true and cond.when_true <= frozenset(platforms):
+            return True
+    return False
 
 
 def is_probe(test: ast.AST) -> bool:
@@ -456,6 +555,7 @@ class Guards:
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                     self._early_exits(block)
         self.regions.sort(key=lambda r: (r.start, r.end))
+        self._local_functions(module)
 
     def _add(self, first: ast.AST, last: ast.AST, plats: frozenset[str], reason: str, requirement: bool = False) -> None:
         if plats != ALL:
@@ -548,6 +648,36 @@ class Guards:
                 self._add(block[i + 1], block[-1], cond.when_true, f"after the early exit in the else of `if {cond.text}:` (line {stmt.lineno})",
                           stops(stmt.orelse) and is_probe(stmt.test))
 
+    def _local_functions(self, module: ast.Module) -> None:
+        """A function defined inside another and used there only in guarded places runs
+        only where they do: `def agg(t): return t.cuda()` ... `agg if should_agg else None`
+        with `should_agg = self.is_fsdp and ...`. Module-level functions may be imported
+        elsewhere, so only nested ones are followed."""
+        added = []
+        for outer in ast.walk(module):
+            if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            inner = [s for s in ast.walk(outer) if s is not outer and isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if not inner:
+                continue
+            names: dict[str, list[ast.Name]] = {}
+            for n in ast.walk(outer):
+                if isinstance(n, ast.Name):
+                    names.setdefault(n.id, []).append(n)
+            for fn in inner:
+                pos, end = _start(fn), _end(fn)
+                uses = [n for n in names.get(fn.name, ()) if not (pos <= _start(n) < end)]
+                if not uses or any(not isinstance(u.ctx, ast.Load) for u in uses):
+                    continue
+                plats = frozenset().union(*(self.platforms(u) for u in uses))
+                if plats != ALL:
+                    reason = self.reason(uses[0], ALL - plats) or "a guard"
+                    added.append(Region(_start(fn.body[0]), _end(fn.body[-1]), plats,
+                                        f"in `{fn.name}`, used only {reason}"))
+        if added:
+            self.regions.extend(added)
+            self.regions.sort(key=lambda r: (r.start, r.end))
+
     def _containing(self, node: ast.AST):
         pos = _start(node)
         end = _end(node) if getattr(node, "end_lineno", None) is not None else pos
@@ -568,6 +698,12 @@ class Guards:
             if requirements or not r.requirement:
                 out = out & r.platforms
         return out
+
+    def reaching(self, node: ast.AST, platforms) -> frozenset[str]:
+        """The platforms among `platforms` that reach `node`, as a port sees them (hard
+        requirements on an availability probe ignored). The question every family asks of
+        a finding's targets, and the traced-region finder of the lazy-tensor platforms."""
+        return frozenset(platforms) & self.platforms(node, requirements=False)
 
     def dead_for_amd(self, node: ast.AST) -> str | None:
         """The guard that keeps `node` from every ROCm run, or None."""

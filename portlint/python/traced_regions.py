@@ -1,0 +1,688 @@
+"""Traced regions of one file (a part of `portlint.python.traced`).
+
+A region is a function (or a torch step loop) whose body a compiler traces: found from JAX
+transformations and lax bodies, Flax/Equinox/Haiku module methods, torch step functions,
+step loops, module `forward`s, per-step `__call__`/`update` methods and `torch.compile`, or
+reached from an entry point in another file (the project model). `RegionFinder` is the
+half of `TracedMap` that finds regions, nests closures in them and answers which region a
+node is in (not after a logging-interval exit, not in an evaluation leg, not off-device);
+the parameter rules here say which of a region's parameters start out static."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from portlint.python import astindex
+from portlint.python.traced_imports import (
+    DIFF_TRANSFORMS, FLAX_BASES, HOST_CALLBACKS, JAX_TRANSFORMS, JIT_LIKE, LAX_BODIES, STEP_CLOSURE, TORCH_BASES,
+    TORCH_COMPILE, dotted,
+)
+
+# ---- regions -------------------------------------------------------------------------------
+
+@dataclass
+class Region:
+    node: ast.AST  # FunctionDef/AsyncFunctionDef/Lambda, or a For/While loop (torch steps)
+    kind: str  # "jax" | "torch"
+    why: str
+    traced: set[str] = field(default_factory=set)  # traced local names (params + derived)
+    static: set[str] = field(default_factory=set)  # names known static
+    parent: "Region | None" = None
+    _nodes: list | None = None  # nodes of the region, outside nested defs (cached)
+    _assigns: dict | None = None  # name -> its plain assignments in the region (cached)
+    # the entry point in another file that reaches this function (project.Reach: .entry,
+    # .file, .kind, .describe()), None for regions found in this file; `why` then reads
+    # "reached from `train_step` in trainer.py", which the PTL80x messages show
+    reached_from: object | None = None
+
+    @property
+    def certainty(self) -> str:
+        """"traced" for regions this file proves (an entry point, or a call with traced
+        arguments), "unknown" for functions reached from another file, whose parameters are
+        assumed traced without seeing the call's values: report those at lower confidence."""
+        return "unknown" if self.reached_from is not None else "traced"
+
+    @property
+    def body_nodes(self) -> list[ast.AST]:
+        node = self.node
+        if isinstance(node, ast.Lambda):
+            return [node.body]
+        return list(node.body)
+
+
+def params_of(fn) -> list[ast.arg]:
+    a = fn.args
+    return [*a.posonlyargs, *a.args, *( [a.vararg] if a.vararg else []), *a.kwonlyargs, *([a.kwarg] if a.kwarg else [])]
+
+
+def _positional(fn) -> list[ast.arg]:
+    return [*fn.args.posonlyargs, *fn.args.args]
+
+
+def _defaults(fn) -> dict[str, ast.AST]:
+    a = fn.args
+    pos = _positional(fn)
+    out = {p.arg: d for p, d in zip(pos[len(pos) - len(a.defaults):], a.defaults)}
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        if d is not None:
+            out[p.arg] = d
+    return out
+
+
+# torch: parameter names that hold Python values or objects, not tensors
+_TORCH_STATIC_PARAM = re.compile(
+    r"^(self|cls|model|module|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
+    r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
+    r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
+_STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
+# classes of configuration objects (dataclass hyperparameters), by the name's ending
+_CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec",
+                 "Axis", "AxisSelector", "AxisSpec", "Shape", "PrecisionLike", "DTypeLike")
+
+
+def _annotation_static(ann: ast.AST | None) -> bool:
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.Subscript):  # Optional[bool], Tuple[int, ...]
+        base = dotted(ann.value) or ""
+        if base.split(".")[-1] in ("Optional",):
+            return _annotation_static(ann.slice)
+        return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
+        return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
+    name = (dotted(ann) or "").split(".")[-1]
+    return name in _STATIC_ANNOT or name.endswith(_CONFIG_ANNOT)
+
+
+def _literal_default(d: ast.AST) -> bool:
+    """A bool, str, int or float literal default: a Python value, not an array (a default
+    is applied inside the traced function, so it stays a constant; None defaults are often
+    arrays)."""
+    if isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub):
+        d = d.operand
+    return isinstance(d, ast.Constant) and isinstance(d.value, (bool, str, int, float)) and d.value is not None
+
+
+def _const_ints(node: ast.AST) -> list[int]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+    return []
+
+
+def _const_strs(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def static_params_from_kwargs(fn, keywords: list[ast.keyword]) -> set[str]:
+    """Parameter names made static by `static_argnums` / `static_argnames` keywords."""
+    pos = [p.arg for p in _positional(fn)] if fn is not None and not isinstance(fn, ast.Lambda) else []
+    out: set[str] = set()
+    for kw in keywords:
+        if kw.arg in ("static_argnums", "static_broadcasted_argnums"):
+            for i in _const_ints(kw.value):
+                if -len(pos) <= i < len(pos):
+                    out.add(pos[i])
+        elif kw.arg == "static_argnames":
+            out.update(_const_strs(kw.value))
+    return out
+
+
+def _tail(func: ast.AST) -> str:
+    """The last name of a callee (`compile` of `torch.compile`), "" for other expressions."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+_STEP_WORDS = ("train_step", "training_step", "train_one_step", "step_fn", "train_fn", "forward_backward", "compute_loss",
+               "loss_fn", "generate_step", "decode_step", "generate", "get_batch_loss_metrics", "compute_loss_metrics")
+
+
+def _step_name(lname: str) -> bool:
+    """A function that runs once per training or generation step, by its name: `train_step`,
+    `_compute_loss`, `generate` / `_generate`, `*_step`."""
+    bare = lname.strip("_")
+    return bare in _STEP_WORDS or bare.endswith("_step") or bare.endswith("_compute_loss")
+
+
+# base-class endings of objects whose `__call__` / `update` runs on tensors every step:
+# logits processors and warpers (every generated token), metrics (every iteration)
+_PER_STEP_BASES = {"LogitsProcessor": ("__call__",), "LogitsWarper": ("__call__",), "Metric": ("update", "_update")}
+
+
+def _module_like(cls: ast.ClassDef) -> bool:
+    """A class with a base and a `forward(self, x, ...)` method: a torch module whose base is
+    defined elsewhere (FairseqEncoder, a model mixin); in a torch file nothing else has one."""
+    if not cls.bases:
+        return False
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "forward":
+            return len(params_of(stmt)) >= 2
+    return False
+
+
+def _per_step_methods(cls: ast.ClassDef) -> tuple[str, ...]:
+    out: list[str] = []
+    for base in cls.bases:
+        name = (dotted(base) or "").rsplit(".", 1)[-1]
+        for ending, methods in _PER_STEP_BASES.items():
+            if name.endswith(ending):
+                out.extend(methods)
+    return tuple(dict.fromkeys(out))
+
+
+
+
+_INTERVAL_WORDS = re.compile(r"log|print|verbose|debug|report", re.I)
+
+
+def _interval_exit(stmt: ast.stmt) -> bool:
+    """`if not should_log(step): return` / `if step % N != 0: continue`: the statements
+    after it in the block run every N steps (a logging interval), not every step."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body or not isinstance(stmt.body[-1], (ast.Return, ast.Continue)):
+        return False
+    test = stmt.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        return any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_WORDS.search(dotted(n) or "") for n in ast.walk(inner))
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod)
+
+
+def _eval_leg(test_if: ast.If, child: ast.AST) -> bool:
+    """Is `child` (a statement of `test_if`) in the evaluation leg of a training switch:
+    the body of `if not self.training:` / `if not model.training:`, or the `else` of
+    `if self.training:`? Validation runs once per evaluation, not every training step."""
+    test = test_if.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    if negated:
+        test = test.operand
+    if not (isinstance(test, ast.Attribute) and test.attr == "training"):
+        return False
+    return child in (test_if.body if negated else test_if.orelse)
+
+
+
+class RegionFinder:
+    """Finding a file's regions (mixed into `TracedMap`, which holds the state)."""
+
+    # -- indexing --
+    def _index(self) -> None:
+        self.nodes: list[ast.AST] = astindex.nodes(self.module)  # one walk, shared with the engine
+        self.parents: dict[ast.AST, ast.AST] = astindex.parents(self.module)
+        # the module's classes now; each scope's local defs when `resolve` first asks
+        for stmt in self._own_statements(self.module):
+            if isinstance(stmt, ast.ClassDef):
+                self.classes[stmt.name] = stmt
+
+    def scope_defs(self, scope: ast.AST) -> dict[str, ast.AST]:
+        """The functions defined directly in a module or function scope, by name."""
+        defs = self.scopes.get(scope)
+        if defs is None:
+            defs = {}
+            if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for stmt in self._own_statements(scope):
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        defs[stmt.name] = stmt
+            self.scopes[scope] = defs
+        return defs
+
+    @staticmethod
+    def _own_statements(node):
+        """Statements of a scope, descending into compound statements but not nested defs."""
+        stack = list(getattr(node, "body", []))
+        while stack:
+            stmt = stack.pop()
+            yield stmt
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            for name in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(stmt, name, []) or [])
+            if isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    stack.extend(case.body)
+
+    def enclosing_scope(self, node: ast.AST):
+        p = self.parents.get(node)
+        while p is not None and not isinstance(p, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            p = self.parents.get(p)
+        return p
+
+    def enclosing_function(self, node: ast.AST):
+        p = self.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            p = self.parents.get(p)
+        return p
+
+    def resolve(self, ref: ast.AST, at: ast.AST):
+        """The function (def or lambda) a reference names, looking outwards from `at`."""
+        if isinstance(ref, ast.Lambda):
+            return ref
+        if isinstance(ref, ast.Attribute) and isinstance(ref.value, ast.Name) and ref.value.id in ("self", "cls"):
+            cls = self._enclosing_class(at)
+            if cls is not None:
+                return self._method(cls, ref.attr)
+            return None
+        if not isinstance(ref, ast.Name):
+            return None
+        scope = self.enclosing_scope(at)
+        while scope is not None:
+            if not isinstance(scope, (ast.ClassDef, ast.Lambda)):
+                fn = self.scope_defs(scope).get(ref.id)
+                if fn is not None:
+                    return fn
+            scope = self.enclosing_scope(scope)
+        return None
+
+    def _enclosing_class(self, node):
+        p = self.parents.get(node)
+        while p is not None and not isinstance(p, ast.ClassDef):
+            p = self.parents.get(p)
+        return p
+
+    def _method(self, cls: ast.ClassDef, name: str, depth: int = 0):
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                return stmt
+        if depth < 5:
+            for base in cls.bases:
+                b = dotted(base)
+                if b in self.classes:
+                    found = self._method(self.classes[b], name, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def _class_is(self, cls: ast.ClassDef, bases: set[str], depth: int = 0) -> bool:
+        for base in cls.bases:
+            canon = self.imports.canonical(base)
+            if canon in bases:
+                return True
+            local = dotted(base)
+            if local in self.classes and depth < 5 and self._class_is(self.classes[local], bases, depth + 1):
+                return True
+        return False
+
+    def _unwrap_partial(self, node: ast.AST):
+        """`partial(f, a, k=v)` -> (f, number of bound positionals, bound keyword names).
+
+        Nested transformations are looked through: `jax.jit(jax.grad(f))` traces `f`."""
+        if isinstance(node, ast.Call) and self.imports.canonical(node.func) in ("functools.partial", "partial"):
+            if node.args:
+                inner, n, kws = self._unwrap_partial(node.args[0])
+                return inner, n + len(node.args) - 1, kws | {k.arg for k in node.keywords if k.arg}
+        if isinstance(node, ast.Call) and node.args and self.imports.canonical(node.func) in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS)):
+            return self._unwrap_partial(node.args[0])
+        return node, 0, set()
+
+    # -- adding regions --
+    def add(self, fn, kind: str, why: str, static: set[str] | None = None, traced_params: set[str] | None = None,
+            bound: tuple[int, set[str]] = (0, set()), module_method: bool = False, jit_direct: bool = False) -> Region | None:
+        """Make `fn` a region. Parameters are traced unless static: static_argnums/names,
+        partial-bound, a bool/str default, and (except for functions jitted directly,
+        where a non-static `flag: bool` is a real bug) an int/bool/str annotation."""
+        if fn is None or fn in self.host_fns:
+            return None
+        region = self.regions.get(fn)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            params = params_of(fn)
+            names = [p.arg for p in params]
+            if traced_params is None:
+                defaults = _defaults(fn) if not isinstance(fn, ast.Lambda) else {}
+                n_bound, kw_bound = bound
+                pos = [p.arg for p in _positional(fn)]
+                static = set(static or ())
+                static |= set(pos[:n_bound]) | kw_bound
+                static |= {p for p, d in defaults.items() if _literal_default(d)}
+                if not jit_direct:
+                    static |= {p.arg for p in params if _annotation_static(p.annotation)}
+                if module_method:
+                    static |= {p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is not None}
+                if kind == "torch":
+                    static |= {n for n in names if _TORCH_STATIC_PARAM.search(n)}
+                traced_params = {n for n in names if n not in static and n not in ("self", "cls")}
+            else:
+                traced_params = {n for n in traced_params if not _annotation_static(next(p.annotation for p in params if p.arg == n))}
+                if kind == "torch":
+                    traced_params = {n for n in traced_params if not _TORCH_STATIC_PARAM.search(n)}
+                static = set(names) - traced_params
+        else:
+            traced_params, static = set(), set()
+        if region is None:
+            region = Region(fn, kind, why, set(traced_params), set(static or ()))
+            self.regions[fn] = region
+        else:
+            region.traced |= traced_params
+        return region
+
+    # -- JAX --
+    def _find_jax(self) -> None:
+        canon = self.imports.canonical
+        for node in self.nodes:
+            if isinstance(node, ast.Call):
+                name = canon(node.func)
+                if name in HOST_CALLBACKS and node.args:
+                    fn = self.resolve(node.args[0], node)
+                    if fn is not None:
+                        self.host_fns.add(fn)
+                # initialisers given to self.param / self.variable / hk.get_parameter get
+                # shapes and dtypes, not arrays
+                is_init = (isinstance(node.func, ast.Attribute) and node.func.attr in ("param", "variable")
+                           and isinstance(node.func.value, ast.Name) and node.func.value.id == "self") or name == "haiku.get_parameter"
+                if is_init:
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:
+                        if isinstance(arg, ast.Lambda):
+                            self.host_fns.add(arg)
+        for node in self.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for dec in node.decorator_list:
+                    target, keywords = dec, []
+                    if isinstance(dec, ast.Call):
+                        inner, _, _ = self._unwrap_partial(dec)
+                        if inner is not dec:  # @partial(jax.jit, static_argnames=...)
+                            target, keywords = inner, dec.keywords
+                        else:  # @jax.jit(...)-style factories (nnx.jit(static_argnums=...))
+                            target, keywords = dec.func, dec.keywords
+                    name = canon(target)
+                    if name in JAX_TRANSFORMS:
+                        self.add(node, "jax", f"decorated with {dotted(target)}", static_params_from_kwargs(node, keywords), jit_direct=name in JIT_LIKE)
+            elif isinstance(node, ast.ClassDef) and self._class_is(node, FLAX_BASES):
+                # entry points: __call__ and @nn.compact methods; other methods become traced
+                # through the calls those make (self.helper(x) with a traced x)
+                for stmt in node.body:
+                    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    decorators = {canon(d.func if isinstance(d, ast.Call) else d) or "" for d in stmt.decorator_list}
+                    if stmt.name == "__call__" or any(d.endswith(("linen.compact", "nn.compact", "compact")) for d in decorators):
+                        self.add(stmt, "jax", f"method of the module class {node.name}", module_method=True)
+            elif isinstance(node, ast.Call):
+                name = canon(node.func)
+                if name in JAX_TRANSFORMS and node.args:
+                    ref, n_bound, kw_bound = self._unwrap_partial(node.args[0])
+                    fn = self.resolve(ref, node)
+                    if fn is not None:
+                        static = static_params_from_kwargs(fn, node.keywords)
+                        self.add(fn, "jax", f"passed to {dotted(node.func)}", static, bound=(n_bound, kw_bound), jit_direct=name in JIT_LIKE and ref is node.args[0])
+                elif name in LAX_BODIES:
+                    for i in LAX_BODIES[name]:
+                        if i < len(node.args):
+                            ref, n_bound, kw_bound = self._unwrap_partial(node.args[i])
+                            self.add(self.resolve(ref, node), "jax", f"body of {dotted(node.func)}", bound=(n_bound, kw_bound))
+                    if name == "jax.lax.switch" and len(node.args) > 1 and isinstance(node.args[1], (ast.List, ast.Tuple)):
+                        for elt in node.args[1].elts:
+                            self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
+                elif name == "jax.lax.switch" and len(node.args) > 1 and isinstance(node.args[1], (ast.List, ast.Tuple)):
+                    for elt in node.args[1].elts:
+                        self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
+
+    # -- reached from other files (the project model) --
+    def _add_reached(self) -> None:
+        from portlint.python.project import file_model
+
+        model, rel = file_model(self.ctx)
+        if model is None:
+            return
+        for qual, reach in sorted(model.reached_in(rel).items()):
+            fn = self._def_by_qualname(qual)
+            if fn is None or fn in self.regions or fn in self.host_fns:
+                continue
+            if reach.kind == "torch" and not self.torch_target:
+                continue
+            region = self.add(fn, reach.kind, reach.describe(), static=set(reach.static), module_method="." in qual)
+            if region is not None:
+                region.reached_from = reach
+
+    def _def_by_qualname(self, qual: str):
+        """The top-level function `f` or method `C.m` of this module."""
+        head, _, rest = qual.partition(".")
+        for stmt in self.module.body:
+            if rest and isinstance(stmt, ast.ClassDef) and stmt.name == head:
+                for inner in stmt.body:
+                    if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name == rest:
+                        return inner
+            elif not rest and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == head:
+                return stmt
+        return None
+
+    # -- torch on xla/hpu --
+    _STEP_NAMES = ("train_step", "training_step", "train_one_step", "step_fn", "train_fn", "forward_backward", "compute_loss", "loss_fn", "generate_step", "decode_step")
+    _NOT_STEP = ("eval", "valid", "test", "predict", "evaluate")
+
+    def _is_boundary_call(self, call: ast.Call) -> bool:
+        name = self.imports.canonical(call.func) or ""
+        return name.endswith(("mark_step", "optimizer_step")) or name in ("torch_xla.sync", "torch_xla.step")
+
+    def _loop_is_step(self, loop) -> bool:
+        """A loop that runs training steps (and not an epoch loop around such a loop)."""
+        if loop not in self._step_memo:
+            self._step_memo[loop] = self._loop_is_step_uncached(loop)
+        return self._step_memo[loop]
+
+    def _loop_is_step_uncached(self, loop) -> bool:
+        """A step call (`.backward()` or a step boundary) in the loop's body, outside nested
+        defs, and no step loop nested in it. Found by lines among the file's step calls and
+        loops (listed once), not by walking every loop's body."""
+        if self._step_calls is None:
+            self._step_calls, self._loops = [], []
+            for node in self.nodes:
+                if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and (
+                        (node.func.attr == "backward" and not node.args) or self._is_boundary_call(node)):
+                    self._step_calls.append(node)
+                elif node.__class__ in (ast.For, ast.While, ast.AsyncFor):
+                    self._loops.append(node)
+        if not self._step_calls or not loop.body:
+            return False
+        first, last = loop.body[0].lineno, loop.body[-1].end_lineno or loop.lineno
+        home = self._def_of(loop)
+        within = lambda n: first <= n.lineno <= last and self._def_of(n) is home and self._inside(n, loop)  # noqa: E731
+        if not any(within(c) for c in self._step_calls):
+            return False
+        return not any(o is not loop and within(o) and self._loop_is_step(o) for o in self._loops)
+
+    def _def_of(self, node):
+        """The nearest def, lambda or class around `node` (None at module level)."""
+        memo = self._def_memo
+        if node not in memo:
+            p = self.parents.get(node)
+            while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                p = self.parents.get(p)
+            memo[node] = p
+        return memo[node]
+
+    def _inside(self, node, outer) -> bool:
+        p = self.parents.get(node)
+        while p is not None:
+            if p is outer:
+                return True
+            p = self.parents.get(p)
+        return False
+
+    def region_nodes(self, region: Region) -> list[ast.AST]:
+        """Every node in the region's body outside nested defs (computed once)."""
+        if region._nodes is None:
+            region._nodes = list(self._walk_no_defs(region.body_nodes))
+        return region._nodes
+
+    def _walk_no_defs(self, stmts):
+        stack = list(stmts)
+        children = astindex.children
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        while stack:
+            node = stack.pop()
+            yield node
+            for child in children(node):
+                if not isinstance(child, defs):
+                    stack.append(child)
+
+    def _find_torch(self) -> None:
+        canon = self.imports.canonical
+        calls = [n for n in self.nodes if n.__class__ is ast.Call and _tail(n.func) in ("add_step_closure", "compile")]
+        for node in calls:
+            if canon(node.func) in STEP_CLOSURE and node.args:
+                fn = self.resolve(node.args[0], node)
+                if fn is not None:
+                    self.host_fns.add(fn)
+        compiled = {node for node in calls if node.args and canon(node.func) in TORCH_COMPILE}
+        for node in self.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lname = node.name.lower()
+                if any(canon(d) in TORCH_COMPILE or (isinstance(d, ast.Call) and canon(d.func) in TORCH_COMPILE) for d in node.decorator_list):
+                    self.add(node, "torch", "compiled with torch.compile")
+                elif any(s in lname for s in self._NOT_STEP):
+                    continue
+                elif _step_name(lname):
+                    self.add(node, "torch", f"step function {node.name}")
+            elif isinstance(node, ast.ClassDef) and (self._class_is(node, TORCH_BASES) or self._torchish_class(node) or _module_like(node)):
+                fwd = self._method(node, "forward")
+                if fwd is not None and fwd in node.body:
+                    self.add(fwd, "torch", f"forward of {node.name}", module_method=True)
+                for name in _per_step_methods(node):
+                    fn = self._method(node, name)
+                    if fn is not None and fn in node.body:
+                        self.add(fn, "torch", f"{name} of {node.name}", module_method=True)
+            elif node in compiled:
+                self.add(self.resolve(node.args[0], node), "torch", "passed to torch.compile")
+            elif isinstance(node, (ast.For, ast.While)) and self._loop_is_step(node):
+                fn = self.enclosing_function(node)
+                if fn is not None and any(s in getattr(fn, "name", "").lower() for s in self._NOT_STEP):
+                    continue
+                region = self.add(node, "torch", "training-step loop")
+                if isinstance(node, ast.For):
+                    region.traced |= self._loop_target_traced(node)
+
+    def _torchish_class(self, cls: ast.ClassDef) -> bool:
+        if self.jax and not self.imports.uses("torch"):
+            return False
+        for base in cls.bases:
+            b = dotted(base) or ""
+            if b.endswith(("nn.Module", "PreTrainedModel")) and not (self.imports.canonical(base) or "").startswith(("flax", "equinox", "haiku")):
+                return True
+        return False
+
+    def _loop_target_traced(self, loop: ast.For) -> set[str]:
+        """Names bound by a step loop's target that hold batch data (not counters)."""
+        it = loop.iter
+        target = loop.target
+        if isinstance(it, ast.Call) and (dotted(it.func) or "").rsplit(".", 1)[-1] in ("range", "trange", "progress_bar"):
+            return set()
+        if isinstance(it, ast.Call) and dotted(it.func) in ("tqdm", "tqdm.tqdm") and it.args and isinstance(it.args[0], ast.Call) and dotted(it.args[0].func) == "range":
+            return set()
+        if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            target = target.elts[1]
+        return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+    # -- closures and the region of a node --
+    def _nest(self) -> None:
+        """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
+        for fn_node in list(self.nodes):
+            if not isinstance(fn_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or fn_node in self.host_fns:
+                continue
+            parent = self.region_of(fn_node, include_self=False)
+            if parent is None:
+                continue
+            own = self.regions.get(fn_node)
+            if own is None:
+                # torch: a nested helper's parameters are Python values unless a call says otherwise
+                own = self.add(fn_node, parent.kind, parent.why, traced_params=set() if parent.kind == "torch" else None)
+                if own is None:
+                    continue
+            own.parent = parent
+        # closures: names traced in the parent and not rebound in the child stay traced
+        for region in sorted(self.regions.values(), key=lambda r: getattr(r.node, "lineno", 0)):
+            self.compute_traced(region)
+
+    def region_of(self, node: ast.AST, include_self: bool = True) -> Region | None:
+        """The innermost region containing `node` (a function region or a step loop)."""
+        p = node if include_self else self.parents.get(node)
+        child = None
+        located = None  # the innermost node with a position (`Load` contexts have none)
+        while p is not None:
+            if p in self.host_fns:
+                return None
+            if located is None and hasattr(p, "lineno"):
+                located = p
+            if child is not None and isinstance(child, ast.stmt) and self._after_interval_exit(p, child):
+                return None  # runs every N steps, after the logging interval's early exit
+            if child is not None and isinstance(child, ast.stmt) and self._after_device_exit(p, child):
+                return None  # `if is_tensor(t) and t.device.type == "xla": return t` came first
+            r = self.regions.get(p)
+            if r is not None:
+                if r.kind == "torch" and located is not None and located is not p and self._off_device(located):
+                    return None
+                return r
+            if p.__class__ is ast.If and child is not None and _eval_leg(p, child):
+                return None
+            child, p = p, self.parents.get(p)
+        return None
+
+    def _off_device(self, node: ast.AST) -> bool:
+        """torch: a runtime guard (`portlint.python.guards`) keeps `node` from every
+        lazy-tensor platform of the file (after `if x.device.type == "xla": return`, in
+        the `torch.cuda.is_available()` leg): the code is not traced there."""
+        lazy = self._lazy()
+        if self._guards is None:
+            from portlint.python.guards import guard_map
+
+            self._guards = self.ctx.fact(guard_map)
+        return bool(lazy) and not self._guards.reaching(node, lazy)
+
+    def _lazy(self) -> frozenset[str]:
+        """The file's lazy-tensor platforms (torch_xla: TPU and Trainium; Gaudi)."""
+        if self._lazy_platforms is None:
+            lazy: set[str] = set()
+            if "torch_xla" in self.tags:
+                lazy |= {"tpu", "trainium"}
+            if "gaudi" in self.tags:
+                lazy.add("gaudi")
+            self._lazy_platforms = frozenset(lazy)
+        return self._lazy_platforms
+
+    def _after_device_exit(self, parent: ast.AST, stmt: ast.stmt) -> bool:
+        """Does an early exit for lazy-device values precede `stmt` in its block: `if
+        torch.is_tensor(t) and t.device.type == "xla": return t.detach()`? One operand of the
+        `and` is a device test true only on the file's lazy platforms, so what follows sees
+        no lazy tensor (the whole test is no platform guard: it also fails for CPU tensors)."""
+        if "torch_xla" not in self.tags and "gaudi" not in self.tags:
+            return False
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field_name, None)
+            if not isinstance(block, list) or not block or stmt not in block:
+                continue
+            key = id(block)
+            first = self._device_exits.get(key)
+            if first is None:
+                first = next((i for i, s in enumerate(block) if self._device_exit(s)), len(block))
+                self._device_exits[key] = first
+            return block.index(stmt) > first
+        return False
+
+    def _device_exit(self, stmt: ast.stmt) -> bool:
+        from portlint.python.guards import exits_for_values_on
+
+        return exits_for_values_on(stmt, self._lazy())
+
+    def _after_interval_exit(self, parent: ast.AST, stmt: ast.stmt) -> bool:
+        """Does an interval exit (`if not should_log(step): return`) precede `stmt` in its
+        block? Memoised per block: the position of the first such exit."""
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field_name, None)
+            if not isinstance(block, list) or not block or stmt not in block:
+                continue
+            key = id(block)
+            first = self._interval_exits.get(key)
+            if first is None:
+                first = next((i for i, s in enumerate(block) if _interval_exit(s)), len(block))
+                self._interval_exits[key] = first
+            return block.index(stmt) > first
+        return False
+
