@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from portlint.cuda.name_tables import first_per_line
 from portlint.cuda.platform_macros import names_vendor
+from portlint.cuda.preprocessor import branch_value
 from portlint.cuda.ptx import asm_sites, report_rule
 from portlint.cuda.symbols import code_text
 from portlint.registry import detector
@@ -241,10 +242,12 @@ def _is_arch_gate(ctx, text: str) -> bool:
     return bool(ctx.fact(arch_macros).intersection(_NAME.findall(text)))
 
 
-def _arch_groups(ctx):
+def _arch_groups(ctx, newer: bool = False):
     """(conds, end line, AMD's branch, sm_90's branch) of the `__CUDA_ARCH__` groups an AMD
     build compiles and where the two builds take different branches (index len(conds): none).
-    A group counts when it tests `__CUDA_ARCH__` or a macro defined from it (arch_macros)."""
+    A group counts when it tests `__CUDA_ARCH__` or a macro defined from it (arch_macros).
+    With `newer`, a group whose later branch both AMD and sm_90 take counts too, with the first
+    branch as NVIDIA's (the one a newer arch takes): the arch-stub check asks that."""
     from portlint.cuda.guards import guard_map, sm90_guard_map
 
     guards = ctx.fact(guard_map)
@@ -258,7 +261,15 @@ def _arch_groups(ctx):
         amd = _choose(conds, guards.evaluate)
         if amd is None:
             continue
-        nvidia = _choose(conds, lambda e, ln: sm90.evaluate(_nvidia_value(e), ln))
+        nvidia_at = lambda e, ln: sm90.evaluate(_nvidia_value(e), ln)  # noqa: E731
+        nvidia = _choose(conds, nvidia_at)
+        if nvidia is None:
+            # an arch macro whose sm_90 value hangs on what nvcc's version macros say: the
+            # first branch before AMD's that sm_90 may take is NVIDIA's
+            nvidia = next((i for i, (kind, expr, line) in enumerate(conds[:amd])
+                           if branch_value(kind, expr, lambda e, _ln=line: nvidia_at(e, _ln)) is not False), None)
+        if newer and amd == nvidia and 0 < amd < len(conds):
+            nvidia = 0  # sm_90 fails the gate as AMD does (`__CUDA_ARCH__ >= 1000`): a newer arch takes the first branch
         if nvidia is None or amd == nvidia:
             continue
         yield conds, end, amd, nvidia
@@ -345,7 +356,7 @@ def arch_stubs(ctx) -> list[ArchStub]:
         return []
     code_lines = ctx.fact(code_text).code.split("\n")
     out = []
-    for conds, end, amd, nvidia in _arch_groups(ctx):
+    for conds, end, amd, nvidia in _arch_groups(ctx, newer=True):
         if nvidia == len(conds):
             continue
         nv_last = conds[nvidia + 1][2] - 1 if nvidia + 1 < len(conds) else end - 1
