@@ -395,7 +395,7 @@ def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:
         return f"{only.amd_only_reason()}: {why}" if only is not None else None
     excluded = excluded_from_amd(ctx, line)
     # an `#else` that is empty or only traps is not a HIP branch: the code is not ported
-    stub = stub_for(ctx, line) if guard.has_alternative and excluded is None else None
+    stub = stub_for(ctx, line) if excluded is None else None
     # an optional hint is no loss where AMD compiles nothing in its place; where AMD's branch
     # asserts or traps instead, calling it stops the AMD build's kernel: still not ported
     if stub is None or stub.holds == "nothing":

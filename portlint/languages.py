@@ -23,6 +23,8 @@ _CUDA_CONTENT = re.compile(
     rb"|\bcublas|\bcudnn|\bcufft|\bcurand|\bcusparse|\bcusolver|\bnvrtc|\bnvtx|\bnvml|\bnvshmem"
     rb"|\basm\s*(volatile\s*)?\(|__asm__|\bcub::|\bthrust::|\bcute::|\bcutlass::|#\s*include\s*[<\"]cuda"
     rb"|\bwarpSize\b|__shfl|__ballot|threadIdx|CUtensorMap"
+    # CUTLASS/CuTe headers: their device-code markers and includes
+    rb"|\b(?:CUTE|CUTLASS)_(?:HOST_)?DEVICE\b|#\s*include\s*[<\"](?:cute|cutlass)/"
 )
 
 # Python: framework tags from imports. Keys are tags the rule families ask for; values are

@@ -19,12 +19,33 @@ EXPECTS = ("flag", "quiet")
 class Label:
     package: str
     file: str
-    line: int
+    line: int  # the site's first line
     expect: str
     rules: tuple[str, ...]
     mode: str
     why: str
     row: int  # line of labels.csv, for messages
+    last: int = 0  # the site's last line (a span `A-B`: one statement on lines A..B); 0: `line` alone
+
+    @property
+    def lines(self) -> range:
+        return range(self.line, max(self.line, self.last) + 1)
+
+    @property
+    def where(self) -> str:
+        return f"{self.line}-{self.last}" if self.last > self.line else str(self.line)
+
+
+def parse_line(text: str) -> tuple[int, int] | None:
+    """`12` -> (12, 0); `12-18` -> (12, 18): the statement on lines 12..18; None when malformed."""
+    first, dash, last = text.partition("-")
+    if not first.isdigit() or int(first) < 1:
+        return None
+    if not dash:
+        return int(first), 0
+    if not last.isdigit() or int(last) <= int(first):
+        return None
+    return int(first), int(last)
 
 
 @dataclass
@@ -59,30 +80,39 @@ def load_settings(name: str) -> dict:
 
 
 def load_labels(name: str) -> list[Label]:
-    """Every row of labels.csv, checked for shape (a malformed row fails loudly)."""
+    """Every row of the set's labels.csv, checked for shape (a malformed row fails loudly)."""
     families = tuple(load_settings(name)["families"])
-    out: list[Label] = []
-    seen: set[tuple[str, str, int, str]] = set()
     with open(set_dir(name) / "labels.csv", newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames != ["package", "file", "line", "expect", "rules", "mode", "why"]:
-            raise LabelError(f"labels.csv header is {reader.fieldnames}")
-        for number, row in enumerate(reader, start=2):
-            if row["expect"] not in EXPECTS:
-                raise LabelError(f"labels.csv:{number}: expect must be flag or quiet, not {row['expect']!r}")
-            if not row["line"].isdigit() or int(row["line"]) < 1:
-                raise LabelError(f"labels.csv:{number}: bad line {row['line']!r}")
-            if not row["why"].strip():
-                raise LabelError(f"labels.csv:{number}: a label says why")
-            rules = tuple(row["rules"].split()) or families
-            if not all(r.startswith("PTL") for r in rules):
-                raise LabelError(f"labels.csv:{number}: rules must be PTL ids or prefixes, not {row['rules']!r}")
-            mode = row["mode"].strip() or "inferred"
-            key = (row["package"], row["file"], int(row["line"]), mode)
-            if key in seen:
-                raise LabelError(f"labels.csv:{number}: {key} is labelled twice")
-            seen.add(key)
-            out.append(Label(row["package"], row["file"], int(row["line"]), row["expect"], rules, mode, row["why"], number))
+        return read_labels(fh, families)
+
+
+def read_labels(fh, families: tuple[str, ...]) -> list[Label]:
+    """The labels of one labels.csv text (an open file or any iterable of lines)."""
+    out: list[Label] = []
+    taken: dict[tuple[str, str, str], list[Label]] = {}  # (package, file, mode) -> labels so far
+    reader = csv.DictReader(fh)
+    if reader.fieldnames != ["package", "file", "line", "expect", "rules", "mode", "why"]:
+        raise LabelError(f"labels.csv header is {reader.fieldnames}")
+    for number, row in enumerate(reader, start=2):
+        if row["expect"] not in EXPECTS:
+            raise LabelError(f"labels.csv:{number}: expect must be flag or quiet, not {row['expect']!r}")
+        span = parse_line(row["line"])
+        if span is None:
+            raise LabelError(f"labels.csv:{number}: bad line {row['line']!r} (a line, or a span A-B with A < B)")
+        if not row["why"].strip():
+            raise LabelError(f"labels.csv:{number}: a label says why")
+        rules = tuple(row["rules"].split()) or families
+        if not all(r.startswith("PTL") for r in rules):
+            raise LabelError(f"labels.csv:{number}: rules must be PTL ids or prefixes, not {row['rules']!r}")
+        mode = row["mode"].strip() or "inferred"
+        label = Label(row["package"], row["file"], span[0], row["expect"], rules, mode, row["why"], number, span[1])
+        same_file = taken.setdefault((label.package, label.file, mode), [])
+        for other in same_file:
+            if set(other.lines) & set(label.lines):
+                raise LabelError(f"labels.csv:{number}: {label.file}:{label.where} overlaps the label of row {other.row} "
+                                 f"({other.file}:{other.where})")
+        same_file.append(label)
+        out.append(label)
     return out
 
 
@@ -110,6 +140,27 @@ def scan(tree: Path, mode: str, extra: tuple[str, ...] = (), paths: tuple[str, .
     return json.loads(proc.stdout)["findings"]
 
 
+def score(labels: list[Label], found: dict[tuple[str, str, str, int], list[str]]) -> Outcome:
+    """Recall and trap hits of `labels` against `found`: (package, mode, path, start line) ->
+    the rules of the findings starting there. A label with a span counts every line of it."""
+    out = Outcome()
+    for label in labels:
+        got = [r for line in label.lines for r in found.get((label.package, label.mode, label.file, line), [])]
+        matching = sorted(r for r in got if r.startswith(label.rules))
+        if label.expect == "flag":
+            out.flags += 1
+            if matching:
+                out.hits += 1
+            else:
+                out.misses.append((label, sorted(got)))
+        else:
+            out.quiets += 1
+            if matching:
+                out.trap_hits += 1
+                out.false_alarms.append((label, matching))
+    return out
+
+
 def evaluate(name: str) -> Outcome:
     labels = load_labels(name)
     settings = load_settings(name)
@@ -129,32 +180,18 @@ def evaluate(name: str) -> Outcome:
             # paths are relative to the project root: the trees folder (its portlint.toml)
             path = f["path"].removeprefix(package + "/")
             found.setdefault((package, mode, path, f["start_line"]), []).append(f["rule"])
-    out = Outcome()
     for label in labels:
         if not (trees / label.package / label.file).is_file():
             raise LabelError(f"labels.csv:{label.row}: no file {label.package}/{label.file}")
-        got = found.get((label.package, label.mode, label.file, label.line), [])
-        matching = sorted(r for r in got if r.startswith(label.rules))
-        if label.expect == "flag":
-            out.flags += 1
-            if matching:
-                out.hits += 1
-            else:
-                out.misses.append((label, sorted(got)))
-        else:
-            out.quiets += 1
-            if matching:
-                out.trap_hits += 1
-                out.false_alarms.append((label, matching))
-    return out
+    return score(labels, found)
 
 
 def describe(name: str, out: Outcome) -> str:
     lines = [f"{name}: recall {out.hits}/{out.flags} = {out.recall:.3f}; "
              f"trap rate {out.trap_hits}/{out.quiets} = {out.trap_rate:.3f}"]
     for label, got in out.misses:
-        lines.append(f"  miss  {label.package}/{label.file}:{label.line} [{' '.join(label.rules)}] {label.mode}: {label.why}"
+        lines.append(f"  miss  {label.package}/{label.file}:{label.where} [{' '.join(label.rules)}] {label.mode}: {label.why}"
                      + (f" (found {' '.join(got)})" if got else ""))
     for label, got in out.false_alarms:
-        lines.append(f"  trap  {label.package}/{label.file}:{label.line} [{' '.join(got)}] {label.mode}: {label.why}")
+        lines.append(f"  trap  {label.package}/{label.file}:{label.where} [{' '.join(got)}] {label.mode}: {label.why}")
     return "\n".join(lines)

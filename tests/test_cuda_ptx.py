@@ -222,3 +222,24 @@ def test_arch_stub_findings_say_not_ported():
     live = [f for f in body if not f.suppressed]
     assert live and all(f.suggestion.startswith("Not ported:") for f in live)
     assert all("optional hint" in f.suppressed for f in body if f.suppressed)
+
+
+@pytest.mark.oracle
+def test_trap_asm_else_is_ptx_that_fails_for_amd():
+    """An `#else` of `asm volatile("trap;")` is not a silent stub: hipcc for gfx90a rejects
+    it (reported there, PTL201), while a `__builtin_trap()` stub compiles and does no work."""
+    gate = 'extern "C" __global__ void k(float* out) {{\n#if __CUDA_ARCH__ >= 900\n  out[0] = 1.0f;\n#else\n  {}\n#endif\n}}\n'
+    ok, out = hipcc_compile(gate.format('asm volatile("trap;");'))
+    assert not ok and "trap" in out, out
+    ok, out = hipcc_compile(gate.format("__builtin_trap();"))
+    assert ok, out
+
+
+def test_stub_forms_say_what_amd_compiles():
+    result = scan_paths([FIXTURES / "cuda_ptx" / "arch_stub_forms.cu"])
+    gates = {f.span.start_line: f.message for f in result.findings if f.rule_id == "PTL205"}
+    assert "whole body of its function" in gates[52]  # no #else: an empty function on AMD
+    assert "dummy return value" in gates[22]
+    body = [f for f in result.findings if f.rule_id in ("PTL201", "PTL304", "PTL402", "PTL403")]
+    assert len(body) == 5 and all(not f.suppressed and f.suggestion.startswith("Not ported:") for f in body)
+    assert any(f.rule_id == "PTL304" and "%nclusterid.x" in f.message for f in body)

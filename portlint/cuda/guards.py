@@ -23,6 +23,7 @@ from pathlib import Path
 
 from portlint.cuda.preprocessor import AMD, AMD_BY_VENDOR, NVIDIA, SM90, SWITCH, Platform, blank_comments, branch_value, condition_macro, defined_name, directives
 from portlint.cuda.preprocessor import evaluate as _evaluate
+from portlint.cuda.preprocessor import integer_value
 from portlint.cuda.preprocessor import logical_lines, names_no_macro
 
 # The AMD build's macros (kept under these names for the modules that read them).
@@ -62,6 +63,15 @@ class Guard:
         return f"compiled only for AMD: inside `{self.condition}` (line {self.line}), which an NVIDIA build skips{why}"
 
 
+_NOT_DEFINED = re.compile(r"!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|\s([A-Za-z_]\w*))")
+
+
+def _negated_defined(rest: str) -> str:
+    """X of an `#if !defined(X)` / `#if ! defined X` condition ("" for any other)."""
+    m = _NOT_DEFINED.fullmatch(rest.strip())
+    return (m.group(1) or m.group(2)) if m else ""
+
+
 class GuardMap:
     """Per line of one file: does `platform` (AMD by default) compile it — live, dead (with
     the Guard that says why) or unknown."""
@@ -73,6 +83,10 @@ class GuardMap:
         self.platform = platform
         # macro -> list of (line, state, value, kind) where state is True (live), False (dead), None (unknown)
         self._defs: dict[str, list[tuple[int, bool | None, int | None, str]]] = {}
+        # (name, line) -> body of an object-like #define whose body is an expression, not a
+        # number (`#define X_SUPPORTED (A || B)`): its value is worked out where an #if reads it
+        self._bodies: dict[tuple[str, int], str] = {}
+        self._expanding: set[str] = set()
         self._header_defines = dict(header_defines or {})
         # project platform macros: name -> PlatformMacro (which vendor's build it selects, and why)
         self._platform_macros = platform_macros if platform_macros is not None else {}
@@ -102,7 +116,7 @@ class GuardMap:
                 if state is None:
                     result = "unknown"
                 elif kind == "define":
-                    result = value if value is not None else True
+                    result = value if value is not None else self._body_value(name, first, line)
                 else:
                     result = False
         if result is not None:
@@ -125,6 +139,20 @@ class GuardMap:
             # hold, `X == 64` stays unknown
             return SWITCH if inferred.side == platform.vendor else False
         return "unknown"
+
+    def _body_value(self, name: str, defined_at: int, line: int):
+        """The value of the #define of `name` at line `defined_at` as an #if at `line` reads it:
+        its body evaluated there when it is a preprocessor expression, else True (defined,
+        value unknown)."""
+        body = self._bodies.get((name, defined_at))
+        if body is None or name in self._expanding:
+            return True
+        self._expanding.add(name)
+        try:
+            value = integer_value(body, lambda n: self._macro_state(n, line))
+        finally:
+            self._expanding.discard(name)
+        return True if value is None else value
 
     def macro_state(self, name: str, line: int):
         """Public form of the macro knowledge at a line (int, True, False or "unknown")."""
@@ -201,9 +229,11 @@ class GuardMap:
                 directive = f"#{kind} {rest}".strip()
                 self._consulted = []
                 v = branch_value(kind, rest, lambda e: self.evaluate(e, first))
-                if kind == "ifndef" and v is None:
-                    name = condition_macro(found_directives[index])
-                    if name not in self._defs and index + 1 < len(found_directives):
+                if v is None and (kind == "ifndef" or kind == "if"):
+                    # `#ifndef X` / `#if !defined(X)` then `#define X`: an include guard, or a
+                    # default a build may override; the file's first reading takes it
+                    name = condition_macro(found_directives[index]) if kind == "ifndef" else _negated_defined(rest)
+                    if name and name not in self._defs and index + 1 < len(found_directives):
                         nxt = found_directives[index + 1]
                         if nxt.kind == "define" and nxt.rest.split()[:1] == [name]:
                             v = True  # an include guard: the first inclusion compiles the body
@@ -262,6 +292,8 @@ class GuardMap:
                         value = int(num.group(1), 16) if num.group(1)[:2] in ("0x", "0X") else int(num.group(1))
                 # (line, state, value, kind); an #undef in a live branch undefines from here on
                 self._defs.setdefault(name, []).append((first, state, value, kind))
+                if kind == "define" and not function_like and value is None and body:
+                    self._bodies[(name, first)] = body
                 if kind == "define" and state is not False:
                     parts = rest.split(None, 1)
                     self.live_macros[name] = parts[1] if len(parts) > 1 else ""
@@ -321,12 +353,9 @@ def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]
     if h is None or not any(d.kind in ("define", "undef", "include") for d in h.directives):
         found: dict[str, int | None | bool] = {}
     else:
-        from portlint.cuda.platform_macros import infer
+        from portlint.cuda.platform_macros import _header_platform_macros
 
-        inferred = graph.derived.get(("platform-macros", header, config))
-        if inferred is None:
-            inferred = graph.derived[("platform-macros", header, config)] = infer(
-                h.directives, lambda: blank_comments(h.text).split("\n"), config)
+        inferred = _header_platform_macros(graph, header, config)
         busy.add(header)
         try:
             found = GuardMap(h.text, platform=platform, platform_macros=inferred, file_directives=h.directives,

@@ -10,7 +10,10 @@ result cache (which headers' bytes are part of a file's key). One search rule fo
 - search folders: the scanned file's folder, the `include-dirs` of the config, the
   `-I`/`-isystem`/`-iquote` folders of the file's compile command (`--compile-commands`);
   then, for quoted includes only, the scanned file's two nearest ancestors (projects that
-  write includes relative to a source root, `-I ggml/src`).
+  write includes relative to a source root, `-I ggml/src`);
+- last, for a name with a folder in it (`<cute/arch/config.hpp>`, `"cutlass/arch/mma.h"`),
+  the scanned file's ancestor folders up to the project root: the include folder of a
+  library the project bundles (CUTLASS under `csrc/cutlass/include`), found without flags.
 
 Conditional includes are all followed, so the set is a superset of what one build reads.
 The graph lives in the scan's session (`portlint/session.py`): headers are read once per
@@ -29,6 +32,7 @@ from pathlib import Path
 from portlint.cuda.preprocessor import Directive, directives, include_target
 
 MAX_HEADERS = 400  # a walk stops here (complete=False)
+ROOT_LEVELS = 4  # include roots of a file outside the project: this many ancestor folders
 _FLAGS_WITH_PATH = ("-I", "-isystem", "-iquote", "-include")
 _KEPT_FLAGS = ("-I", "-isystem", "-iquote", "-D", "-U", "-include")
 
@@ -74,6 +78,9 @@ class Reach:
     # real path of an including file (the scanned one under its own path) -> the real paths
     # its includes resolved to, in directive order
     edges: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # include roots: the scanned file's ancestor folders, where `<cute/arch/config.hpp>` of a
+    # bundled library is found when no search folder names the library's include folder
+    roots: tuple[str, ...] = ()
 
 
 def compile_flags(directory: str, args: list[str]) -> list[str]:
@@ -198,14 +205,34 @@ class IncludeGraph:
                 self._is_file[candidate] = None
         return self._is_file[candidate]
 
-    def resolve(self, includer: str, quote: str, name: str, dirs: tuple[str, ...], ancestors: tuple[str, ...] = ()) -> str | None:
-        """The real path an #include of `name` from `includer` reads, or None."""
+    def resolve(self, includer: str, quote: str, name: str, dirs: tuple[str, ...], ancestors: tuple[str, ...] = (),
+                roots: tuple[str, ...] = ()) -> str | None:
+        """The real path an #include of `name` from `includer` reads, or None. A name with a
+        folder in it (`cute/arch/config.hpp`) not found otherwise is looked for in `roots`."""
         bases = (os.path.dirname(includer), *dirs, *ancestors) if quote == '"' else dirs
+        if "/" in name and not name.startswith(("/", "../", "./")):
+            bases = (*bases, *roots)
         for base in bases:
             found = self._file(base, name)
             if found is not None:
                 return found
         return None
+
+    def include_roots(self, real: str) -> tuple[str, ...]:
+        """The ancestor folders of a scanned file, nearest first, up to the project root (the
+        config file's folder, else the working folder) when the file is inside it, else
+        ROOT_LEVELS of them."""
+        project = os.path.realpath(str(Path(getattr(self.settings, "config_file", None) or Path.cwd() / "_").parent))
+        out: list[str] = []
+        here = os.path.dirname(real)
+        inside = here == project or here.startswith(project.rstrip(os.sep) + os.sep)
+        while len(out) < ROOT_LEVELS or inside:
+            parent = os.path.dirname(here)
+            if parent == here or (inside and not (parent == project or parent.startswith(project.rstrip(os.sep) + os.sep))):
+                break
+            out.append(parent)
+            here = parent
+        return tuple(out)
 
     def resolve_include(self, reach: "Reach", includer: str, directive: Directive) -> str | None:
         """The real path one #include directive of `includer` (a file of `reach`) reads, by
@@ -218,7 +245,7 @@ class IncludeGraph:
             here = os.path.dirname(includer)
             parent = os.path.dirname(here)
             ancestors = tuple(a for a in (parent, os.path.dirname(parent)) if a and a != here)
-        return self.resolve(includer, target[0], target[1], reach.dirs, ancestors)
+        return self.resolve(includer, target[0], target[1], reach.dirs, ancestors, reach.roots)
 
     # ---- the graph of one file ---------------------------------------------------------------
     def reach(self, path: Path | str, text: str | None = None, file_includes=None) -> Reach:
@@ -234,6 +261,7 @@ class IncludeGraph:
         here = os.path.dirname(real)
         parent = os.path.dirname(here)
         ancestors = tuple(a for a in (parent, os.path.dirname(parent)) if a and a != here)
+        roots = self.include_roots(real)
         seen: set[str] = {real}
         missing: set[str] = set()
         edges: dict[str, tuple[str, ...]] = {}
@@ -243,7 +271,7 @@ class IncludeGraph:
             cur, incs = todo.pop()
             targets = []
             for quote, name in incs:
-                target = self.resolve(cur, quote, name, dirs, ancestors if cur == real else ())
+                target = self.resolve(cur, quote, name, dirs, ancestors if cur == real else (), roots)
                 if target is None:
                     missing.add(name)
                     continue
@@ -259,7 +287,8 @@ class IncludeGraph:
                     todo.append((target, h.includes))
             edges[cur] = tuple(targets)
         seen.discard(real)
-        result = Reach(real, dirs, tuple(sorted(seen)), frozenset(h for h in seen if self.is_system(h, real)), tuple(sorted(missing)), complete, edges)
+        result = Reach(real, dirs, tuple(sorted(seen)), frozenset(h for h in seen if self.is_system(h, real)), tuple(sorted(missing)), complete,
+                       edges, roots)
         self._reach[key] = result
         return result
 

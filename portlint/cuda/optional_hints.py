@@ -52,6 +52,11 @@ def hint_for(rule_id: str, text: str) -> Hint | None:
 
 
 
+def any_hint(text: str) -> Hint | None:
+    """The optional hint `text` holds, whichever rule reports it, or None."""
+    return next((hint for hint in load_hints() if hint.pattern.search(text)), None)
+
+
 AMD_ONLY_TABLE = "amd-only-code.toml"
 
 

@@ -25,8 +25,20 @@ from dataclasses import dataclass
 
 from portlint.cuda.preprocessor import condition_macro, defined_name
 
+# The vendor vocabulary of the CUDA modules, in one place:
+# - the `_`-separated words of a macro name that say whose build defines it (`FOO_WITH_HIP`);
+# - VENDOR_TEXT: a text (a condition, a header) that names a non-NVIDIA vendor or its
+#   compiler (`!defined(USE_ROCM)`, `__HIP_PLATFORM_AMD__`, `__gfx942__`, MUSA's port,
+#   `__builtin_amdgcn_*`): the guards, shim headers and withheld feature macros read it;
+# - hip_code(): the signs of HIP code in a branch body (below).
 _AMD_WORDS = frozenset(("HIP", "ROCM", "AMD", "HIPCC", "AMDGPU", "HCC"))
 _NVIDIA_WORDS = frozenset(("NVIDIA", "NVCC"))
+VENDOR_TEXT = re.compile(r"HIP|ROCM|ROCm|AMD|MUSA|amdgcn|__gfx|__GFX")
+
+
+def names_vendor(text: str) -> bool:
+    """`text` names a non-NVIDIA vendor (VENDOR_TEXT)."""
+    return VENDOR_TEXT.search(text) is not None
 _NEGATING = frozenset(("NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "NON"))
 _INCLUDE_GUARD = re.compile(r"_(?:H|HPP|HH|CUH|HXX|INC|INCLUDED)_*$|^_*INCLUDED_")
 # A simple test of one macro: `defined(X)`, `defined X`, `X`, optionally negated.
@@ -169,13 +181,36 @@ def _look(test: tuple[str, bool], start: int, end: int, lines: list[str], eviden
 
 
 def platform_macros(ctx) -> dict[str, PlatformMacro]:
-    """ctx.fact(platform_macros): the file's project platform macros."""
-    from portlint.cuda.includes import file_directives
+    """ctx.fact(platform_macros): the project platform macros the file reads — those its own
+    branches show, then those the project headers it reaches through the scan's include
+    graph show (a `FOO_USE_HIP` whose HIP branch is in a shared header counts in every file
+    that includes it). The file's own evidence wins."""
+    from portlint.cuda.includes import file_directives, file_reach, graph_of
+    from portlint.cuda.preprocessor import blank_comments
 
     found = ctx.fact(file_directives)
     config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
-    if not config and not any(d.kind in ("if", "ifdef", "ifndef") for d in found):
-        return {}
-    from portlint.cuda.preprocessor import blank_comments
+    out: dict[str, PlatformMacro] = {}
+    reach = ctx.fact(file_reach)
+    if reach is not None and reach.headers:
+        graph = graph_of(ctx)
+        for path in graph.project_headers(reach):
+            out.update(_header_platform_macros(graph, path, config))
+    own_defines = {head[0] for d in found if d.kind == "define" for head in [defined_name(d)] if head}
+    out = {name: m for name, m in out.items() if name not in own_defines}
+    if config or any(d.kind in ("if", "ifdef", "ifndef") for d in found):
+        out.update(infer(found, lambda: blank_comments(ctx.text).split("\n"), config))
+    return out
 
-    return infer(found, lambda: blank_comments(ctx.text).split("\n"), config)
+
+def _header_platform_macros(graph, path: str, config: tuple[str, ...]) -> dict[str, PlatformMacro]:
+    """The platform macros one header's branches show (kept in the scan's include graph; the
+    guard map of the header itself reads the same entry)."""
+    key = ("platform-macros", path, config)
+    found = graph.derived.get(key)
+    if found is None:
+        from portlint.cuda.preprocessor import blank_comments
+
+        h = graph.header(path)
+        found = graph.derived[key] = infer(h.directives, lambda: blank_comments(h.text).split("\n"), config) if h is not None else {}
+    return found

@@ -236,10 +236,12 @@ _CUDA_MACROS = {
 
 # HIP-Clang compiling device code for gfx90a, as ROCm ports build it (value, or None =
 # defined with an unknown value). The device pass is the one device-code findings are about.
+# Builds are modelled on Linux: no MSVC (`_MSC_VER`); HIP-Clang is a clang.
+_NOT_ON_LINUX = frozenset({"_MSC_VER"})
 AMD = Platform(
     "AMD",
-    {**_HIP_MACROS, "__HIP_DEVICE_COMPILE__": 1},
-    frozenset(_CUDA_MACROS | {"GGML_USE_MUSA", "__NVCOMPILER"}),
+    {**_HIP_MACROS, "__HIP_DEVICE_COMPILE__": 1, "__clang__": 1},
+    frozenset(_CUDA_MACROS | _NOT_ON_LINUX | {"GGML_USE_MUSA", "__NVCOMPILER"}),
     "amd",
 )
 
@@ -258,7 +260,7 @@ SM90 = Platform(
     "sm_90",
     {"__CUDA_ARCH__": 900, "__CUDACC__": 1, "__NVCC__": 1, "__CUDA_ARCH_FEAT_SM90_ALL": 1, "CUDA_VERSION": None,
      "CUDART_VERSION": None, "__CUDACC_VER_MAJOR__": 12, "__CUDACC_VER_MINOR__": 8, "__CUDA__": 1},
-    frozenset({*_HIP_MACROS, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
+    frozenset({*_HIP_MACROS, *_NOT_ON_LINUX, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                "__CUDA_ARCH_FEAT_SM100_ALL", "__CUDACC_RTC__", "GGML_USE_MUSA", "__NVCOMPILER"}),
     "nvidia",
 )
@@ -268,7 +270,7 @@ NVIDIA = Platform(
     "NVIDIA",
     {"__CUDACC__": 1, "__NVCC__": 1, "CUDA_VERSION": None, "CUDART_VERSION": None, "__CUDACC_VER_MAJOR__": None,
      "__CUDACC_VER_MINOR__": None},
-    frozenset({*_HIP_MACROS, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
+    frozenset({*_HIP_MACROS, *_NOT_ON_LINUX, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                "__CUDACC_RTC__", "GGML_USE_MUSA", "__NVCOMPILER"}),
     "nvidia",
 )
@@ -424,6 +426,16 @@ def evaluate(expr: str, macro_state: MacroState) -> bool | None:
     except (ValueError, IndexError, TypeError):
         return None
     return None if v is None else bool(v)
+
+
+def integer_value(expr: str, macro_state: MacroState) -> int | None:
+    """The number an object-like macro's body stands for in an #if (`(A || B)`, `(32 * 2)`,
+    `(__CUDACC_VER_MAJOR__ >= 11)`), or None when unknown or not a preprocessor expression."""
+    try:
+        v = _Parser(re.sub(r"/\*.*?\*/|//.*$", " ", expr), macro_state).run()
+    except (ValueError, IndexError, TypeError):
+        return None
+    return v if isinstance(v, int) else None
 
 
 def names_no_macro(expr: str) -> bool:

@@ -107,6 +107,7 @@ PTX_TABLE: dict[str, tuple[str, str]] = {
     "exit": ("PTL201", "return from the kernel"),
     "griddepcontrol": ("PTL308", "nothing: programmatic dependent launch has no HIP form; rely on stream order"),
     "%cluster": ("PTL304", "nothing: there are no thread-block clusters on AMD (use `blockIdx`)"),
+    "%nclusterid": ("PTL304", "nothing: there are no thread-block clusters on AMD (use `gridDim`)"),
     "%is_explicit_cluster": ("PTL304", "nothing: there are no thread-block clusters on AMD"),
     "st.async": ("PTL304", "nothing: there is no distributed shared memory on AMD"),
     "red.async": ("PTL304", "nothing: there is no distributed shared memory on AMD"),
@@ -224,7 +225,11 @@ class AsmSite:
         """The first instruction of the statement owned by `rule_id` (for the message)."""
         owned = [stmt for stmt, owner in zip(self.instructions, self.owners) if owner == rule_id]
         for stmt in sorted(owned, key=lambda st: bool(_SCAFFOLDING.match(st))):  # stable: real work first
-            return stmt.split()[0].replace("%%", "%")
+            stmt = stmt.replace("%%", "%")
+            prefix = classify_instruction(stmt)[2]
+            if prefix.startswith("%"):  # a special register (`mov.u32 %0, %nclusterid.x`): name it
+                return re.search(re.escape(prefix) + r"[\w.]*", stmt).group(0)
+            return stmt.split()[0]
         return self.instructions[0].split()[0].replace("%%", "%") if self.instructions else "asm"
 
     def counterparts(self) -> list[str]:
@@ -239,10 +244,12 @@ class AsmSite:
         return out
 
 
-def instruction_node(site: AsmSite, rule_id: str):
+def instruction_node(site: AsmSite, rule_id: str, compiled=None):
     """The string literal of a multi-line asm template that holds the instruction `rule_id`
     is reported for (`asm("{\\n" "wgmma.mma_async ...;\\n" ...)` is reported at the wgmma
-    line); the asm node itself when the template is one literal or a macro's."""
+    line); the asm node itself when the template is one literal or a macro's. `compiled(line)`
+    says whether an AMD build compiles a line: of a template whose literals sit in `#if`
+    branches, the literal an AMD build reads is preferred."""
     from portlint.cuda.parse import node_text
 
     if site.in_macro:
@@ -258,12 +265,23 @@ def instruction_node(site: AsmSite, rule_id: str):
     if len(literals) < 2 or literals[0].start_point[0] == literals[-1].start_point[0]:
         return site.where
     mnemonic = site.first_of(rule_id).replace("%", "%%")
-    for lit in literals:
-        body = node_text(lit)
-        if re.search(r"(?<![\w.])" + re.escape(mnemonic) + r"(?![\w])", body) or re.search(
-            r"(?<![\w.])" + re.escape(mnemonic.replace("%%", "%")) + r"(?![\w])", body
-        ):
-            return site.where if lit.start_point[0] == site.where.start_point[0] else lit
+    holding = [
+        lit for lit in literals
+        if re.search(r"(?<![\w.])" + re.escape(mnemonic) + r"(?![\w])", node_text(lit))
+        or re.search(r"(?<![\w.])" + re.escape(mnemonic.replace("%%", "%")) + r"(?![\w])", node_text(lit))
+    ]
+    live = [lit for lit in holding if compiled(lit.start_point[0] + 1)] if compiled is not None else holding
+    if live:
+        holding = live
+    elif compiled is not None:
+        # the AMD build reads another branch of the template: its own instruction of the rule
+        def owned(lit) -> bool:
+            text = "".join(m.group(1) for m in _STRING.finditer(node_text(lit)))
+            return any(classify_instruction(st)[0] == rule_id and not _SCAFFOLDING.match(st) for st in ptx_instructions(text))
+
+        holding = [lit for lit in literals if compiled(lit.start_point[0] + 1) and owned(lit)] or holding
+    for lit in holding:
+        return site.where if lit.start_point[0] == site.where.start_point[0] else lit
     return site.where
 
 
@@ -334,13 +352,13 @@ def hip_advice(site: AsmSite, intro: str) -> str:
     return text + "\nKeep the PTX only under `#ifndef __HIP_PLATFORM_AMD__` with the HIP form in the `#else` branch."
 
 
-_VENDOR_WORD = re.compile(r"HIP|ROCM|AMD|MUSA|__gfx|__GFX")
 
 
 def _withheld_from(found_directives) -> set[str]:
     """Macros #defined only inside a branch chosen by a vendor test (`#ifndef
     __HIP_PLATFORM_AMD__`, the `#else` of `#ifdef USE_ROCM`, ...): feature flags the project
     withholds from the AMD build on purpose, like llama.cpp's CP_ASYNC_AVAILABLE."""
+    from portlint.cuda.platform_macros import names_vendor
     from portlint.cuda.preprocessor import defined_name
 
     vendor_defs: set[str] = set()
@@ -357,7 +375,7 @@ def _withheld_from(found_directives) -> set[str]:
         elif kind == "define":
             head = defined_name(d)
             if head:
-                (vendor_defs if any(_VENDOR_WORD.search(c) for c in stack) else other_defs).add(head[0])
+                (vendor_defs if any(names_vendor(c) for c in stack) else other_defs).add(head[0])
     return vendor_defs - other_defs
 
 
@@ -429,10 +447,17 @@ def report_rule(ctx, rule_id: str, intro: str = "", targets=None, extra=(), kind
     for site in ctx.fact(asm_sites):
         sp = ctx.node_span(site.where)
         inside_asm.append((ct.offset(sp.start_line, sp.start_col), ct.offset(sp.end_line, sp.end_col)))
+    from portlint.cuda.guards import guard_map
+
+    guards = ctx.fact(guard_map)
+
+    def compiled(line: int) -> bool:
+        return guards.dead_for_amd(line) is None
+
     for site in ctx.fact(asm_sites):
         if site.owner != rule_id:
             continue
-        span = ctx.node_span(instruction_node(site, rule_id))
+        span = ctx.node_span(instruction_node(site, rule_id, compiled))
         seen.add(ctx.node_span(site.where).start_line)
         seen.add(span.start_line)
         narrowed = targets(span.start_line) if targets else None

@@ -14,6 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from portlint.cuda.platform_macros import names_vendor
 from portlint.model import Span
 
 _NOISE = re.compile(
@@ -26,6 +27,7 @@ _NOISE = re.compile(
 )
 _FUNC_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
 _KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "defined"}
+_TYPE_DEF = re.compile(r"\b(?:struct|class|union)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*(?:final\s*)?[:{]")
 
 
 @dataclass
@@ -87,11 +89,13 @@ def _own_names(code: str, found_directives, functions: bool = True) -> set[str]:
 
     own = {head[0] for d in found_directives if d.kind == "define" for head in [defined_name(d)] if head}
     if functions:
-        own.update(n for n in _FUNC_DEF.findall(code) if n not in _KEYWORDS)
+        # a constructor (`GmmaDescriptor() noexcept {`) is not a function of that name: the
+        # type it builds is (CUTLASS's own headers, a copy of one) what the name tables list
+        types = set(_TYPE_DEF.findall(code)) if "struct" in code or "class" in code or "union" in code else set()
+        own.update(n for n in _FUNC_DEF.findall(code) if n not in _KEYWORDS and n not in types)
     return own
 
 
-_SHIM_WORD = re.compile(r"HIP|ROCM|ROCm|AMD|amdgcn|__gfx")
 
 
 def _header_names(ctx) -> set[str]:
@@ -114,7 +118,7 @@ def _header_names(ctx) -> set[str]:
             # a function body is a port's shim only in a header that knows the AMD build:
             # a library header (CUTLASS's elect_one_sync, a vendored CuTe) that implements
             # an NVIDIA-only function does not make its uses the project's own
-            shim = h is not None and _SHIM_WORD.search(h.text) is not None
+            shim = h is not None and names_vendor(h.text)
             names = _own_names(_NOISE.sub(_blank, h.text), h.directives, functions=shim) if h is not None else set()
             graph.derived[key] = names
         out |= names

@@ -70,25 +70,12 @@ def fp8_fp4_format_mismatch(ctx) -> None:
     report_rule(ctx, "PTL307", intro="NVIDIA FP8/FP4 conversion PTX. " + _advice("fp8"))
 
 
-_VENDOR_GUARD = re.compile(r"HIP|ROCM|AMD|MUSA")
-
-
 @detector("PTL308", tokens=("griddepcontrol", "GridDependency", "Programmatic", "PROGRAMMATIC", "programmatic", "LaunchCompletionEvent"))
 def programmatic_dependent_launch(ctx) -> None:
-    """PDL; a call an AMD build skips under a guard with no alternative is only a note:
-    skipping PDL is harmless."""
-    from portlint.cuda.guards import guard_map
-
-    guards = ctx.fact(guard_map)
-
-    def targets(line: int):
-        guard = guards.dead_for_amd(line)
-        if guard is None or guard.has_alternative:
-            return None
-        # `#if !defined(GGML_USE_HIP) && ...`: the author dropped PDL for AMD on purpose
-        return () if _VENDOR_GUARD.search(guard.condition) else {"rocm": "note"}
-
-    report_rule(ctx, "PTL308", intro=_advice("pdl"), targets=targets)
+    """PDL. Where an AMD build skips a PDL call, the engine's guard pass says why: an optional
+    hint (rules/optional-hints.toml) where AMD compiles nothing in its place, excluded on
+    purpose where the guard names the vendor."""
+    report_rule(ctx, "PTL308", intro=_advice("pdl"))
 
 
 @detector("PTL309", tokens=("multimem", "multicast", "Multicast", "EntryPoint", "GetProcAddress", "MULTICAST", "GreenCtx", "greenCtx", "DevResource", "devResource", "DEV_RESOURCE", "SmResource"))

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 
 from portlint.cuda.name_tables import first_per_line
+from portlint.cuda.platform_macros import names_vendor
+from portlint.cuda.preprocessor import branch_value
 from portlint.cuda.ptx import asm_sites, report_rule
 from portlint.cuda.symbols import code_text
 from portlint.registry import detector
@@ -32,7 +34,6 @@ def inline_ptx_asm(ctx) -> None:
 _PTX_MODULE = re.compile(r"\.version\s+\d+\.\d+|\.target\s+sm_\d+|\.(?:visible\s+)?\.?entry\s+\w+\s*\(")
 _NVRTC_ARCH = re.compile(r"^\s*(?:--gpu-architecture|-arch|--gpu-name)[=\s]*(?:compute|sm)_\d+\w*\s*$")
 _JIT_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
-_MODULE_FILE = re.compile(r"\bcuModuleLoad\s*\(\s*[^,;]*,\s*$")
 
 
 def _ptx_file(ctx) -> None:
@@ -129,12 +130,10 @@ def nvidia_only_device_intrinsic(ctx) -> None:
 
 # ---- PTL205 ----------------------------------------------------------------------------------
 
-_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
 _ARCH_TEST = re.compile(
     r"__CUDA_ARCH__\s*(?:[<>]=?|[!=]=)\s*\d|\d\s*(?:[<>]=?|[!=]=)\s*__CUDA_ARCH__"
     r"|__CUDA_ARCH_FEAT_SM\d+\w*|__CUDA_ARCH_SPECIFIC__|__CUDA_ARCH_FAMILY_SPECIFIC__|__CUDA_ARCH_LIST__"
 )
-_VENDOR = re.compile(r"HIP|ROCM|ROCm|__gfx|__GFX|AMD|MUSA|__HIPCC__|__clang_major__.*AMDGCN|__AMDGCN")
 def _flagged_lines(ctx) -> set[int]:
     """Lines holding inline PTX or a name one of the PTL2xx-PTL4xx rules reports."""
     return ctx.fact(_flagged_lines_fact)
@@ -168,21 +167,21 @@ def _choose(conds: list[tuple[str, str, int]], evaluate) -> int | None:
 
 
 def _groups(ctx):
-    """#if groups as lists of (kind, condition, line)."""
-    from portlint.cuda.guards import logical_lines
+    """#if groups as lists of (kind, condition, line), from the file's directives (the one
+    tokenizer, portlint/cuda/preprocessor.py); `#elifdef X` reads as `#elif defined(X)`."""
+    from portlint.cuda.includes import file_directives
 
     stack: list[list[tuple[str, str, int]]] = []
-    for first, _last, text in logical_lines(ctx.text):
-        m = _DIRECTIVE.match(text)
-        if not m:
-            continue
-        kind, rest = m.group(1), re.sub(r"/\*.*?\*/|//.*$", "", m.group(2)).strip()
+    for d in ctx.fact(file_directives):
+        kind, rest = d.kind, d.rest
+        if kind in ("elifdef", "elifndef"):
+            kind, rest = "elif", f"{'!' if kind == 'elifndef' else ''}defined({rest.split()[0] if rest.split() else ''})"
         if kind in ("if", "ifdef", "ifndef"):
-            stack.append([(kind, rest, first)])
+            stack.append([(kind, rest, d.first)])
         elif kind in ("elif", "else") and stack:
-            stack[-1].append((kind, rest, first))
+            stack[-1].append((kind, rest, d.first))
         elif kind == "endif" and stack:
-            yield stack.pop(), first
+            yield stack.pop(), d.first
 
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -207,7 +206,7 @@ def _arch_macros_of(found_directives, known: set[str]) -> set[str]:
         elif d.kind == "define" and stack:
             head = defined_name(d)
             text = " ".join(stack)
-            if head and not _VENDOR.search(text) and (
+            if head and not names_vendor(text) and (
                 _ARCH_TEST.search(text) or known.intersection(_NAME.findall(text))
             ):
                 out.add(head[0])
@@ -236,17 +235,19 @@ def arch_macros(ctx) -> frozenset[str]:
 
 
 def _is_arch_gate(ctx, text: str) -> bool:
-    if _VENDOR.search(text):
+    if names_vendor(text):
         return False
     if _ARCH_TEST.search(text):
         return True
     return bool(ctx.fact(arch_macros).intersection(_NAME.findall(text)))
 
 
-def _arch_groups(ctx):
+def _arch_groups(ctx, newer: bool = False):
     """(conds, end line, AMD's branch, sm_90's branch) of the `__CUDA_ARCH__` groups an AMD
     build compiles and where the two builds take different branches (index len(conds): none).
-    A group counts when it tests `__CUDA_ARCH__` or a macro defined from it (arch_macros)."""
+    A group counts when it tests `__CUDA_ARCH__` or a macro defined from it (arch_macros).
+    With `newer`, a group whose later branch both AMD and sm_90 take counts too, with the first
+    branch as NVIDIA's (the one a newer arch takes): the arch-stub check asks that."""
     from portlint.cuda.guards import guard_map, sm90_guard_map
 
     guards = ctx.fact(guard_map)
@@ -258,22 +259,36 @@ def _arch_groups(ctx):
         if guards.dead_for_amd(conds[0][2]) is not None:
             continue  # an enclosing group already keeps this out of an AMD build
         amd = _choose(conds, guards.evaluate)
-        nvidia = _choose(conds, lambda e, ln: sm90.evaluate(_nvidia_value(e), ln))
-        if amd is None or nvidia is None or amd == nvidia:
+        if amd is None:
+            continue
+        nvidia_at = lambda e, ln: sm90.evaluate(_nvidia_value(e), ln)  # noqa: E731
+        nvidia = _choose(conds, nvidia_at)
+        if nvidia is None:
+            # an arch macro whose sm_90 value hangs on what nvcc's version macros say: the
+            # first branch before AMD's that sm_90 may take is NVIDIA's
+            nvidia = next((i for i, (kind, expr, line) in enumerate(conds[:amd])
+                           if branch_value(kind, expr, lambda e, _ln=line: nvidia_at(e, _ln)) is not False), None)
+        if newer and amd == nvidia and 0 < amd < len(conds):
+            nvidia = 0  # sm_90 fails the gate as AMD does (`__CUDA_ARCH__ >= 1000`): a newer arch takes the first branch
+        if nvidia is None or amd == nvidia:
             continue
         yield conds, end, amd, nvidia
 
 
-# What an arch-gated stub's AMD branch may hold: nothing, asserts and traps, `(void)x;`
-# casts that silence unused-parameter warnings, a bare `return;` or a constant return.
+# What an arch-gated stub's AMD branch may hold: nothing, asserts and traps, `(void)x;` casts
+# and `CUTLASS_UNUSED(x)`-style macros that silence unused-parameter warnings, a bare `return;`
+# or the return of a constant (`return true;`, `return {0, 0, 0};`: a dummy value, not the
+# result the body computes). Inline asm is not a stub statement: an `asm("trap;")` branch is
+# PTX an AMD build compiles, reported at its own line like any other PTX branch.
 _STUB_STATEMENT = re.compile(
     r"(?:assert|__trap|__builtin_trap|__builtin_unreachable|abort|__assertfail|CUTE_INVALID_CONTROL_PATH|CUTLASS_NOT_IMPLEMENTED"
-    r"|CUTLASS_ASSERT|static_assert|printf)\s*\(.*\)"
-    r"|asm\s*(?:volatile\s*)?\(\s*\)"  # the template is blanked: the raw body must say trap
+    r"|CUTLASS_ASSERT|static_assert|printf|\w*UNUSED\w*)\s*\(.*\)"
     r"|\(\s*void\s*\)\s*\(?[\w.\->\[\]]+\)?"
-    r"|return(?:\s+(?:0|0\.0f?|false|nullptr|\{\s*\}))?",
+    r"|return(?:\s+(?:-?\d[\w.]*|true|false|nullptr))?",
     re.S,
 )
+# a constant inside `return {...}`: numbers, true/false/nullptr (not names of values)
+_CONSTANT_LIST = re.compile(r"\{(?:\s*(?:-?\d[\w.]*|true|false|nullptr)\s*,?)*\s*\}")
 
 
 @dataclass(frozen=True)
@@ -281,19 +296,25 @@ class ArchStub:
     """An `#if __CUDA_ARCH__ >= N` group whose branch for AMD does nothing."""
 
     gate_line: int  # the #if
-    stub_kind: str  # "else" or "elif": the directive of the branch AMD compiles
+    stub_kind: str  # "else" or "elif": the directive of the branch AMD compiles; "endif": none (the group is a whole function body)
     stub_line: int
     body: tuple[int, int]  # first and last line of the branch sm_90 compiles
     holds: str  # "nothing" or "only asserts or traps"
 
     def note(self) -> str:
+        if self.stub_kind == "endif":
+            return (
+                f"Not ported: an AMD build compiles none of the branches of the `#if` at line {self.gate_line}, which is the "
+                "whole body of its function, so on AMD this function silently does nothing (HIP-Clang leaves "
+                "`__CUDA_ARCH__` undefined)."
+            )
         return (
             f"Not ported: an AMD build compiles the `#{self.stub_kind}` branch at line {self.stub_line} instead, which holds "
             f"{self.holds}, so on AMD this code silently does nothing (HIP-Clang leaves `__CUDA_ARCH__` undefined)."
         )
 
 
-def _stub_holds(code_lines: list[str], raw_lines: list[str], first: int, last: int) -> str | None:
+def _stub_holds(code_lines: list[str], first: int, last: int) -> str | None:
     """"nothing" / "only asserts or traps" when lines first..last (1-based) are a stub
     (`code_lines` has comments and literals blanked)."""
     body = "\n".join(code_lines[first - 1 : last]).strip()
@@ -301,12 +322,30 @@ def _stub_holds(code_lines: list[str], raw_lines: list[str], first: int, last: i
         return "nothing"
     if "#" in body:
         return None
+    body = _CONSTANT_LIST.sub("0", body)  # `return {0, 0, 0};` is one constant
     stmts = [st.strip() for st in body.replace("{", ";").replace("}", ";").split(";") if st.strip()]
     if not stmts or not all(_STUB_STATEMENT.fullmatch(st) for st in stmts):
         return None
-    if any(st.startswith("asm") for st in stmts) and "trap" not in "\n".join(raw_lines[first - 1 : last]):
-        return None
+    if any(re.fullmatch(r"return\s+\S+", st) for st in stmts):
+        return "only asserts, traps or a dummy return value"
     return "only asserts or traps"
+
+
+def _whole_function_body(ctx, gate_line: int) -> bool:
+    """The `#if` group at `gate_line` is all a function's body holds (`{ #if ... #endif }`):
+    an AMD build that takes none of its branches compiles an empty function."""
+    from portlint.cuda.parse import nodes_of_types
+
+    for node in nodes_of_types(ctx.tree.root_node, ("preproc_if", "preproc_ifdef")):
+        if node.start_point[0] + 1 != gate_line:
+            continue
+        body = node.parent
+        if body is None or body.type != "compound_statement" or body.parent is None:
+            return False
+        if body.parent.type not in ("function_definition", "lambda_expression"):
+            return False
+        return all(c.id == node.id or c.type == "comment" for c in body.named_children)
+    return False
 
 
 def arch_stubs(ctx) -> list[ArchStub]:
@@ -317,14 +356,21 @@ def arch_stubs(ctx) -> list[ArchStub]:
         return []
     code_lines = ctx.fact(code_text).code.split("\n")
     out = []
-    for conds, end, amd, nvidia in _arch_groups(ctx):
-        if amd == len(conds) or nvidia == len(conds) or conds[amd][0] not in ("else", "elif"):
-            continue
-        amd_last = conds[amd + 1][2] - 1 if amd + 1 < len(conds) else end - 1
-        holds = _stub_holds(code_lines, ctx.lines, conds[amd][2] + 1, amd_last)
-        if holds is None:
+    for conds, end, amd, nvidia in _arch_groups(ctx, newer=True):
+        if nvidia == len(conds):
             continue
         nv_last = conds[nvidia + 1][2] - 1 if nvidia + 1 < len(conds) else end - 1
+        if amd == len(conds):
+            # no branch for AMD: a stub when the group is the whole body of a function
+            if _whole_function_body(ctx, conds[0][2]):
+                out.append(ArchStub(conds[0][2], "endif", end, (conds[nvidia][2] + 1, nv_last), "nothing"))
+            continue
+        if conds[amd][0] not in ("else", "elif"):
+            continue
+        amd_last = conds[amd + 1][2] - 1 if amd + 1 < len(conds) else end - 1
+        holds = _stub_holds(code_lines, conds[amd][2] + 1, amd_last)
+        if holds is None or _stub_holds(code_lines, conds[nvidia][2] + 1, nv_last) is not None:
+            continue  # AMD's branch computes, or both branches are constants (`return 1;` / `return 0;`: an answer)
         out.append(ArchStub(conds[0][2], conds[amd][0], conds[amd][2], (conds[nvidia][2] + 1, nv_last), holds))
     return out
 
@@ -344,12 +390,19 @@ def cuda_arch_feature_gate(ctx) -> None:
     a group whose AMD branch is a stub says that the code does nothing on AMD."""
     from portlint.model import Span
 
+    from portlint.cuda.optional_hints import any_hint
+
     stubs = {s.gate_line: s for s in ctx.fact(arch_stubs)}
     for conds, end, amd, nvidia in _arch_groups(ctx):
-        if amd == len(conds) and any(conds[0][2] < line < end for line in _flagged_lines(ctx)):
-            continue  # AMD drops NVIDIA-only code here: that code's own finding says so
         first_line = conds[0][2]
         stub = stubs.get(first_line)
+        if amd == len(conds):
+            flagged = [line for line in _flagged_lines(ctx) if first_line < line < end]
+            # AMD drops NVIDIA-only code here: that code's own finding says so, unless the
+            # group is all its function does (then the function is empty on AMD), and what
+            # it drops is more than optional hints (an empty PDL wait is correct)
+            if flagged and (stub is None or all(any_hint(ctx.line_text(line)) for line in flagged)):
+                continue
         if amd < len(conds):
             kind, _, line = conds[amd]
             taken = f"the `#{kind}` branch at line {line}"
@@ -360,8 +413,11 @@ def cuda_arch_feature_gate(ctx) -> None:
             "`__HIP_ARCH_HAS_WARP_SHUFFLE__`, ...) with the code AMD should run, or combine the test with "
             "`!defined(__HIP_PLATFORM_AMD__)` so the fallback is a deliberate choice."
         )
-        if stub is not None:
+        if stub is not None and stub.stub_kind == "endif":
+            taken += " (the group is the whole body of its function: the function does nothing on AMD)"
+        elif stub is not None:
             taken += f" (it holds {stub.holds}: the code does nothing on AMD)"
+        if stub is not None:
             suggestion = (
                 "The kernel does nothing on AMD: HIP-Clang leaves `__CUDA_ARCH__` undefined, so the stub branch is "
                 "compiled and the work is silently skipped (or traps). Port the body into an "
