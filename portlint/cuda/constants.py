@@ -14,23 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from portlint.cuda.cexpr import eval_node, parse_int
+from portlint.cuda.cexpr import eval_text as cexpr_eval_text
 from portlint.cuda.parse import node_text, nodes_of_types
 
-_INT = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)([uUlL]*)\s*\)?$")
+__all__ = ["Const", "ConstantMap", "constant_map", "eval_int", "eval_text", "parse_int"]
+
 _INTEGRAL = re.compile(r"\b(int|unsigned|signed|short|long|size_t|u?int(8|16|32|64)_t|uint|char|auto|bool|index_t|int_t)\b")
-
-
-def parse_int(text: str) -> tuple[int, str] | None:
-    """`0xFFFFFFFFu` -> (4294967295, "u"); None if the text is not one integer literal."""
-    m = _INT.match(text.strip())
-    if not m:
-        return None
-    digits, suffix = m.group(1), m.group(2)
-    try:
-        value = int(digits, 0) if not digits.startswith("0") or digits[:2].lower() in ("0x", "0b") or digits == "0" else int(digits, 8)
-    except ValueError:
-        return None
-    return value, suffix.lower()
 
 
 @dataclass
@@ -115,68 +105,14 @@ class ConstantMap:
         return c.value if c is not None else None
 
 
-def eval_int(node, cmap: ConstantMap, depth: int = 0) -> int | None:
-    """Value of a small integer expression of literals and known constants, or None."""
-    if node is None or depth > 8:
-        return None
-    t = node.type
-    if t == "number_literal":
-        p = parse_int(node_text(node))
-        return p[0] if p else None
-    if t == "identifier":
-        return cmap.value(node_text(node))
-    if t == "parenthesized_expression" and node.named_child_count == 1:
-        return eval_int(node.named_children[0], cmap, depth + 1)
-    if t == "binary_expression":
-        a = eval_int(node.child_by_field_name("left"), cmap, depth + 1)
-        b = eval_int(node.child_by_field_name("right"), cmap, depth + 1)
-        op = node.child_by_field_name("operator")
-        if a is None or b is None or op is None:
-            return None
-        return _arith(node_text(op), a, b)
-    return None
+def eval_int(node, cmap: ConstantMap) -> int | None:
+    """Value of a small integer expression node of literals and the map's constants, or None."""
+    return eval_node(node, cmap.value)
 
 
-def eval_text(text: str, cmap: ConstantMap, depth: int = 0) -> int | None:
+def eval_text(text: str, cmap: ConstantMap) -> int | None:
     """Value of a macro body such as `32`, `(32)`, `(1 << 5)`, `WARP_SIZE / 2`."""
-    text = re.sub(r"/\*.*?\*/|//.*$", "", text).strip()
-    p = parse_int(text)
-    if p:
-        return p[0]
-    if depth > 4 or not text or len(text) > 80:
-        return None
-    toks = re.findall(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*|<<|>>|[-+*/%&|()]", text)
-    if "".join(toks) != re.sub(r"\s+", "", text):
-        return None
-    out = []
-    for tok in toks:
-        if tok[0].isdigit():
-            p = parse_int(tok)
-            if p is None:
-                return None
-            out.append(str(p[0]))
-        elif tok[0].isalpha() or tok[0] == "_":
-            v = cmap.value(tok)
-            if v is None:
-                return None
-            out.append(str(v))
-        else:
-            out.append("//" if tok == "/" else tok)
-    try:
-        value = eval("".join(out), {"__builtins__": {}}, {})  # digits and operators only
-    except Exception:
-        return None
-    return value if isinstance(value, int) else None
-
-
-def _arith(op: str, a: int, b: int) -> int | None:
-    try:
-        return {
-            "+": a + b, "-": a - b, "*": a * b, "/": a // b if b else None, "%": a % b if b else None,
-            "<<": a << b if 0 <= b < 64 else None, ">>": a >> b if 0 <= b < 64 else None, "&": a & b, "|": a | b,
-        }.get(op)
-    except (ValueError, OverflowError):
-        return None
+    return cexpr_eval_text(text, cmap.value)
 
 
 def _is_const_decl(decl) -> str | None:

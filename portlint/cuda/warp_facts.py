@@ -21,7 +21,6 @@ WARP_ID_NAMES = re.compile(r"^(warp(_?id|_?idx|_?index|_?no|_?num)?|wid|w_?id|wa
 DATA_NAMES = re.compile(r"(row|col|^[a-z]$|^[a-z]\d$|elem|pixel|offset|^pos|^idx$|^index$|addr|ptr|^i\d|^j\d|^k\d)", re.I)
 INT32_TYPES = re.compile(r"^(unsigned|unsigned int|int|signed|signed int|uint32_t|int32_t|uint|unsigned int32_t|std::uint32_t|std::int32_t|u32|uint32|lane_mask_t32)$")
 BALLOT_CALLS = {"__ballot", "__ballot_sync", "__activemask", "__match_any", "__match_any_sync", "__match_all_sync", "__match_all"}
-THREAD_CALLS = re.compile(r"(__lane_id|laneid|lane_id|thread_rank|threadIdx)")
 
 
 @dataclass
