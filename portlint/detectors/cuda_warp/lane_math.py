@@ -63,11 +63,12 @@ def index_arithmetic(a: Analysis) -> None:
             host_arith(a, be, op)
             continue
         left, right = be.child_by_field_name("left"), be.child_by_field_name("right")
-        facts = a.facts_of(be)
+        # the function's facts are built only for an operand with the warp value (most
+        # binary expressions of a file have none, and building them is a walk of the body)
         if op in ("==", "!="):
             for x, y in ((left, right), (right, left)):
                 v, how = a.value_of(y)
-                if v == 31 and how != "local-warp" and (a.is_lane_expr(x, facts) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
+                if v == 31 and how != "local-warp" and (a.is_lane_expr(x, a.facts_of(be)) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the last lane of a 32-lane warp"},
                           fix=a.replace(y, "(warpSize - 1)", "compare with warpSize - 1"), confidence="medium")
             continue
@@ -75,7 +76,7 @@ def index_arithmetic(a: Analysis) -> None:
             for x, y in ((left, right), (right, left)):
                 v, how = a.value_of(y)
                 xs = strip_parens(x)
-                if v == 32 and how != "local-warp" and xs is not None and xs.type == "identifier" and node_text(xs) in facts.warp \
+                if v == 32 and how != "local-warp" and xs is not None and xs.type == "identifier" and node_text(xs) in a.facts_of(be).warp \
                         and _ID_NAME.search(node_text(xs)):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the first thread of a 32-lane warp"},
                           fix=a.replace(y, "warpSize", "use warpSize") if how == "literal" else None, confidence="medium")
@@ -95,7 +96,7 @@ def index_arithmetic(a: Analysis) -> None:
         is_blockdim = lstrip is not None and lstrip.type == "field_expression" and node_text(lstrip.child_by_field_name("argument")) == "blockDim"
         if op in ("/", ">>") and is_blockdim:
             meaning = "the number of 32-lane warps per block"
-        elif a.is_thread(left, facts):
+        elif a.is_thread(left, a.facts_of(be)):
             meaning = {"/": "a warp id for 32-lane warps", ">>": "a warp id for 32-lane warps", "%": "a lane id for 32-lane warps", "&": "a lane id for 32-lane warps"}[op]
         else:
             continue

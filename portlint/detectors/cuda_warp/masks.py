@@ -52,11 +52,11 @@ def masks(a: Analysis) -> None:
             continue
         if not a.is_device(call):
             continue
-        facts = a.facts_of(call)
+        # the function's facts only for the calls that need them (building them walks the body)
         if name in MASK_FUNCS and name not in shims:
             args = call.child_by_field_name("arguments").named_children
             if args:
-                m = _mask32(a, args[0], facts)
+                m = _mask32(a, args[0], a.facts_of(call))
                 if m is not None:
                     kind, text = m
                     if kind == "local-const":
@@ -72,9 +72,9 @@ def masks(a: Analysis) -> None:
                 else:
                     _mask_parameter(a, call, name, args[0], mask_params)
         if name in BALLOT_CALLS:
-            _ballot_sink(a, call, facts)
+            _ballot_sink(a, call, a.facts_of(call))
         if name in BIT32_INTRINSICS:
-            _bit_intrinsic(a, call, name, facts)
+            _bit_intrinsic(a, call, name, a.facts_of(call))
     # mask constants inside macro bodies: `#define SHFL(v, o) __shfl_xor_sync(0xffffffff, v, o)`
     for node in nodes_of_types(a.root, ("preproc_function_def", "preproc_def")):
         value = node.child_by_field_name("value")
@@ -276,12 +276,11 @@ def _shifts(a: Analysis) -> None:
         if op not in ("<<", ">>") or not a.is_device(be):
             continue
         left, right = strip_parens(be.child_by_field_name("left")), be.child_by_field_name("right")
-        facts = a.facts_of(be)
         ltext = re.sub(r"\s+", "", node_text(left))
         lit = literal(left)
         if op == "<<":
             narrow = (lit is not None and "ll" not in lit[1] and lit[0] in (1, FULL32)) or ltext in ("~0u", "~0U", "~0", "-1u")
-            if not narrow or not _shift_count_is_lane(a, right, facts):
+            if not narrow or not _shift_count_is_lane(a, right, a.facts_of(be)):
                 continue
             new = "1ull" if (lit is not None and lit[0] == 1) else "~0ull"
             a.hit("PTL106", be, fields={"expr": node_text(be)}, fix=a.replace(left, new, f"shift a 64-bit {new}"), confidence="medium",

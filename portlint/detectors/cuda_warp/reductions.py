@@ -10,11 +10,16 @@ from portlint.cuda.warp_facts import callee_name
 from portlint.detectors.cuda_warp.analysis import SHFL_SYNC_ARGS, SHUFFLE, Analysis, has_width, origin_note
 
 
+_SHUFFLE_BYTES = re.compile(SHUFFLE.pattern.encode(), re.I)
+
+
 def _shuffles_in(node) -> list:
     return [c for c in nodes_of_types(node, ("call_expression",)) if SHUFFLE.search(callee_name(c) or "")]
 
 
 def reductions(a: Analysis, others: bool) -> None:
+    if a.ctx.data.isascii() and not _SHUFFLE_BYTES.search(a.ctx.data):
+        return  # every shape here needs a shuffle call, whose name is in the bytes (ASCII: no Unicode case folds)
     for loop in nodes_of_types(a.root, ("for_statement",)):
         if not a.is_device(loop):
             continue

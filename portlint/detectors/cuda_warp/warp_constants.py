@@ -160,6 +160,8 @@ def template_arguments(a: Analysis) -> None:
 
 def tiles(a: Analysis) -> None:
     data = a.ctx.data
+    if b"tiled_partition" not in data and b"thread_block_tile" not in data:
+        return  # neither name in the file's bytes: no identifier can spell it
     for ident in nodes_of_types(a.root, ("identifier", "type_identifier", "field_identifier")):
         if node_text(ident) not in ("tiled_partition", "thread_block_tile"):
             continue

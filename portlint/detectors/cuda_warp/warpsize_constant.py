@@ -13,7 +13,10 @@ from portlint.model import Span
 
 
 def warpsize_constants(a: Analysis) -> None:
-    for ident in nodes_of_types(a.root, ("identifier", "type_identifier")):
+    data = a.ctx.data
+    # the identifiers can only spell a name the file's bytes hold
+    idents = nodes_of_types(a.root, ("identifier", "type_identifier")) if b"warpSize" in data or b"__AMDGCN_WAVEFRONT_SIZE" in data else []
+    for ident in idents:
         name = node_text(ident)
         if name in ("__AMDGCN_WAVEFRONT_SIZE", "__AMDGCN_WAVEFRONT_SIZE__"):
             a.hit("PTL107", ident, fields={"use": f"`{name}`", "place": "code", "reason": _AMDGCN_REASON}, confidence="high", suggestion=_WS_SUGGESTION)
