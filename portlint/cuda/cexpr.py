@@ -54,6 +54,11 @@ def eval_node(node, lookup: Lookup, depth: int = 0) -> int | None:
         return lookup(node_text(node))
     if t == "parenthesized_expression" and node.named_child_count == 1:
         return eval_node(node.named_children[0], lookup, depth + 1)
+    if t == "call_expression":  # `dh::WarpThreads()`: a constant function without arguments
+        fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if fn is not None and args is not None and args.named_child_count == 0 and fn.type in ("identifier", "qualified_identifier"):
+            return lookup(node_text(fn).split("::")[-1].strip())
+        return None
     if t == "binary_expression":
         a = eval_node(node.child_by_field_name("left"), lookup, depth + 1)
         b = eval_node(node.child_by_field_name("right"), lookup, depth + 1)

@@ -27,7 +27,7 @@ _INTEGRAL = re.compile(r"\b(int|unsigned|signed|short|long|size_t|u?int(8|16|32|
 class Const:
     name: str
     value: int | None  # None: defined, value unknown
-    kind: str  # define | constexpr | const | enum | template-default | header | libclang
+    kind: str  # define | constexpr | const | enum | template-default | function | header | libclang
     line: int = 0  # 0 for definitions outside the file
     node: object = None  # the tree-sitter node of the value (local definitions)
     decl: object = None  # the whole definition node
@@ -115,6 +115,71 @@ def eval_text(text: str, cmap: ConstantMap) -> int | None:
     return cexpr_eval_text(text, cmap.value)
 
 
+def constant_function(fn) -> tuple[str, object] | None:
+    """(name, returned expression) of `constexpr int WarpThreads() { return 32; }`: a
+    constexpr function without parameters whose body is one return statement."""
+    if not any(c.type == "type_qualifier" and node_text(c) == "constexpr" for c in fn.children):
+        return None
+    decl, body = fn.child_by_field_name("declarator"), fn.child_by_field_name("body")
+    if decl is None or decl.type != "function_declarator" or body is None:
+        return None
+    name, params = decl.child_by_field_name("declarator"), decl.child_by_field_name("parameters")
+    if name is None or name.type != "identifier" or params is None or params.named_child_count != 0:
+        return None
+    stmts = body.named_children
+    if len(stmts) != 1 or stmts[0].type != "return_statement" or stmts[0].named_child_count != 1:
+        return None
+    return node_text(name), stmts[0].named_children[0]
+
+
+# `constexpr std::int32_t WarpThreads() { return 32; }` and `static constexpr auto kWarp = 32;`
+# in a header: read from the text (the headers are not parsed), valued only when every
+# definition of the name across the reached headers agrees
+_HEADER_FUNCTION = re.compile(r"\bconstexpr\s+(?:[\w:]+\s+)*?(?:[\w:]+)\s+([A-Za-z_]\w*)\s*\(\s*\)\s*(?:const\s*)?(?:noexcept\s*)?"
+                              r"\{\s*return\s+([^;{}]{1,60});\s*\}")
+_HEADER_VARIABLE = re.compile(r"\bconstexpr\s+(?:(?:static|inline|const|unsigned|signed|int|long|short|auto|size_t|(?:std::)?u?int(?:8|16|32|64)_t)\s+)+"
+                              r"([A-Za-z_]\w*)\s*(?:=\s*([^;{}()]{1,60}|\([^;{}]{1,60}\))|\{\s*([^;{}]{1,60})\s*\})\s*;")
+
+
+def _header_definitions(text: str) -> list[tuple[str, str, str]]:
+    """(name, kind, value text) of the constexpr functions and integer variables of a header."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+    found = [(m.group(1), "function", m.group(2)) for m in _HEADER_FUNCTION.finditer(text)]
+    found += [(m.group(1), "header", m.group(2) or m.group(3)) for m in _HEADER_VARIABLE.finditer(text)]
+    return found
+
+
+def header_constexprs(ctx) -> dict[str, tuple[int, str, str]]:
+    """name -> (value, kind, header) for the constexpr functions and integer variables of the
+    project headers the file reaches (each header read once per scan)."""
+    from portlint.cuda.includes import file_reach, file_session, graph_of
+
+    reach = ctx.fact(file_reach)
+    if reach is None or not reach.headers:
+        return {}
+    graph = graph_of(ctx)
+    memo = file_session(ctx).fact("header-constexprs", dict)
+    defs: dict[str, list[tuple[str, str, str]]] = {}
+    for header in graph.project_headers(reach):
+        if header not in memo:
+            h = graph.header(header)
+            memo[header] = _header_definitions(h.text) if h is not None and "constexpr" in h.text else []
+        for name, kind, value in memo[header]:
+            defs.setdefault(name, []).append((kind, value, header))
+    known: dict[str, int] = {}
+    out: dict[str, tuple[int, str, str]] = {}
+    for _ in range(2):  # constants defined from other constants
+        for name, entries in defs.items():
+            if name in out:
+                continue
+            values = {cexpr_eval_text(v, known.get) for _, v, _ in entries}
+            if len(values) == 1 and None not in values and len({k for k, _, _ in entries}) == 1:
+                value = values.pop()
+                known[name] = value
+                out[name] = (value, entries[0][0], entries[0][2])
+    return out
+
+
 def _is_const_decl(decl) -> str | None:
     kinds = {node_text(c) for c in decl.children if c.type == "type_qualifier"}
     if "constexpr" in kinds:
@@ -138,9 +203,13 @@ def constant_map(ctx) -> ConstantMap:
 
     root = ctx.tree.root_node
     pending_defines = []
-    for node in nodes_of_types(root, ("preproc_def", "declaration", "enumerator", "optional_parameter_declaration", "field_declaration")):
+    for node in nodes_of_types(root, ("preproc_def", "declaration", "enumerator", "optional_parameter_declaration", "field_declaration", "function_definition")):
         line = node.start_point[0] + 1
-        if node.type == "preproc_def":
+        if node.type == "function_definition":
+            found = constant_function(node)
+            if found is not None:
+                cmap.local.setdefault(found[0], []).append(Const(found[0], None, "function", line, found[1], node, not dead(line)))
+        elif node.type == "preproc_def":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None:
                 pending_defines.append((node_text(name), value, node, line))
@@ -170,6 +239,9 @@ def constant_map(ctx) -> ConstantMap:
     real = getattr(ctx, "real_path", None)
     for name, v in guards.header_values().items():
         cmap.outside[name] = Const(name, v, "header", 0, live=True, origin="header")
+    for name, (v, kind, origin) in header_constexprs(ctx).items():
+        if name not in cmap.outside:
+            cmap.outside[name] = Const(name, v, kind, 0, live=True, origin=origin)
     from portlint.cuda.libclang_pass import libclang_constants
 
     cmap.deferred = lambda: libclang_constants(ctx)

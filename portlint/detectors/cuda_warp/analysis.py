@@ -13,7 +13,7 @@ from portlint.cuda.constants import Const, constant_map, eval_int, parse_int
 from portlint.cuda.guards import guard_map
 from portlint.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.cuda.spaces import space_map
-from portlint.cuda.warp_facts import FactBuilder, FunctionFacts, callee_name, is_thread_builtin, strip_parens
+from portlint.cuda.warp_facts import BALLOT_CALLS, FactBuilder, FunctionFacts, callee_name, is_thread_builtin, strip_parens
 from portlint.model import Edit, Fix, Span
 
 # ---- vocabulary ---------------------------------------------------------------------------
@@ -56,6 +56,29 @@ def literal(node):
     if node is None or node.type != "number_literal":
         return None
     return parse_int(node_text(node))
+
+
+def cast_operand(node):
+    """The operand of `static_cast<T>(x)` or a functional cast `T(x)` to an integer type."""
+    if node is None or node.type != "call_expression":
+        return None
+    fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+    if fn is None or args is None or args.named_child_count != 1:
+        return None
+    text = node_text(fn)
+    if re.fullmatch(r"static_cast\s*<[^<>]*>|(?:std::)?u?int(?:32|64)_t|unsigned|int|size_t", text):
+        return args.named_children[0]
+    return None
+
+
+def constant_function_called(node) -> str | None:
+    """`WarpThreads` for a call without arguments, `dh::WarpThreads()` (a constexpr
+    function of the constant map may return a constant)."""
+    args = node.child_by_field_name("arguments")
+    if args is None or args.named_child_count != 0:
+        return None
+    name = callee_name(node)
+    return name or None
 
 
 def is_warpsize(node) -> bool:
@@ -116,6 +139,14 @@ class Analysis:
             if c.line == 0:  # a header's: reported at its definition and at each use here
                 return c.value, "outside"
             return c.value, "const"
+        if node.type == "call_expression":
+            name = constant_function_called(node)
+            c = self.cmap.lookup(name) if name else None
+            if c is None or c.value is None or c.kind != "function":
+                return None, "none"
+            if name in self.warp_consts:
+                return c.value, "local-warp"
+            return c.value, "outside" if c.line == 0 else "const"
         v = eval_int(node, self.cmap)
         if v is not None and any(node_text(i) in self.warp_consts for i in nodes_of_types(node, ("identifier",))):
             return v, "local-warp"
@@ -139,8 +170,9 @@ class Analysis:
             fn = outer
         key = fn.start_byte
         if key not in self.facts:
-            body = fn.child_by_field_name("body") or fn
-            self.facts[key] = FactBuilder(body, self.is_lane_expr, self.is_warp_expr).build()
+            # the whole definition: parameters (`int tid`) and a constructor's member
+            # initialisers (`offset(base + tid % 32)`) are the function's too
+            self.facts[key] = FactBuilder(fn, self.is_lane_expr, self.is_warp_expr).build()
         return self.facts[key]
 
     def is_thread(self, node, facts: FunctionFacts) -> bool:
@@ -157,6 +189,9 @@ class Analysis:
                 return self.is_thread(node.child_by_field_name("left"), facts) or self.is_thread(node.child_by_field_name("right"), facts)
         if node.type == "cast_expression":
             return self.is_thread(node.child_by_field_name("value"), facts)
+        inner = cast_operand(node)
+        if inner is not None:
+            return self.is_thread(inner, facts)
         return False
 
     def is_lane_expr(self, node, facts: FunctionFacts) -> bool:
@@ -235,11 +270,48 @@ class Analysis:
                 for call in nodes_of_types(fn, ("call_expression",)):
                     name = callee_name(call)
                     if name in SHFL_SYNC_ARGS and has_width(call, self):
-                        if self.value_of(call.child_by_field_name("arguments").named_children[-1])[0] == 32:
+                        width = call.child_by_field_name("arguments").named_children[-1]
+                        if self.value_of(width)[0] == 32 and not self.names_reported_const(width):
                             found = True
                             break
             self._logical[key] = found
         return self._logical[key]
+
+    def names_reported_const(self, node) -> bool:
+        """Does `node` name a file-local warp constant reported as PTL101 (the file's own
+        32-lane warp size, not a deliberate group width)?"""
+        node = strip_parens(node)
+        idents = [node] if node is not None and node.type == "identifier" else nodes_of_types(node, ("identifier",)) if node is not None else []
+        return any(node_text(i) in self.reported_consts for i in idents)
+
+    def uses_warp_primitives(self) -> bool:
+        """Does the file use a warp-level primitive (a shuffle, vote, ballot, `*_sync` warp
+        intrinsic, lane id, cub warp primitive, cooperative-groups tile)? Without one, a
+        count of 32-thread groups is a logical grouping (load tiling through shared memory)."""
+        if "prims" not in self._logical:
+            found = bool(re.search(r"\bWarp(?:Reduce|Scan|Exchange|Load|Store)\s*<|\btiled_partition\b|\bthread_block_tile\b", self.ctx.text))
+            if not found:
+                for call in nodes_of_types(self.root, ("call_expression",)):
+                    name = callee_name(call)
+                    if SHUFFLE.search(name) or name in MASK_FUNCS or name in BALLOT_CALLS or name in ("__lane_id", "__activemask"):
+                        found = True
+                        break
+            self._logical["prims"] = found
+        return self._logical["prims"]
+
+    def block_is_warp(self) -> bool:
+        """Does the file assert that a block is one 32-thread warp
+        (`static_assert(kBlockSize == 32, ...)` on a thread-count name)?"""
+        if "block" not in self._logical:
+            found = False
+            for sa in nodes_of_types(self.root, ("static_assert_declaration",)):
+                cond = sa.child_by_field_name("condition")
+                text = node_text(cond) if cond is not None else ""
+                for m in re.finditer(r"\b([A-Za-z_]\w*)\s*==\s*32\b|\b32\s*==\s*([A-Za-z_]\w*)\b", text):
+                    if THREAD_COUNT_NAME.search(m.group(1) or m.group(2)):
+                        found = True
+            self._logical["block"] = found
+        return self._logical["block"]
 
     # -- reporting --
     def hit(self, rule: str, where, **kw) -> None:

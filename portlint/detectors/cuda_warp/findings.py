@@ -10,7 +10,7 @@ from __future__ import annotations
 from portlint.detectors.cuda_warp.analysis import Analysis
 from portlint.detectors.cuda_warp.availability import builtin_availability
 from portlint.detectors.cuda_warp.cub_widths import cub_widths
-from portlint.detectors.cuda_warp.host_warps import host_macros
+from portlint.detectors.cuda_warp.host_warps import host_macros, host_one_warp_blocks
 from portlint.detectors.cuda_warp.lane_math import count_definitions, index_arithmetic
 from portlint.detectors.cuda_warp.masks import masks
 from portlint.detectors.cuda_warp.reductions import reductions
@@ -34,8 +34,9 @@ def warp_findings(ctx) -> Analysis:
     builtin_availability(a)
     warpsize_constants(a)
     host_macros(a)
+    host_one_warp_blocks(a)
     spin_waits(a)
-    cub_widths(a, lane_hits or any(h.rule == "PTL103" for h in a.hits))
+    cub_widths(a, lane_hits or any(h.rule == "PTL103" for h in a.hits) or a.block_is_warp())
     # one finding per line: `constexpr int warps = threads / 32;` at namespace scope is a
     # warp-count definition (PTL102), not also host launch math (PTL108)
     lines102 = {_start_line(h.where) for h in a.hits if h.rule == "PTL102"}

@@ -16,6 +16,8 @@ _NOT_A_WARP_UNIT = re.compile(r"tile|elem|byte|chunk|vec|pack|scale|row|col|bits
 def host_arith(a: Analysis, be, op: str) -> None:
     if op not in ("*", "/"):
         return
+    if a.spaces.function_at(be.start_byte) is None and not a.uses_warp_primitives():
+        return  # a type's or namespace's constant in a file without warp primitives: 32-thread tiling
     left, right = strip_parens(be.child_by_field_name("left")), strip_parens(be.child_by_field_name("right"))
     pairs = ((left, right), (right, left)) if op == "*" else ((left, right),)
     for x, y in pairs:
@@ -54,3 +56,21 @@ _HOST_SUGGESTION = (
     "`hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev)`, `props.warpSize`, `at::cuda::warp_size()`) "
     "and derive block sizes and per-warp counts from it; on CDNA a wave is 64 threads."
 )
+
+
+def host_one_warp_blocks(a: Analysis) -> None:
+    """`constexpr uint32_t kBlockThreads = 32;` in host code of a file whose kernels assert
+    that a block is one warp (`static_assert(kBlockSize == 32, ...)`): the launch relies on a
+    32-thread block being a whole warp, which on CDNA is half a wavefront."""
+    if not a.block_is_warp():
+        return
+    for name, defs in a.cmap.local.items():
+        if not THREAD_COUNT_NAME.search(name) or WARP_COUNT_NAME.match(name):
+            continue
+        for c in defs:
+            if c.kind not in ("const", "constexpr") or c.decl is None or not c.live or a.is_device(c.decl):
+                continue
+            if a.spaces.function_at(c.decl.start_byte) is None or a.cmap.value_of(c) != 32:
+                continue  # launch sizes live in host functions
+            a.hit("PTL108", c.decl, fields={"expr": f"{name} = 32", "meaning": "a block of one 32-lane warp (the kernels assert block size == 32)"},
+                  confidence="medium", suggestion=_HOST_SUGGESTION)

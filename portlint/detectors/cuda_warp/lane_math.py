@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from portlint.cuda.parse import enclosing, node_text, nodes_of_types
-from portlint.cuda.warp_facts import LANE_NAMES, callee_name, strip_parens
+from portlint.cuda.warp_facts import DATA_NAMES, LANE_NAMES, callee_name, strip_parens
 from portlint.detectors.cuda_warp.analysis import (
-    CONST_CONTEXT_PARENTS, SHUFFLE, WARP_COUNT_NAME, Analysis, clean, define_span, origin_note,
+    CONST_CONTEXT_PARENTS, SHUFFLE, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
 from portlint.detectors.cuda_warp.host_warps import host_arith
 from portlint.model import Edit, Fix
@@ -33,22 +33,52 @@ def _feeds_shuffle(a: Analysis, node, name: str) -> bool:
     return False
 
 
-def _assigned_name(node) -> str | None:
-    """The variable an expression (possibly inside more arithmetic) is stored in."""
-    p = node.parent
+def _assigned_name(node) -> tuple[str | None, bool]:
+    """The variable an expression (possibly inside more arithmetic) is stored in, and whether
+    the expression is nested in more arithmetic (`a_sh_rd = s * ((tid % 32) % 16)`) rather
+    than the whole value (`row = tid / 32`)."""
+    p, nested = node.parent, False
     while p is not None and p.type in ("parenthesized_expression", "cast_expression", "binary_expression"):
-        if p.type == "binary_expression" and node_text(p.child_by_field_name("operator")) in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
-            return None
+        if p.type == "binary_expression":
+            if node_text(p.child_by_field_name("operator")) in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return None, False
+            nested = True
         p = p.parent
     if p is None:
-        return None
+        return None, nested
     if p.type == "init_declarator":
         d = p.child_by_field_name("declarator")
-        return node_text(d) if d is not None else None
+        return (node_text(d) if d is not None else None), nested
     if p.type == "assignment_expression":
         d = p.child_by_field_name("left")
-        return node_text(d) if d is not None else None
-    return None
+        return (node_text(d) if d is not None else None), nested
+    return None, nested
+
+
+def _data_split(a: Analysis, be, right, how: str) -> bool:
+    """`row = tid / 32; col = tid % 32`: a 32-wide split of the data, not a lane or warp id.
+    The split is read from the name the value is stored in; it does not apply when the
+    divisor is a warp-size constant by name (`li = tx % kWarpSize`), nor to lane math nested
+    in a longer index expression stored under a name that is not a data coordinate
+    (`a_sh_rd = stride * ((threadIdx.x % 32) % 16)`, an MMA fragment layout)."""
+    target, nested = _assigned_name(be)
+    if not target or _ID_NAME.search(target) or _feeds_shuffle(a, be, target):
+        return False
+    if how == "local-warp" or _warp_named(right):
+        return False
+    if nested and not DATA_NAMES.search(target):
+        return False
+    return True
+
+
+def _warp_named(node) -> bool:
+    node = strip_parens(node)
+    if node is None:
+        return False
+    if node.type == "call_expression":
+        node = node.child_by_field_name("function")
+    return node is not None and node.type in ("identifier", "qualified_identifier") and \
+        WARP_SIZE_NAME.match(node_text(node).split("::")[-1].strip()) is not None
 
 
 def index_arithmetic(a: Analysis) -> None:
@@ -84,13 +114,12 @@ def index_arithmetic(a: Analysis) -> None:
         if op == "<<":
             continue
         v, how = a.value_of(right)
-        if how == "local-warp" and not _names_reported_const(a, right):
+        if how == "local-warp" and not a.names_reported_const(right):
             continue  # a logical warp: the constant is the group size
         want = {"/": 32, "%": 32, "&": 31, ">>": 5}[op]
         if v != want:
             continue
-        target = _assigned_name(be)
-        if target and not _ID_NAME.search(target) and not _feeds_shuffle(a, be, target):
+        if _data_split(a, be, right, how):
             continue  # `row = tid / 32; col = tid % 32; ip = tid / 32`: a 32-wide data split
         lstrip = strip_parens(left)
         is_blockdim = lstrip is not None and lstrip.type == "field_expression" and node_text(lstrip.child_by_field_name("argument")) == "blockDim"
@@ -114,15 +143,6 @@ def index_arithmetic(a: Analysis) -> None:
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
               confidence="medium", suggestion=origin_note(a, right, how))
     _strides_and_shared(a)
-
-
-def _names_reported_const(a: Analysis, node) -> bool:
-    """Does `node` name a file-local warp constant reported as PTL101? Its device uses in lane
-    and warp-id math are reported too (the fix is at the definition; the uses are where the
-    64-lane wave changes the result)."""
-    node = strip_parens(node)
-    idents = [node] if node is not None and node.type == "identifier" else nodes_of_types(node, ("identifier",)) if node is not None else []
-    return any(node_text(i) in a.reported_consts for i in idents)
 
 
 def in_const_context(node) -> bool:
@@ -177,7 +197,11 @@ PER_LANE_NAME = re.compile(r"(?i)per_?lane|per_?warp_?thread|elems?_?per_?lane")
 def count_definitions(a: Analysis) -> None:
     """`#define WARPS (NUM_THREADS / 32)`, `constexpr int kNumWarps = kThreads / 32;`,
     `constexpr int kDimsPerLane = HEAD_DIM / 32;`: counts of 32-lane warps (or of values per
-    lane of one) fixed at definition."""
+    lane of one) fixed at definition. In a file with no warp-level primitive and no lane or
+    warp-id math such a count only tiles work in 32-thread groups (through shared memory),
+    which a 64-lane wave runs unchanged."""
+    if not a.uses_warp_primitives() and not any(h.rule == "PTL102" for h in a.hits):
+        return
     for name, defs in a.cmap.local.items():
         counts = WARP_COUNT_NAME.match(name) is not None
         per_lane = PER_LANE_NAME.search(name) is not None

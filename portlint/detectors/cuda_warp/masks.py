@@ -9,7 +9,7 @@ import re
 from portlint.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.cuda.warp_facts import BALLOT_CALLS, INT32_TYPES, LANE_NAMES, FunctionFacts, callee_name, is_thread_builtin, strip_parens
 from portlint.detectors.cuda_warp.analysis import FULL32, MASK_FUNCS, Analysis, clean, define_span, is_warpsize, literal
-from portlint.model import Edit, Fix
+from portlint.model import Edit, Fix, Span
 
 BIT32_INTRINSICS = {"__popc": ("__popcll", "safe"), "__ffs": ("__ffsll", "safe"), "__clz": ("__clzll", "unsafe"),
                     "__brev": ("__brevll", "unsafe"), "__fns": (None, None)}
@@ -36,7 +36,7 @@ def _mask32(a: Analysis, node, facts: FunctionFacts) -> tuple[str, str] | None:
                 if c.line and c.kind in ("define", "const", "constexpr"):
                     return ("local-const", name)
                 return ("outside-const", name)
-        if name in facts.int32 and name not in facts.ballot:
+        if name in facts.int32 and name not in facts.ballot and name not in facts.params:
             return ("variable", name)
     return None
 
@@ -54,20 +54,22 @@ def masks(a: Analysis) -> None:
             continue
         # the function's facts only for the calls that need them (building them walks the body)
         if name in MASK_FUNCS and name not in shims:
-            args = call.child_by_field_name("arguments").named_children
+            args = [c for c in call.child_by_field_name("arguments").named_children if c.type != "comment"]
             if args:
                 m = _mask32(a, args[0], a.facts_of(call))
                 if m is not None:
                     kind, text = m
                     if kind == "local-const":
-                        if text in reported_consts:
-                            continue
-                        reported_consts.add(text)
+                        # reported at the definition (the fix) and at each device use
                         c = a.cmap.lookup(text)
-                        a.hit("PTL104", c.decl if c.kind != "define" else define_span(a.ctx, c), fields={"func": name, "mask": f"`{text}` ({clean(node_text(c.node))})"},
-                              confidence="high", suggestion=_MASK_SUGGESTION)
+                        if text not in reported_consts:
+                            reported_consts.add(text)
+                            a.hit("PTL104", c.decl if c.kind != "define" else define_span(a.ctx, c), fields={"func": name, "mask": f"`{text}` ({clean(node_text(c.node))})"},
+                                  confidence="high", suggestion=_MASK_SUGGESTION)
+                        a.hit("PTL104", _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}` (line {c.line}: {clean(node_text(c.node))})"},
+                              confidence="medium", suggestion=_MASK_SUGGESTION)
                     else:
-                        a.hit("PTL104", args[0], fields={"func": name, "mask": f"`{text}`"},
+                        a.hit("PTL104", _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}`"},
                               confidence="high" if kind == "literal" else "medium", suggestion=_MASK_SUGGESTION)
                 else:
                     _mask_parameter(a, call, name, args[0], mask_params)
@@ -100,6 +102,24 @@ def masks(a: Analysis) -> None:
                           "(or `~0ull` when the block is a multiple of 64 threads).")
     _masks_passed_to_parameters(a, mask_params)
     _shifts(a)
+
+
+def _mask_where(a: Analysis, call, arg):
+    """Where a mask argument is reported: the argument, or from the intrinsic's name to the
+    argument when the call is split over lines (`__shfl_xor_sync(\n  uint32_t(-1), ...)`)."""
+    if arg.start_point[0] == call.start_point[0]:
+        return arg
+    s, e = a.ctx.node_span(call), a.ctx.node_span(arg)
+    return Span(s.start_line, s.start_col, e.end_line, e.end_col)
+
+
+def _declared_32_bit(p) -> bool:
+    """Is parameter `p` declared with a 32-bit integer type (`const unsigned mask`)?"""
+    d = p.child_by_field_name("declarator")
+    if d is None or d.type != "identifier":
+        return False
+    words = " ".join(node_text(c) for c in p.children if c.type in ("sized_type_specifier", "primitive_type", "type_identifier", "qualified_identifier"))
+    return INT32_TYPES.match(words.strip()) is not None
 
 
 def _parameters(fn) -> tuple[str, list]:
@@ -136,11 +156,16 @@ def _mask_parameter(a: Analysis, call, func: str, arg, mask_params) -> None:
         if _parameter_name(p) != node_text(arg):
             continue
         default = p.child_by_field_name("default_value")
-        if default is not None:
-            m = _mask32(a, default, FunctionFacts())
-            if m is not None:
-                a.hit("PTL104", default, fields={"func": func, "mask": f"`{m[1]}` (the default of parameter `{node_text(arg)}`)"},
-                      confidence="high", suggestion=_MASK_SUGGESTION)
+        m = _mask32(a, default, FunctionFacts()) if default is not None else None
+        if m is not None:
+            a.hit("PTL104", default, fields={"func": func, "mask": f"`{m[1]}` (the default of parameter `{node_text(arg)}`)"},
+                  confidence="high", suggestion=_MASK_SUGGESTION)
+        elif _declared_32_bit(p):
+            # an overload or wrapper whose signature fixes the mask at 32 bits: whatever its
+            # callers pass, HIP's `*_sync` receives a 32-bit mask
+            ptype = clean(node_text(p))
+            a.hit("PTL104", _mask_where(a, call, arg), fields={"func": func, "mask": f"`{node_text(arg)}` (parameter `{ptype}` of `{fname or 'this function'}`)"},
+                  confidence="medium", suggestion=_MASK_SUGGESTION)
         if fname:
             mask_params.setdefault((fname, index), (node_text(arg), func))
         return
@@ -270,6 +295,11 @@ def _shift_count_is_lane(a: Analysis, node, facts: FunctionFacts) -> bool:
     return is_thread_builtin(node) or a.is_lane_expr(node, facts)
 
 
+# a 32-bit one spelled as a cast: `(unsigned int)1`, `uint32_t(1)`, `static_cast<unsigned>(1)`
+_NARROW_ONE = re.compile(r"\((?:unsigned(?:int)?|uint32_t|std::uint32_t|int)\)1[uU]?|(?:std::)?(?:uint32_t|unsigned)[({]1[uU]?[)}]|"
+                         r"static_cast<(?:unsigned(?:int)?|(?:std::)?uint32_t|int)>\(1[uU]?\)")
+
+
 def _shifts(a: Analysis) -> None:
     for be in nodes_of_types(a.root, ("binary_expression",)):
         op = node_text(be.child_by_field_name("operator"))
@@ -279,10 +309,11 @@ def _shifts(a: Analysis) -> None:
         ltext = re.sub(r"\s+", "", node_text(left))
         lit = literal(left)
         if op == "<<":
-            narrow = (lit is not None and "ll" not in lit[1] and lit[0] in (1, FULL32)) or ltext in ("~0u", "~0U", "~0", "-1u")
+            one = (lit is not None and "ll" not in lit[1] and lit[0] == 1) or _NARROW_ONE.fullmatch(ltext) is not None
+            narrow = one or (lit is not None and "ll" not in lit[1] and lit[0] == FULL32) or ltext in ("~0u", "~0U", "~0", "-1u")
             if not narrow or not _shift_count_is_lane(a, right, a.facts_of(be)):
                 continue
-            new = "1ull" if (lit is not None and lit[0] == 1) else "~0ull"
+            new = "1ull" if one else "~0ull"
             a.hit("PTL106", be, fields={"expr": node_text(be)}, fix=a.replace(left, new, f"shift a 64-bit {new}"), confidence="medium",
                   suggestion="Shift a 64-bit one: `1ull << lane` (lanes 32-63 exist on wave64); keep the mask in `unsigned long long`.")
         else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from portlint.cuda.parse import enclosing, node_text, nodes_of_types
-from portlint.cuda.warp_facts import callee_name
+from portlint.cuda.warp_facts import callee_name, strip_parens
 from portlint.detectors.cuda_warp.analysis import SHFL_SYNC_ARGS, SHUFFLE, Analysis, has_width, origin_note
 
 
@@ -68,7 +68,7 @@ def reductions(a: Analysis, others: bool) -> None:
             bound = cond.child_by_field_name("right")
             bv, bhow = a.value_of(bound)
             if (op == "<" and bv == 32) or (op == "<=" and bv == 16):
-                if bhow == "local-warp":
+                if bhow == "local-warp" or _segmented_up_scan(a, loop, body, shuffles, var):
                     continue
                 fix = a.replace(bound, "warpSize" if op == "<" else "warpSize / 2", "run the loop up to warpSize",
                                 "unsafe" if others else "safe") if bhow == "literal" else None
@@ -92,6 +92,41 @@ def reductions(a: Analysis, others: bool) -> None:
             a.hit("PTL103", offs[16], fields={"start": "16", "shape": "is unrolled 16, 8, 4, 2, 1"}, confidence="high",
                   suggestion="Unrolled for 32 lanes: on wave64 add a first step with offset 32 (under "
                              "`#if defined(__GFX9__)`), or write the loop `for (int o = warpSize / 2; o > 0; o >>= 1)`.")
+
+
+def _segmented_up_scan(a: Analysis, loop, body, shuffles, var: str) -> bool:
+    """An up-shuffle scan over deliberate 32-lane segments: every shuffle moves values up and
+    each is used only under `lane >= i`, where `lane` is the thread index `& 31` / `% 32`.
+    On a 64-lane wave lane 33 reads lane 31 at i = 2, and its segment lane (1) rejects it:
+    the wave runs as two correct 32-lane scans."""
+    if not all("up" in (callee_name(c) or "").lower() for c in shuffles):
+        return False
+    facts = a.facts_of(loop)
+    segment_lanes = {name for name in facts.lane if _lane_of_32(a, loop, name)}
+    if not segment_lanes:
+        return False
+    for be in nodes_of_types(body, ("binary_expression",)):
+        op = node_text(be.child_by_field_name("operator"))
+        left, right = (node_text(be.child_by_field_name(f)).strip() for f in ("left", "right"))
+        if (op == ">=" and left in segment_lanes and right == var) or (op == "<=" and left == var and right in segment_lanes):
+            return True
+    return False
+
+
+def _lane_of_32(a: Analysis, node, name: str) -> bool:
+    """Is `name` defined in the function around `node` as a thread index `& 31` or `% 32`
+    (a literal 32-lane segment, not `% warpSize`)?"""
+    fn = a.function_of(node)
+    for d in nodes_of_types(fn, ("init_declarator",)) if fn is not None else ():
+        target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+        value = strip_parens(value)
+        if target is None or node_text(target) != name or value is None or value.type != "binary_expression":
+            continue
+        op = node_text(value.child_by_field_name("operator"))
+        v, how = a.value_of(value.child_by_field_name("right"))
+        if how in ("literal", "expr") and ((op == "&" and v == 31) or (op == "%" and v == 32)):
+            return True
+    return False
 
 
 def _loop_var_offset(call) -> bool:

@@ -28,7 +28,7 @@ def _collect_uses(a: Analysis, names: set[str]) -> dict[str, list]:
         name = node_text(ident)
         if name in uses:
             parent = ident.parent
-            if parent is not None and parent.type in ("preproc_def", "init_declarator", "enumerator", "optional_parameter_declaration") and parent.child_by_field_name("name" if parent.type in ("preproc_def", "enumerator") else "declarator") == ident:
+            if parent is not None and parent.type in ("preproc_def", "init_declarator", "enumerator", "optional_parameter_declaration", "function_declarator") and parent.child_by_field_name("name" if parent.type in ("preproc_def", "enumerator") else "declarator") == ident:
                 continue
             uses[name].append(ident)
     # uses inside macro bodies and #if conditions are text, not tree nodes
