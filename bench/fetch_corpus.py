@@ -11,6 +11,7 @@ tree that ends up in corpus/src/ is hashed and compared with `tree_sha256`.
     python bench/fetch_corpus.py            # fetch what is missing, verify everything
     python bench/fetch_corpus.py --pin      # print the tree hashes (to fill corpus.toml)
     python bench/fetch_corpus.py --manifest tests/realcode/cuda/packages.toml --dest tests/realcode/cuda/trees
+    python bench/fetch_corpus.py --manifest bench/cuda_corpus.toml --dest bench/corpus/cuda-src
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 CORPUS = BENCH / "corpus"
 SRC = CORPUS / "src"
+# The CUDA-heavy tree of the CUDA-only figures (bench/run.py --only cuda).
+CUDA_MANIFEST = BENCH / "cuda_corpus.toml"
+CUDA_SRC = CORPUS / "cuda-src"
 # The extensions the benchmark measures (portlint's, semgrep's and grep's inputs).
 SOURCE_EXTENSIONS = {
     ".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx",

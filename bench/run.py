@@ -11,7 +11,18 @@ equivalent pattern set (bench/semgrep/portability.yml) and grep -E over the same
 the peak memory of each command's whole process tree, checks the issue's targets, and
 compares the JSON reports of --jobs 1, --jobs 2 and the warm run byte for byte.
 
-The table goes to stdout and to bench/results/latest.md (raw figures: latest.json).
+Then the same comparison one language at a time, on a copy holding only that language's
+files (so neither figure hides in the other):
+
+- CUDA-only: the CUDA/C/C++ files of a CUDA-heavy tree (bench/cuda_corpus.toml, about 200k
+  lines from the CUDA extensions inside pinned PyPI sdists): grep floor, semgrep, portlint
+  cold/warm, a changed median-size file, and tree-sitter-cuda's own parse time of the same
+  files (bench/parse_time.py);
+- Python-only: the Python files of the mixed corpus, the same runs without the parse line.
+
+    python bench/run.py --only cuda     # one section: mixed, cuda or python (repeatable)
+
+The tables go to stdout and to bench/results/latest.md (raw figures: latest.json).
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ TOOLS = BENCH / ".tools"
 SEMGREP_VERSION = "1.185.0"
 NEWLINE = b"\n"
 ONE_FILE_PACKAGE = "transformer-engine-torch"  # the pre-commit cases edit files of this package
-TARGETS = {"speedup_vs_semgrep": 3.0, "warm_fraction": 0.10, "one_file_s": 0.5, "peak_mb": 500.0}
+TARGETS = {"speedup_vs_semgrep": 3.0, "warm_fraction": 0.10, "one_file_s": 0.5, "peak_mb": 500.0, "of_parse": 4.0}
 
 
 def log(msg: str) -> None:
@@ -238,6 +249,119 @@ def startup_runs(work: Path, repeats: int) -> tuple[Measurement, dict[str, bool]
     return sorted(runs, key=lambda m: m.wall)[len(runs) // 2], loaded
 
 
+# ---- one language at a time ---------------------------------------------------------------
+
+KINDS = {"cuda": "CUDA/C/C++", "python": "Python"}
+
+
+def kind_of(path: Path) -> str:
+    return "python" if path.suffix in (".py", ".pyi") else "cuda"
+
+
+def kind_tree(files: list[Path], src: Path, dest: Path) -> list[Path]:
+    """A copy of `files` (same relative paths) under `dest`, its own portlint project: a real
+    copy, not links, because the changed-file runs edit it."""
+    fresh(dest)
+    out = []
+    for f in files:
+        target = dest / f.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f.resolve(), target)
+        out.append(target)
+    (dest / "portlint.toml").write_text("# one-language benchmark tree: default settings\n")
+    return out
+
+
+def parse_time(files: list[Path], root: Path) -> tuple[Measurement, dict]:
+    listing = RESULTS / "parse-files.txt"
+    listing.write_text("".join(f"{f.relative_to(root)}\n" for f in files))
+    m = check_ok(run([sys.executable, str(BENCH / "parse_time.py"), str(listing)], cwd=root, interval=0.02), "parse_time", ok_codes=(0,))
+    return m, json.loads(m.stdout.decode().strip().splitlines()[-1])
+
+
+def changed_file_runs(tree: Path, cache: Path, files: list[Path], repeats: int) -> tuple[Measurement, list[float], str]:
+    """The median-size `.cu` (or `.py`) file of the tree, edited before each run and scanned alone with the
+    warm cache the cold run left (`--force-exclude`, as the pre-commit hook runs it)."""
+    suffixes = (".py",) if kind_of(files[0]) == "python" else (".cu",)
+    path = _median_file([f for f in files if f.suffix in suffixes] or files)
+    original = path.read_bytes()
+    rel = path.relative_to(tree).as_posix()
+    mark = b"# edit" if path.suffix == ".py" else b"// edit"
+    runs: list[Measurement] = []
+    try:
+        for i in range(repeats):
+            path.write_bytes(original + mark + f" {i} {time.time_ns()}\n".encode())
+            cmd = portlint_cmd() + ["scan", "--force-exclude", "--no-progress", "--exit-zero", "--cache-dir", str(cache), rel]
+            runs.append(check_ok(run(cmd, cwd=tree, interval=0.005), "portlint one-file"))
+    finally:
+        path.write_bytes(original)
+    median = sorted(runs, key=lambda m: m.wall)[len(runs) // 2]
+    return median, [m.wall for m in runs], f"{rel} ({original.count(NEWLINE)} lines)"
+
+
+def kind_section(kind: str, files: list[Path], src: Path, args, semgrep_exe: Path | None) -> dict:
+    """Every comparison on one language's files alone; returns meta, rows and checks."""
+    cores = os.cpu_count() or 1
+    jobs = min(cores, 2)  # the issue's figures are for --jobs 2
+    tree = fetch_corpus.CORPUS / f"{kind}-only"
+    files = kind_tree(files, src, tree)
+    lines, size, _ = count_lines(files)
+    log(f"{kind}-only: {len(files)} files, {lines} lines")
+    rows: list[dict] = []
+    g = best_of(args.repeat, lambda: grep_scan(files, tree, RESULTS / f"{kind}-grep.txt", jobs))
+    gmatches = sum(1 for _ in open(RESULTS / f"{kind}-grep.txt", errors="replace"))
+    rows.append(row(f"grep -E floor (xargs -P {jobs})", g, lines, f"{gmatches} matching lines"))
+    sg = None
+    if semgrep_exe is not None:
+        view = semgrep_view(files, tree, fetch_corpus.CORPUS / f"{kind}-semgrep-view")
+        sg = best_of(args.repeat, lambda: semgrep_scan(semgrep_exe, view, RESULTS / f"{kind}-semgrep.json", jobs))
+        s = semgrep_summary(RESULTS / f"{kind}-semgrep.json")
+        errs = ", ".join(f"{v} {k}" for k, v in sorted(s["errors"].items()))
+        rows.append(row(f"semgrep --jobs {jobs}, bench/semgrep/portability.yml", sg, lines, f"{s['findings']} findings; {errs or 'no errors'}"))
+    parsed = None
+    if kind == "cuda":
+        pm, parsed = parse_time(files, tree)
+        rows.append(row("tree-sitter-cuda parse of every file, 1 core (parse loop only)", pm, lines,
+                        f"parse loop {parsed['parse_cpu_s']:.2f} s CPU / {parsed['parse_wall_s']:.2f} s wall, {parsed['nodes']:,} nodes"))
+    cache = RESULTS / f"{kind}-cache"
+    cold = best_of(args.repeat, lambda: portlint_scan(tree, RESULTS / f"{kind}-cold.json", jobs=jobs, cache=fresh(cache)))
+    p = portlint_summary(RESULTS / f"{kind}-cold.json")
+    rows.append(row(f"portlint cold, --jobs {jobs} (empty cache, fills it)", cold, lines, f"{p['findings']} findings in {p['files']} files"))
+    warm = best_of(args.repeat, lambda: portlint_scan(tree, RESULTS / f"{kind}-warm.json", jobs=jobs, cache=cache))
+    same = (RESULTS / f"{kind}-cold.json").read_bytes() == (RESULTS / f"{kind}-warm.json").read_bytes()
+    rows.append(row("portlint warm (cache full, nothing changed)", warm, lines, "report identical to cold" if same else "**report differs from cold**"))
+    one, walls, which = changed_file_runs(tree, cache, files, args.one_file_repeat)
+    rows.append(row(f"portlint: one changed median-size {'.py' if kind == 'python' else '.cu'} file (warm cache)", one, None, f"median of {len(walls)} (max {max(walls):.2f} s); {which}"))
+
+    checks = []
+    if sg is not None:
+        ratio = sg.wall / cold.wall
+        checks.append((f"cold ≥ {TARGETS['speedup_vs_semgrep']:.0f}× faster than semgrep (wall, same files)",
+                       f"{ratio:.2f}× ({cold.wall:.1f} s vs {sg.wall:.1f} s; load {cold.load_before:.1f} / {sg.load_before:.1f})",
+                       ratio >= TARGETS["speedup_vs_semgrep"]))
+    if parsed is not None:
+        # judged on CPU seconds (cold's workers summed against the one-core parse loop): the
+        # stricter reading, and one that other load on the machine does not move much
+        ratio = cold.cpu / parsed["parse_cpu_s"]
+        checks.append((f"cold within {TARGETS['of_parse']:.0f}× of tree-sitter's own parse (CPU s)",
+                       f"{ratio:.2f}× ({cold.cpu:.1f} s vs {parsed['parse_cpu_s']:.2f} s); wall {cold.wall:.2f} s vs parse loop "
+                       f"{parsed['parse_wall_s']:.2f} s = {cold.wall / parsed['parse_wall_s']:.2f}×",
+                       ratio <= TARGETS["of_parse"]))
+    frac = warm.wall / cold.wall
+    checks.append((f"warm ≤ {TARGETS['warm_fraction']:.0%} of cold", f"{frac:.1%} ({warm.wall:.2f} s)", frac <= TARGETS["warm_fraction"]))
+    checks.append((f"one changed median-size file ≤ {TARGETS['one_file_s']} s wall", f"{one.wall:.2f} s wall ({one.cpu:.2f} s CPU; load {one.load_before:.1f})", one.wall <= TARGETS["one_file_s"]))
+    checks.append(("warm report identical to cold", "byte-identical JSON" if same else "JSON reports differ", same))
+    meta = {"files": len(files), "lines": lines, "bytes": size, "jobs": jobs}
+    return {"kind": kind, "meta": meta, "rows": rows, "checks": checks, "parse": parsed}
+
+
+def render_kind(section: dict, sources: str) -> str:
+    meta = section["meta"]
+    head = (f"{KINDS[section['kind']]} only: {meta['files']} files, {meta['lines']:,} lines, "
+            f"{meta['bytes'] / 2**20:.1f} MiB, from {sources}")
+    return head + "\n\n" + render_rows(section["rows"], section["checks"])
+
+
 # ---- report ------------------------------------------------------------------------------
 
 def sha(path: Path) -> str:
@@ -273,13 +397,8 @@ def row(name: str, m: Measurement, lines: int | None, note: str) -> dict:
     }
 
 
-def render(meta: dict, rows: list[dict], checks: list[tuple[str, str, bool]]) -> str:
+def render_rows(rows: list[dict], checks: list[tuple[str, str, bool]]) -> str:
     out = [
-        f"Corpus: {meta['files']} files, {meta['lines']:,} lines ({meta['by_kind'].get('cuda/c++', 0):,} CUDA/C++, "
-        f"{meta['by_kind'].get('python', 0):,} Python), {meta['bytes'] / 2**20:.1f} MiB; "
-        f"{meta['cores']} cores; portlint {meta['portlint_version']} with {meta['rules']} rules "
-        f"(git {meta['git']}); semgrep {SEMGREP_VERSION}; {meta['when']}",
-        "",
         "| run | wall s | CPU s | lines/s | peak MB (tree) | load | notes |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]
@@ -292,32 +411,26 @@ def render(meta: dict, rows: list[dict], checks: list[tuple[str, str, bool]]) ->
     return "\n".join(out) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each full-corpus measurement (the fastest is kept)")
-    parser.add_argument("--one-file-repeat", type=int, default=5, help="runs of the one-file and start-up measurements (median kept)")
-    parser.add_argument("--skip-semgrep", action="store_true", help="leave semgrep out (quick local runs)")
-    args = parser.parse_args(argv)
+def render(meta: dict, rows: list[dict], checks: list[tuple[str, str, bool]]) -> str:
+    head = (
+        f"Corpus: {meta['files']} files, {meta['lines']:,} lines ({meta['by_kind'].get('cuda/c++', 0):,} CUDA/C++, "
+        f"{meta['by_kind'].get('python', 0):,} Python), {meta['bytes'] / 2**20:.1f} MiB; "
+        f"{meta['cores']} cores; portlint {meta['portlint_version']} with {meta['rules']} rules "
+        f"(git {meta['git']}); semgrep {SEMGREP_VERSION}; {meta['when']}"
+    )
+    return head + "\n\n" + render_rows(rows, checks)
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    try:
-        packages = fetch_corpus.ensure_corpus()
-    except fetch_corpus.CorpusError as exc:
-        log(f"error: {exc}")
-        return 2
+
+def mixed_section(args, packages: list[dict], exe: Path | None) -> dict:
+    """The whole mixed corpus (CUDA and Python together), as before the per-language sections."""
     src = fetch_corpus.SRC
     files = corpus_files(src)
     lines, size, by_kind = count_lines(files)
     cores = os.cpu_count() or 1
-    from portlint import __version__
-    from portlint.rules import load_rules
-
     meta = {
-        "files": len(files), "lines": lines, "bytes": size, "by_kind": by_kind, "cores": cores,
-        "portlint_version": __version__, "rules": len(load_rules()),
-        "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH, capture_output=True, text=True).stdout.strip(),
-        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "files": len(files), "lines": lines, "bytes": size, "by_kind": by_kind,
         "packages": [{k: p[k] for k in ("name", "version", "files", "lines", "tree_sha256")} for p in packages],
+        **portlint_meta(),
     }
     log(f"corpus: {len(files)} files, {lines} lines")
     rows: list[dict] = []
@@ -328,8 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(row(f"grep -E floor (xargs -P {cores})", g, lines, f"{gmatches} matching lines"))
 
     sg = None
-    if not args.skip_semgrep:
-        exe = ensure_semgrep()
+    if exe is not None:
         log("semgrep")
         view = semgrep_view(files, src, fetch_corpus.CORPUS / "semgrep-view")
         sg = best_of(args.repeat, lambda: semgrep_scan(exe, view, RESULTS / "semgrep.json", cores))
@@ -381,12 +493,67 @@ def main(argv: list[str] | None = None) -> int:
     checks.append((f"peak memory ≤ {TARGETS['peak_mb']:.0f} MB on the corpus", f"{peak:.0f} MB (process tree, RSS summed)", peak <= TARGETS["peak_mb"]))
     checks.append(("findings identical: --jobs 1, --jobs 2, warm", "byte-identical JSON" if identical else "JSON reports differ", identical))
 
-    table = render(meta, rows, checks)
-    command = "python bench/run.py" + (f" --repeat {args.repeat}" if args.repeat != 1 else "")
+    return {"meta": meta, "rows": rows, "checks": checks, "table": render(meta, rows, checks), "ok": identical}
+
+
+def portlint_meta() -> dict:
+    from portlint import __version__
+    from portlint.rules import load_rules
+
+    return {
+        "portlint_version": __version__, "rules": len(load_rules()),
+        "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH, capture_output=True, text=True).stdout.strip(),
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": os.cpu_count() or 1,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each full-corpus measurement (the fastest is kept)")
+    parser.add_argument("--one-file-repeat", type=int, default=5, help="runs of the one-file and start-up measurements (median kept)")
+    parser.add_argument("--skip-semgrep", action="store_true", help="leave semgrep out (quick local runs)")
+    parser.add_argument("--only", action="append", choices=("mixed", "cuda", "python"),
+                        help="run only this section (repeatable); default: all three")
+    args = parser.parse_args(argv)
+    sections = args.only or ["mixed", "cuda", "python"]
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    try:
+        mixed = fetch_corpus.ensure_corpus() if {"mixed", "python"} & set(sections) else []
+        cuda = fetch_corpus.ensure_corpus(manifest=fetch_corpus.CUDA_MANIFEST, src=fetch_corpus.CUDA_SRC) if "cuda" in sections else []
+    except fetch_corpus.CorpusError as exc:
+        log(f"error: {exc}")
+        return 2
+    exe = None if args.skip_semgrep else ensure_semgrep()
+    info = portlint_meta()
+    out = [f"portlint {info['portlint_version']} with {info['rules']} rules (git {info['git']}); semgrep {SEMGREP_VERSION}; "
+           f"{info['cores']} cores; {info['when']}; load = 1-minute load average when each command started", ""]
+    record: dict = {"meta": info, "sections": {}}
+    ok = True
+    if "mixed" in sections:
+        log("mixed corpus")
+        m = mixed_section(args, mixed, exe)
+        out += ["## Mixed corpus (bench/corpus.toml)", "", m["table"]]
+        record["sections"]["mixed"] = {k: m[k] for k in ("meta", "rows", "checks")}
+        ok &= m["ok"]
+    for kind, packages, src, manifest in (("cuda", cuda, fetch_corpus.CUDA_SRC, "bench/cuda_corpus.toml"),
+                                          ("python", mixed, fetch_corpus.SRC, "bench/corpus.toml")):
+        if kind not in sections:
+            continue
+        log(f"{kind}-only")
+        files = [f for f in corpus_files(src) if kind_of(f) == kind]
+        k = kind_section(kind, files, src, args, exe)
+        k["meta"]["packages"] = [{x: p[x] for x in ("name", "version", "tree_sha256")} for p in packages]
+        names = ", ".join(f"{p['name']} {p['version']}" for p in packages)
+        out += [f"## {KINDS[kind]} only", "", render_kind(k, f"{manifest} ({names})")]
+        record["sections"][kind] = {x: k[x] for x in ("meta", "rows", "checks", "parse")}
+    table = "\n".join(out)
+    command = "python bench/run.py" + "".join(f" --only {x}" for x in (args.only or [])) + (f" --repeat {args.repeat}" if args.repeat != 1 else "")
     (RESULTS / "latest.md").write_text(f"Command: `{command}`\n\n" + table)
-    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "rows": rows, "checks": checks, "command": command}, indent=2, default=str))
+    record["command"] = command
+    (RESULTS / "latest.json").write_text(json.dumps(record, indent=2, default=str))
     print(table)
-    return 0 if identical else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

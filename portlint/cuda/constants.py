@@ -14,30 +14,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from portlint.cuda.cexpr import eval_node, parse_int
+from portlint.cuda.cexpr import eval_text as cexpr_eval_text
 from portlint.cuda.parse import node_text, nodes_of_types
 
-_INT = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)([uUlL]*)\s*\)?$")
+__all__ = ["Const", "ConstantMap", "constant_map", "eval_int", "eval_text", "parse_int"]
+
 _INTEGRAL = re.compile(r"\b(int|unsigned|signed|short|long|size_t|u?int(8|16|32|64)_t|uint|char|auto|bool|index_t|int_t)\b")
-
-
-def parse_int(text: str) -> tuple[int, str] | None:
-    """`0xFFFFFFFFu` -> (4294967295, "u"); None if the text is not one integer literal."""
-    m = _INT.match(text.strip())
-    if not m:
-        return None
-    digits, suffix = m.group(1), m.group(2)
-    try:
-        value = int(digits, 0) if not digits.startswith("0") or digits[:2].lower() in ("0x", "0b") or digits == "0" else int(digits, 8)
-    except ValueError:
-        return None
-    return value, suffix.lower()
 
 
 @dataclass
 class Const:
     name: str
     value: int | None  # None: defined, value unknown
-    kind: str  # define | constexpr | const | enum | template-default | header | libclang
+    kind: str  # define | constexpr | const | enum | template-default | function | header | libclang
     line: int = 0  # 0 for definitions outside the file
     node: object = None  # the tree-sitter node of the value (local definitions)
     decl: object = None  # the whole definition node
@@ -115,68 +105,79 @@ class ConstantMap:
         return c.value if c is not None else None
 
 
-def eval_int(node, cmap: ConstantMap, depth: int = 0) -> int | None:
-    """Value of a small integer expression of literals and known constants, or None."""
-    if node is None or depth > 8:
-        return None
-    t = node.type
-    if t == "number_literal":
-        p = parse_int(node_text(node))
-        return p[0] if p else None
-    if t == "identifier":
-        return cmap.value(node_text(node))
-    if t == "parenthesized_expression" and node.named_child_count == 1:
-        return eval_int(node.named_children[0], cmap, depth + 1)
-    if t == "binary_expression":
-        a = eval_int(node.child_by_field_name("left"), cmap, depth + 1)
-        b = eval_int(node.child_by_field_name("right"), cmap, depth + 1)
-        op = node.child_by_field_name("operator")
-        if a is None or b is None or op is None:
-            return None
-        return _arith(node_text(op), a, b)
-    return None
+def eval_int(node, cmap: ConstantMap) -> int | None:
+    """Value of a small integer expression node of literals and the map's constants, or None."""
+    return eval_node(node, cmap.value)
 
 
-def eval_text(text: str, cmap: ConstantMap, depth: int = 0) -> int | None:
+def eval_text(text: str, cmap: ConstantMap) -> int | None:
     """Value of a macro body such as `32`, `(32)`, `(1 << 5)`, `WARP_SIZE / 2`."""
-    text = re.sub(r"/\*.*?\*/|//.*$", "", text).strip()
-    p = parse_int(text)
-    if p:
-        return p[0]
-    if depth > 4 or not text or len(text) > 80:
-        return None
-    toks = re.findall(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*|<<|>>|[-+*/%&|()]", text)
-    if "".join(toks) != re.sub(r"\s+", "", text):
-        return None
-    out = []
-    for tok in toks:
-        if tok[0].isdigit():
-            p = parse_int(tok)
-            if p is None:
-                return None
-            out.append(str(p[0]))
-        elif tok[0].isalpha() or tok[0] == "_":
-            v = cmap.value(tok)
-            if v is None:
-                return None
-            out.append(str(v))
-        else:
-            out.append("//" if tok == "/" else tok)
-    try:
-        value = eval("".join(out), {"__builtins__": {}}, {})  # digits and operators only
-    except Exception:
-        return None
-    return value if isinstance(value, int) else None
+    return cexpr_eval_text(text, cmap.value)
 
 
-def _arith(op: str, a: int, b: int) -> int | None:
-    try:
-        return {
-            "+": a + b, "-": a - b, "*": a * b, "/": a // b if b else None, "%": a % b if b else None,
-            "<<": a << b if 0 <= b < 64 else None, ">>": a >> b if 0 <= b < 64 else None, "&": a & b, "|": a | b,
-        }.get(op)
-    except (ValueError, OverflowError):
+def constant_function(fn) -> tuple[str, object] | None:
+    """(name, returned expression) of `constexpr int WarpThreads() { return 32; }`: a
+    constexpr function without parameters whose body is one return statement."""
+    if not any(c.type == "type_qualifier" and node_text(c) == "constexpr" for c in fn.children):
         return None
+    decl, body = fn.child_by_field_name("declarator"), fn.child_by_field_name("body")
+    if decl is None or decl.type != "function_declarator" or body is None:
+        return None
+    name, params = decl.child_by_field_name("declarator"), decl.child_by_field_name("parameters")
+    if name is None or name.type != "identifier" or params is None or params.named_child_count != 0:
+        return None
+    stmts = body.named_children
+    if len(stmts) != 1 or stmts[0].type != "return_statement" or stmts[0].named_child_count != 1:
+        return None
+    return node_text(name), stmts[0].named_children[0]
+
+
+# `constexpr std::int32_t WarpThreads() { return 32; }` and `static constexpr auto kWarp = 32;`
+# in a header: read from the text (the headers are not parsed), valued only when every
+# definition of the name across the reached headers agrees
+_HEADER_FUNCTION = re.compile(r"\bconstexpr\s+(?:[\w:]+\s+)*?(?:[\w:]+)\s+([A-Za-z_]\w*)\s*\(\s*\)\s*(?:const\s*)?(?:noexcept\s*)?"
+                              r"\{\s*return\s+([^;{}]{1,60});\s*\}")
+_HEADER_VARIABLE = re.compile(r"\bconstexpr\s+(?:(?:static|inline|const|unsigned|signed|int|long|short|auto|size_t|(?:std::)?u?int(?:8|16|32|64)_t)\s+)+"
+                              r"([A-Za-z_]\w*)\s*(?:=\s*([^;{}()]{1,60}|\([^;{}]{1,60}\))|\{\s*([^;{}]{1,60})\s*\})\s*;")
+
+
+def _header_definitions(text: str) -> list[tuple[str, str, str]]:
+    """(name, kind, value text) of the constexpr functions and integer variables of a header."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+    found = [(m.group(1), "function", m.group(2)) for m in _HEADER_FUNCTION.finditer(text)]
+    found += [(m.group(1), "header", m.group(2) or m.group(3)) for m in _HEADER_VARIABLE.finditer(text)]
+    return found
+
+
+def header_constexprs(ctx) -> dict[str, tuple[int, str, str]]:
+    """name -> (value, kind, header) for the constexpr functions and integer variables of the
+    project headers the file reaches (each header read once per scan)."""
+    from portlint.cuda.includes import file_reach, file_session, graph_of
+
+    reach = ctx.fact(file_reach)
+    if reach is None or not reach.headers:
+        return {}
+    graph = graph_of(ctx)
+    memo = file_session(ctx).fact("header-constexprs", dict)
+    defs: dict[str, list[tuple[str, str, str]]] = {}
+    for header in graph.project_headers(reach):
+        if header not in memo:
+            h = graph.header(header)
+            memo[header] = _header_definitions(h.text) if h is not None and "constexpr" in h.text else []
+        for name, kind, value in memo[header]:
+            defs.setdefault(name, []).append((kind, value, header))
+    known: dict[str, int] = {}
+    out: dict[str, tuple[int, str, str]] = {}
+    for _ in range(2):  # constants defined from other constants
+        for name, entries in defs.items():
+            if name in out:
+                continue
+            values = {cexpr_eval_text(v, known.get) for _, v, _ in entries}
+            if len(values) == 1 and None not in values and len({k for k, _, _ in entries}) == 1:
+                value = values.pop()
+                known[name] = value
+                out[name] = (value, entries[0][0], entries[0][2])
+    return out
 
 
 def _is_const_decl(decl) -> str | None:
@@ -202,9 +203,13 @@ def constant_map(ctx) -> ConstantMap:
 
     root = ctx.tree.root_node
     pending_defines = []
-    for node in nodes_of_types(root, ("preproc_def", "declaration", "enumerator", "optional_parameter_declaration", "field_declaration")):
+    for node in nodes_of_types(root, ("preproc_def", "declaration", "enumerator", "optional_parameter_declaration", "field_declaration", "function_definition")):
         line = node.start_point[0] + 1
-        if node.type == "preproc_def":
+        if node.type == "function_definition":
+            found = constant_function(node)
+            if found is not None:
+                cmap.local.setdefault(found[0], []).append(Const(found[0], None, "function", line, found[1], node, not dead(line)))
+        elif node.type == "preproc_def":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None:
                 pending_defines.append((node_text(name), value, node, line))
@@ -234,6 +239,9 @@ def constant_map(ctx) -> ConstantMap:
     real = getattr(ctx, "real_path", None)
     for name, v in guards.header_values().items():
         cmap.outside[name] = Const(name, v, "header", 0, live=True, origin="header")
+    for name, (v, kind, origin) in header_constexprs(ctx).items():
+        if name not in cmap.outside:
+            cmap.outside[name] = Const(name, v, kind, 0, live=True, origin=origin)
     from portlint.cuda.libclang_pass import libclang_constants
 
     cmap.deferred = lambda: libclang_constants(ctx)

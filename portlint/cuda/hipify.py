@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -193,20 +194,59 @@ def _in_condition(node) -> bool:
     return False
 
 
-_LEX_SKIP = rb"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/|"
+# Strings, character literals and comments, as a lexer skips them: a word inside one is no use.
+_LEX_SKIP = re.compile(rb"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/", re.S)
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+
+
+def _skipped_spans(ctx) -> tuple[list[int], list[int]]:
+    """ctx.fact(_skipped_spans): the starts and ends of the file's strings, character
+    literals and comments, in order (one lexer pass, shared by every identifier_uses call)."""
+    starts, ends = [], []
+    for m in _LEX_SKIP.finditer(ctx.data):
+        starts.append(m.start())
+        ends.append(m.end())
+    return starts, ends
+
+
+def _inside_span(spans: tuple[list[int], list[int]], offset: int) -> bool:
+    starts, ends = spans
+    i = bisect_right(starts, offset) - 1
+    return i >= 0 and offset < ends[i]
+
+
+def _prefix_trie(prefixes: list[bytes]) -> bytes:
+    """A regex matching any of `prefixes`, as a trie (`c(?:u(?:b|da)|...)`): the regex
+    engine tries a few branches per position instead of every prefix in turn."""
+    trie: dict = {}
+    for p in prefixes:
+        node = trie
+        for byte in p:
+            node = node.setdefault(byte, {})
+        node[None] = {}
+
+    def emit(node: dict) -> bytes:
+        branches = [re.escape(bytes([b])) + emit(node[b]) for b in sorted(k for k in node if k is not None)]
+        if not branches:
+            return b""
+        body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+        return b"(?:" + body + b")?" if None in node else body
+
+    return emit(trie)
 
 
 @lru_cache(maxsize=32)
 def word_regex(prefixes: tuple[str, ...]) -> re.Pattern:
-    """A lexer regex: strings and comments are consumed whole (group 1 is None); identifiers
-    starting with one of `prefixes` are captured whole in group 1."""
-    alts = b"|".join(re.escape(p.encode()) for p in sorted(prefixes, key=lambda p: (-len(p), p)))
-    return re.compile(_LEX_SKIP + rb"(?<![\w$])((?:" + alts + rb")\w*)", re.S)
+    """Candidate words: a run of word characters starting with one of `prefixes` (ASCII
+    word characters only). identifier_uses keeps those that start a word and lie outside
+    strings and comments, which is what a lexer scanning the file would find."""
+    return re.compile(rb"(?:" + _prefix_trie(sorted({p.encode() for p in prefixes})) + rb")\w*")
 
 
 def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
     """Identifiers matched by `pattern` (see word_regex) that are real uses in the syntax
-    tree: not in strings or comments, not a #define's own name (the names a file #defines are
+    tree: whole words, not in strings or comments (as the file's lexer sees them,
+    `_skipped_spans`), not a #define's own name (the names a file #defines are
     dropped everywhere in it), not an #if/#ifdef feature test, not a struct field name.
     `accept(word)` filters the words before the tree is consulted."""
     data = ctx.data
@@ -214,13 +254,18 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
     defined: set[str] = set()
     found: list[Use] = []
     conditions = ctx.fact(_condition_lines) if b"#" in data else frozenset()
+    skipped = None
     for m in pattern.finditer(data):
-        if m.group(1) is None:
-            continue
-        word = m.group(1).decode("ascii", errors="replace")
+        start, end = m.span()
+        if start and data[start - 1] in _WORD_BYTES:
+            continue  # the tail of a longer word
+        word = m.group().decode("ascii", errors="replace")
         if accept is not None and not accept(word):
             continue
-        start, end = m.span(1)
+        if skipped is None:
+            skipped = ctx.fact(_skipped_spans)
+        if _inside_span(skipped, start):
+            continue
         node = root.descendant_for_byte_range(start, end)
         if node is None or node.type in _SKIP_LEAVES:
             continue

@@ -25,6 +25,8 @@ import re
 import time
 from pathlib import Path
 
+from portlint.cuda.cexpr import eval_text
+
 BUILTINS = Path(__file__).resolve().parent / "include" / "portlint_cuda_builtins.h"
 STUB_DIR = "/__portlint_stubs__"
 AMD_DEFINES = ("__HIP_PLATFORM_AMD__=1", "__HIPCC__=1", "__HIP__=1", "USE_ROCM=1", "GGML_USE_HIP=1", "__HIP_DEVICE_COMPILE__=1")
@@ -112,10 +114,7 @@ def _disk_put(entry: tuple[Path, Path, str], found: dict[str, tuple[int, str]]) 
 
 
 def _eval_tokens(tokens: list[str], known: dict[str, int]) -> int | None:
-    from portlint.cuda.constants import ConstantMap, Const, eval_text
-
-    cmap = ConstantMap(outside={k: Const(k, v, "libclang") for k, v in known.items()})
-    return eval_text(" ".join(tokens), cmap)
+    return eval_text(" ".join(tokens), known.get)
 
 
 def _definitions(tu):

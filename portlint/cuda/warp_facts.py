@@ -21,7 +21,6 @@ WARP_ID_NAMES = re.compile(r"^(warp(_?id|_?idx|_?index|_?no|_?num)?|wid|w_?id|wa
 DATA_NAMES = re.compile(r"(row|col|^[a-z]$|^[a-z]\d$|elem|pixel|offset|^pos|^idx$|^index$|addr|ptr|^i\d|^j\d|^k\d)", re.I)
 INT32_TYPES = re.compile(r"^(unsigned|unsigned int|int|signed|signed int|uint32_t|int32_t|uint|unsigned int32_t|std::uint32_t|std::int32_t|u32|uint32|lane_mask_t32)$")
 BALLOT_CALLS = {"__ballot", "__ballot_sync", "__activemask", "__match_any", "__match_any_sync", "__match_all_sync", "__match_all"}
-THREAD_CALLS = re.compile(r"(__lane_id|laneid|lane_id|thread_rank|threadIdx)")
 
 
 @dataclass
@@ -32,6 +31,7 @@ class FunctionFacts:
     int32: set[str] = field(default_factory=set)  # declared with a 32-bit integer type
     int32_decl: dict[str, object] = field(default_factory=dict)  # name -> its type node
     ballot: dict[str, object] = field(default_factory=dict)  # name -> the ballot call it holds
+    params: set[str] = field(default_factory=set)  # the function's parameters
 
 
 def callee_name(call) -> str:
@@ -96,7 +96,8 @@ def _type_text(decl, tnode) -> str:
 
 
 class FactBuilder:
-    """Builds FunctionFacts for one function body (a fixed point over its assignments)."""
+    """Builds FunctionFacts for one function (a fixed point over its parameters and
+    assignments)."""
 
     def __init__(self, body, is_lane_expr, is_warp_expr):
         self.body = body
@@ -107,6 +108,8 @@ class FactBuilder:
         facts = FunctionFacts()
         assigns = list(_assignments(self.body))
         for name, value, tnode, decl in assigns:
+            if decl is not None and decl.type == "parameter_declaration":
+                facts.params.add(name)
             if tnode is not None and INT32_TYPES.match(_type_text(decl, tnode)) and not _is_pointer(decl, name):
                 facts.int32.add(name)
                 facts.int32_decl.setdefault(name, tnode)
