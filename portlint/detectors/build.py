@@ -15,6 +15,7 @@ from pathlib import PurePath
 from portlint.build import flags as flagmod
 from portlint.build.cmake import parse_cmake
 from portlint.model import Span
+from portlint.python.astindex import nodes
 from portlint.registry import detector
 
 _FINDCUDA_COMMANDS = {
@@ -156,7 +157,7 @@ def _python_strings(ctx):
     from portlint.python.guards import guard_map
 
     guards = None
-    for node in ast.walk(ctx.module):
+    for node in nodes(ctx.module):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 2000:
             if guards is None:
                 guards = ctx.fact(guard_map)
@@ -260,7 +261,7 @@ def nvidia_gpu_architectures(ctx) -> None:
                         seen.add(span.start_line)
                         _report(ctx, span, what=name, suggestion=flagmod.ARCH_SUGGESTION)
     elif ctx.language == "python":
-        for node in ast.walk(ctx.module):
+        for node in nodes(ctx.module):
             key = _environ_key(node)
             if key is not None and key.value in flagmod.ARCH_VARIABLES:
                 span = ctx.node_span(key)
