@@ -490,7 +490,7 @@ def suggest_cmd(target: str, to: str) -> None:
     """Print a Pallas or NKI skeleton derived from the Triton kernel KERNEL in FILE."""
     import ast
 
-    from portlint.python.skeletons import SkeletonError, skeleton, triton_kernels
+    from portlint.suggest.skeletons import SkeletonError, skeleton, triton_kernels
 
     path_text, sep, kernel = target.rpartition("::")
     if not sep or not path_text or not kernel:

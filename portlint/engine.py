@@ -7,105 +7,17 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from portlint.config import Settings
 from portlint.context import FileContext
 from portlint.discovery import SourceFile
 from portlint.languages import classify
-from portlint.model import Finding, Notice, ScanResult, Severity, Span
-from portlint.registry import Detector, detectors_for
-from portlint.rules import load_rules
+from portlint.model import FileResult, Finding, Notice, ScanResult, Severity
+from portlint.registry import Detector
+from portlint.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan, plan as _plan
 from portlint import session
 
-TOOL_UNUSED = "PTL001"
-TOOL_UNKNOWN = "PTL002"
-TOOL_INTERNAL = "PTL003"
 _BINARY_SNIFF = 8192
-
-
-@dataclass
-class FileResult:
-    findings: list[Finding] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-    counters: dict[str, int] = field(default_factory=dict)
-    # False when the file was not analysed at all (unreadable, too large, binary, or the
-    # analysis failed): it does not count as "scanned"
-    scanned: bool = True
-
-    def to_dict(self) -> dict:
-        return {
-            "findings": [f.to_dict() for f in self.findings],
-            "notices": [[n.path, n.message, n.level] for n in self.notices],
-            "counters": self.counters,
-            "scanned": self.scanned,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "FileResult":
-        return cls(
-            [Finding.from_dict(f) for f in data["findings"]],
-            [Notice(*n) for n in data["notices"]],
-            dict(data["counters"]),
-            bool(data.get("scanned", True)),
-        )
-
-
-def enabled_rules(settings: Settings) -> set[str]:
-    rules = load_rules()
-    if settings.select is None:
-        chosen = {rid for rid, r in rules.items() if r.default_enabled}
-    else:
-        chosen = {rid for rid in rules if any(rid.startswith(s) for s in settings.select)}
-    chosen = {rid for rid in chosen if not any(rid.startswith(s) for s in settings.ignore)}
-    chosen.add(TOOL_INTERNAL)
-    # a rule none of whose targets is selected cannot report anything
-    return {rid for rid in chosen if set(rules[rid].severity) & set(settings.targets)}
-
-
-class _Plan:
-    """Per-process: which detectors run for which language, and their dispatch tables."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.rules = load_rules()
-        self.enabled = enabled_rules(settings)
-        # the tool's own rules (family "tool") are called by the engine, not by the walk
-        self.detectable = {rid for rid in self.enabled if self.rules[rid].family != "tool"}
-        self._by_language: dict[str, list[Detector]] = {}
-        self._tokens: dict[str, tuple[bytes, ...]] = {}
-
-    def detectors(self, language: str) -> list[Detector]:
-        """The detectors for one language, importing their families on first use (a scan of
-        CUDA files never imports the Python families, and the other way round)."""
-        if language not in self._by_language:
-            ids = {rid for rid in self.detectable if self.rules[rid].language in (language, "any")}
-            self._by_language[language] = detectors_for(ids)
-            self._tokens[language] = tuple(sorted({t for d in self._by_language[language] for t in d.tokens or ()}))
-        return self._by_language[language]
-
-    def detectors_for_file(self, language: str, data: bytes, added_tags: frozenset[str] = frozenset()) -> list[Detector]:
-        """The detectors whose pre-filter passes on `data`: each distinct token is looked for
-        once per file (detectors share many), then every detector checks its own. Tags the
-        project model gave the file (its scope) count as the words that stand for them."""
-        detectors = self.detectors(language)
-        present = {t for t in self._tokens[language] if t in data}
-        if added_tags:
-            from portlint.python.project import TAG_TOKENS
-
-            present |= {w for tag in added_tags for w in TAG_TOKENS.get(tag, ())}
-        return [d for d in detectors if d.tokens is None or not present.isdisjoint(d.tokens)]
-
-
-_PLAN: _Plan | None = None
-
-
-def _plan(settings: Settings) -> _Plan:
-    global _PLAN
-    if _PLAN is None or _PLAN.settings is not settings:
-        _PLAN = _Plan(settings)
-    return _PLAN
 
 
 def open_source(path) -> "io.BufferedReader":
@@ -229,7 +141,7 @@ def _locate(ctx: FileContext, findings: list[Finding]) -> None:
             f.wide_lines = {n: ctx.line_text(n) for n in sorted(lines) if not ctx.line_text(n).isascii()}
 
 
-def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, result: FileResult) -> None:
+def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: Plan, result: FileResult) -> None:
     dispatch: dict[str, list[Detector]] = {}
     file_level: list[Detector] = []
     for det in detectors:
@@ -313,14 +225,14 @@ def _newer_syntax(ctx: FileContext, exc: Exception, result: FileResult):
     return fallback.module
 
 
-def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception, node) -> None:
+def _internal_error(ctx: FileContext, plan: Plan, rule_id: str, exc: Exception, node) -> None:
     from portlint.detectors import tool
 
     ctx.rule = plan.rules[TOOL_INTERNAL]
     tool.internal_error(ctx, rule_id, exc, node)
 
 
-def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
+def _postprocess(ctx: FileContext, plan: Plan, result: FileResult) -> None:
     from portlint.precedence import drop_superseded
     from portlint.suppressions import mentions_portlint, parse_suppressions
 
@@ -412,7 +324,7 @@ def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:
     return None
 
 
-def _suppression_findings(ctx: FileContext, plan: _Plan, sups) -> list[Finding]:
+def _suppression_findings(ctx: FileContext, plan: Plan, sups) -> list[Finding]:
     from portlint.detectors import tool
 
     before = len(ctx.findings)

@@ -712,7 +712,7 @@ def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
     targets = _kernel_targets(ctx)
     if not targets:
         return
-    from portlint.python.skeletons import SkeletonError, nki_skeleton, pallas
+    from portlint.suggest.skeletons import SkeletonError, nki_skeleton, pallas
 
     parts = []
     try:
