@@ -199,7 +199,8 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             _fail(str(exc))
 
     from portlint.discovery import discover
-    from portlint.engine import scan_files, tune_gc, worst_severity
+    from portlint.engine import scan_files, worst_severity
+    from portlint.workers import tune_gc
 
     tune_gc()
 
@@ -376,7 +377,8 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
         _fail(str(exc))
 
     from portlint.discovery import discover
-    from portlint.engine import scan_files, tune_gc
+    from portlint.engine import scan_files
+    from portlint.workers import tune_gc
 
     tune_gc()
     try:
