@@ -34,11 +34,17 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-def _init_worker(settings: Settings, cache=None, slots=None, counter=None) -> None:
+def _init_worker(settings: Settings, cache=None, slots=None, counter=None, model=None) -> None:
+    """`model`: the parent's Python project model, for a worker that does not inherit the
+    parent's memory (forkserver, spawn): the model is built once per scan, by the parent."""
     global _WORKER_SETTINGS, _WORKER_CACHE, _WORKER_SLOT
     tune_gc()
     _WORKER_SETTINGS = settings
     _WORKER_CACHE = cache
+    if model is not None:
+        from portlint.python.project import adopt_model
+
+        adopt_model(settings, model)
     if slots is not None and counter is not None:
         with counter.get_lock():
             _WORKER_SLOT = (slots, counter.value % len(slots))
@@ -107,15 +113,20 @@ def scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | No
 
         _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
     context = multiprocessing.get_context(method)
+    model = None
+    if method != "fork":  # a fresh worker would build the project model again: hand it over
+        from portlint.python.project import model_seed
+
+        model = model_seed(settings)
     remaining = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
     while remaining:
-        finished, broken, suspects = _run_pool(context, remaining, settings, cache, jobs, done)
+        finished, broken, suspects = _run_pool(context, remaining, settings, cache, jobs, done, model)
         if not broken:
             return
         if not suspects:  # the pool died outside any file's analysis: do not start it again
             suspects = [item for item in remaining if item[0] not in finished]
         for item in suspects:  # alone, so that a second death names the file
-            if _run_pool(context, [item], settings, cache, 1, done)[1]:
+            if _run_pool(context, [item], settings, cache, 1, done, model)[1]:
                 index, sf, _ = item
                 done(index, FileResult(notices=[Notice(sf.display, _WORKER_DIED, "error")], scanned=False))
         settled = finished | {i for i, _, _ in suspects}
@@ -125,7 +136,7 @@ def scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | No
 _WORKER_DIED = "the process analysing this file died (killed, or a crash in native code): skipped, no findings for it"
 
 
-def _run_pool(context, items, settings: Settings, cache, jobs: int, done) -> tuple[set[int], bool, list]:
+def _run_pool(context, items, settings: Settings, cache, jobs: int, done, model=None) -> tuple[set[int], bool, list]:
     """Run `items` in one pool: (indices finished, whether a worker died, the items that
     were in progress when it did)."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -136,7 +147,7 @@ def _run_pool(context, items, settings: Settings, cache, jobs: int, done) -> tup
     chunk = max(1, min(8, len(items) // (jobs * 16)))
     finished: set[int] = set()
     try:
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings, cache, slots, counter)) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings, cache, slots, counter, model)) as pool:
             futures = [pool.submit(_work_chunk, items[k : k + chunk]) for k in range(0, len(items), chunk)]
             for future in as_completed(futures):
                 for index, data in future.result():

@@ -1132,6 +1132,25 @@ def scan_model(settings, paths: list[Path] | None = None) -> ProjectModel | None
     return s.fact("python-project", build_or_none)
 
 
+def model_seed(settings) -> ProjectModel | None:
+    """The running scan's model, if one was built, as a copy a worker process can take over
+    (`adopt_model`) instead of building its own: without the parsed trees (each worker
+    parses what it scans) and the lookup memos."""
+    from dataclasses import replace
+
+    from portlint import session
+
+    model = session.current(settings)._facts.get("python-project")
+    return replace(model, trees={}, _resolver=None, _rels={}) if model is not None else None
+
+
+def adopt_model(settings, model: ProjectModel) -> None:
+    """Make `model` the project model of this process's scan with `settings`."""
+    from portlint import session
+
+    session.current(settings).fact("python-project", lambda: model)
+
+
 def model_error(settings) -> str | None:
     """Why the scan's project model could not be built (None when it was, or was not asked for)."""
     from portlint import session
