@@ -111,7 +111,7 @@ class Cache:
     def get(self, key: str, display_path: str):
         """The cached FileResult for `key`, its findings and notices re-bound to
         `display_path` (the file being scanned), or None (missing, corrupt, forged)."""
-        from portlint.engine import FileResult
+        from portlint.model import FileResult
 
         body = read_entry(self.dir, key)
         if body is None:

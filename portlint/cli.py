@@ -200,7 +200,8 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             changed = ChangedLines(diff_base, start or paths[0].absolute())
 
     from portlint.discovery import discover
-    from portlint.engine import scan_files, tune_gc, worst_severity
+    from portlint.engine import scan_files, worst_severity
+    from portlint.workers import tune_gc
 
     tune_gc()
 
@@ -369,7 +370,8 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
                              compile_commands, follow_symlinks, max_file_size)
 
     from portlint.discovery import discover
-    from portlint.engine import scan_files, tune_gc
+    from portlint.engine import scan_files
+    from portlint.workers import tune_gc
 
     tune_gc()
     try:
@@ -479,7 +481,7 @@ def suggest_cmd(target: str, to: str) -> None:
     """Print a Pallas or NKI skeleton derived from the Triton kernel KERNEL in FILE."""
     import ast
 
-    from portlint.python.skeletons import SkeletonError, skeleton, triton_kernels
+    from portlint.suggest.skeletons import SkeletonError, skeleton, triton_kernels
 
     path_text, sep, kernel = target.rpartition("::")
     if not sep or not path_text or not kernel:

@@ -7,105 +7,17 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from portlint.config import Settings
 from portlint.context import FileContext
 from portlint.discovery import SourceFile
 from portlint.languages import classify
-from portlint.model import Finding, Notice, ScanResult, Severity, Span
-from portlint.registry import Detector, detectors_for
-from portlint.rules import load_rules
+from portlint.model import FileResult, Finding, Notice, ScanResult, Severity
+from portlint.registry import Detector
+from portlint.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan, plan as _plan
 from portlint import session
 
-TOOL_UNUSED = "PTL001"
-TOOL_UNKNOWN = "PTL002"
-TOOL_INTERNAL = "PTL003"
 _BINARY_SNIFF = 8192
-
-
-@dataclass
-class FileResult:
-    findings: list[Finding] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-    counters: dict[str, int] = field(default_factory=dict)
-    # False when the file was not analysed at all (unreadable, too large, binary, or the
-    # analysis failed): it does not count as "scanned"
-    scanned: bool = True
-
-    def to_dict(self) -> dict:
-        return {
-            "findings": [f.to_dict() for f in self.findings],
-            "notices": [[n.path, n.message, n.level] for n in self.notices],
-            "counters": self.counters,
-            "scanned": self.scanned,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "FileResult":
-        return cls(
-            [Finding.from_dict(f) for f in data["findings"]],
-            [Notice(*n) for n in data["notices"]],
-            dict(data["counters"]),
-            bool(data.get("scanned", True)),
-        )
-
-
-def enabled_rules(settings: Settings) -> set[str]:
-    rules = load_rules()
-    if settings.select is None:
-        chosen = {rid for rid, r in rules.items() if r.default_enabled}
-    else:
-        chosen = {rid for rid in rules if any(rid.startswith(s) for s in settings.select)}
-    chosen = {rid for rid in chosen if not any(rid.startswith(s) for s in settings.ignore)}
-    chosen.add(TOOL_INTERNAL)
-    # a rule none of whose targets is selected cannot report anything
-    return {rid for rid in chosen if set(rules[rid].severity) & set(settings.targets)}
-
-
-class _Plan:
-    """Per-process: which detectors run for which language, and their dispatch tables."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.rules = load_rules()
-        self.enabled = enabled_rules(settings)
-        # the tool's own rules (family "tool") are called by the engine, not by the walk
-        self.detectable = {rid for rid in self.enabled if self.rules[rid].family != "tool"}
-        self._by_language: dict[str, list[Detector]] = {}
-        self._tokens: dict[str, tuple[bytes, ...]] = {}
-
-    def detectors(self, language: str) -> list[Detector]:
-        """The detectors for one language, importing their families on first use (a scan of
-        CUDA files never imports the Python families, and the other way round)."""
-        if language not in self._by_language:
-            ids = {rid for rid in self.detectable if self.rules[rid].language in (language, "any")}
-            self._by_language[language] = detectors_for(ids)
-            self._tokens[language] = tuple(sorted({t for d in self._by_language[language] for t in d.tokens or ()}))
-        return self._by_language[language]
-
-    def detectors_for_file(self, language: str, data: bytes, added_tags: frozenset[str] = frozenset()) -> list[Detector]:
-        """The detectors whose pre-filter passes on `data`: each distinct token is looked for
-        once per file (detectors share many), then every detector checks its own. Tags the
-        project model gave the file (its scope) count as the words that stand for them."""
-        detectors = self.detectors(language)
-        present = {t for t in self._tokens[language] if t in data}
-        if added_tags:
-            from portlint.python.project import TAG_TOKENS
-
-            present |= {w for tag in added_tags for w in TAG_TOKENS.get(tag, ())}
-        return [d for d in detectors if d.tokens is None or not present.isdisjoint(d.tokens)]
-
-
-_PLAN: _Plan | None = None
-
-
-def _plan(settings: Settings) -> _Plan:
-    global _PLAN
-    if _PLAN is None or _PLAN.settings is not settings:
-        _PLAN = _Plan(settings)
-    return _PLAN
 
 
 def open_source(path) -> "io.BufferedReader":
@@ -229,7 +141,7 @@ def _locate(ctx: FileContext, findings: list[Finding]) -> None:
             f.wide_lines = {n: ctx.line_text(n) for n in sorted(lines) if not ctx.line_text(n).isascii()}
 
 
-def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: _Plan, result: FileResult) -> None:
+def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: Plan, result: FileResult) -> None:
     dispatch: dict[str, list[Detector]] = {}
     file_level: list[Detector] = []
     for det in detectors:
@@ -313,14 +225,14 @@ def _newer_syntax(ctx: FileContext, exc: Exception, result: FileResult):
     return fallback.module
 
 
-def _internal_error(ctx: FileContext, plan: _Plan, rule_id: str, exc: Exception, node) -> None:
+def _internal_error(ctx: FileContext, plan: Plan, rule_id: str, exc: Exception, node) -> None:
     from portlint.detectors import tool
 
     ctx.rule = plan.rules[TOOL_INTERNAL]
     tool.internal_error(ctx, rule_id, exc, node)
 
 
-def _postprocess(ctx: FileContext, plan: _Plan, result: FileResult) -> None:
+def _postprocess(ctx: FileContext, plan: Plan, result: FileResult) -> None:
     from portlint.precedence import drop_superseded
     from portlint.suppressions import mentions_portlint, parse_suppressions
 
@@ -412,7 +324,7 @@ def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:
     return None
 
 
-def _suppression_findings(ctx: FileContext, plan: _Plan, sups) -> list[Finding]:
+def _suppression_findings(ctx: FileContext, plan: Plan, sups) -> list[Finding]:
     from portlint.detectors import tool
 
     before = len(ctx.findings)
@@ -431,10 +343,9 @@ def _suppression_findings(ctx: FileContext, plan: _Plan, sups) -> list[Finding]:
 # ---- many files ---------------------------------------------------------------------------
 #
 # scan_files looks every file up in the cache first, in this process: a warm rescan reads and
-# hashes the files and never starts a worker. The misses go to a pool of forked workers,
-# largest files first so that no big file is left to run alone at the end; each worker
-# writes its own cache entries (atomic renames, see cache.py). Results are merged and sorted,
-# so neither the worker count nor the completion order can change the report.
+# hashes the files and never starts a worker. The misses go to a pool of worker processes
+# (portlint/workers.py). Results are merged and sorted, so neither the worker count nor the
+# completion order can change the report.
 
 _POOL_MIN_FILES = 8  # below this many files to analyse, workers cost more than they save
 
@@ -500,47 +411,6 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     return result, len(data), None
 
 
-_WORKER_SETTINGS: Settings | None = None
-_WORKER_CACHE = None
-_WORKER_SLOT: tuple | None = None  # (shared array, this worker's index in it)
-
-
-def tune_gc() -> None:
-    """Fewer cyclic garbage collections for a scan process.
-
-    A scan makes millions of short-lived, acyclic objects (syntax trees, AST nodes,
-    findings); with Python's default threshold (700 allocations) the collector ran some
-    2,600 times over the bench corpus, full passes included, and took 6 % of a serial
-    scan. 20,000 costs about 17 MB more at peak. The command line calls this; a library
-    caller keeps its own settings."""
-    import gc
-
-    gc.set_threshold(20_000, 20, 20)
-
-
-def _init_worker(settings: Settings, cache=None, slots=None, counter=None) -> None:
-    global _WORKER_SETTINGS, _WORKER_CACHE, _WORKER_SLOT
-    tune_gc()
-    _WORKER_SETTINGS = settings
-    _WORKER_CACHE = cache
-    if slots is not None and counter is not None:
-        with counter.get_lock():
-            _WORKER_SLOT = (slots, counter.value % len(slots))
-            counter.value += 1
-
-
-def _work_chunk(items: list[tuple[int, SourceFile, tuple[str, str] | None]]) -> list[tuple[int, dict]]:
-    assert _WORKER_SETTINGS is not None
-    out = []
-    for index, sf, known in items:
-        if _WORKER_SLOT is not None:
-            _WORKER_SLOT[0][_WORKER_SLOT[1]] = index
-        out.append((index, _scan_isolated(sf, _WORKER_SETTINGS, _WORKER_CACHE, known).to_dict()))
-    if _WORKER_SLOT is not None:
-        _WORKER_SLOT[0][_WORKER_SLOT[1]] = -1
-    return out
-
-
 def _open_cache(settings: Settings):
     if settings.cache_dir is None:
         return None
@@ -554,97 +424,6 @@ def _size(sf: SourceFile) -> int:
         return sf.real.stat().st_size
     except OSError:
         return 0
-
-
-def _prepare_parent(settings: Settings, languages: set[str]) -> None:
-    """Load the detectors and the CUDA grammar once, before forking, so workers inherit them."""
-    plan = _plan(settings)
-    for language in sorted(languages):
-        plan.detectors(language)
-    if "cuda" in languages:
-        from portlint.cuda.parse import cuda_language
-
-        cuda_language()
-
-
-def _start_method() -> str:
-    """fork when it is safe (the command line: one thread), else a clean forkserver.
-
-    Forking a process that runs other threads (a library caller that imported JAX, a test
-    session) can deadlock the child on a lock some thread held."""
-    import multiprocessing
-    import threading
-
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1 and not _foreign_threads():
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
-
-
-def _foreign_threads() -> bool:
-    """Threads started outside Python (XLA's thread pools) do not show in threading."""
-    try:
-        return len(os.listdir("/proc/self/task")) > 1
-    except OSError:
-        return False
-
-
-def _scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]], settings: Settings, cache, jobs: int, done) -> None:
-    """Scan `pending` in worker processes, surviving the death of a worker.
-
-    An exception in a worker is already a notice or a PTL003 finding (scan_source); a
-    worker can still die outright (the kernel's OOM killer, a crash in native parser
-    code). Each worker keeps the index of the file it is analysing in shared memory, so
-    when a pool breaks the files that were in progress are known: each of them is retried
-    alone in a fresh process, the one that kills its process again gets a notice, and the
-    files not yet done go to a new pool."""
-    import multiprocessing
-
-    method = _start_method()
-    if method == "fork":
-        from portlint.languages import classify
-
-        _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
-    context = multiprocessing.get_context(method)
-    remaining = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
-    while remaining:
-        finished, broken, suspects = _run_pool(context, remaining, settings, cache, jobs, done)
-        if not broken:
-            return
-        if not suspects:  # the pool died outside any file's analysis: do not start it again
-            suspects = [item for item in remaining if item[0] not in finished]
-        for item in suspects:  # alone, so that a second death names the file
-            if _run_pool(context, [item], settings, cache, 1, done)[1]:
-                index, sf, _ = item
-                done(index, FileResult(notices=[Notice(sf.display, _WORKER_DIED, "error")], scanned=False))
-        settled = finished | {i for i, _, _ in suspects}
-        remaining = [item for item in remaining if item[0] not in settled]
-
-
-_WORKER_DIED = "the process analysing this file died (killed, or a crash in native code): skipped, no findings for it"
-
-
-def _run_pool(context, items, settings: Settings, cache, jobs: int, done) -> tuple[set[int], bool, list]:
-    """Run `items` in one pool: (indices finished, whether a worker died, the items that
-    were in progress when it did)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    slots = context.Array("q", [-1] * jobs, lock=False)  # per worker: the file it is analysing
-    counter = context.Value("i", 0)
-    chunk = max(1, min(8, len(items) // (jobs * 16)))
-    finished: set[int] = set()
-    try:
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings, cache, slots, counter)) as pool:
-            futures = [pool.submit(_work_chunk, items[k : k + chunk]) for k in range(0, len(items), chunk)]
-            for future in as_completed(futures):
-                for index, data in future.result():
-                    finished.add(index)
-                    done(index, FileResult.from_dict(data))
-    except BrokenProcessPool:
-        in_progress = {i for i in slots if i >= 0} - finished
-        return finished, True, [item for item in items if item[0] in in_progress]
-    return finished, False, []
 
 
 def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
@@ -684,7 +463,9 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
         else:
             done(i, hit)
     if jobs > 1 and len(pending) >= max(_POOL_MIN_FILES, 2 * jobs):
-        _scan_parallel(pending, settings, cache, jobs, done)
+        from portlint.workers import scan_parallel
+
+        scan_parallel(pending, settings, cache, jobs, done)
     else:
         for i, sf, _, known in pending:
             done(i, _scan_isolated(sf, settings, cache, known))

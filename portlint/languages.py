@@ -37,8 +37,6 @@ _PY_IMPORTS = {
     "torch": ("torch",),
     "nki": ("neuronxcc.nki", "nki"),
 }
-# the module named first on each import line (one pass over the file for every tag)
-_IMPORT_LINE = re.compile(rb"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", re.M)
 # Device strings that mark a file as targeting a non-NVIDIA accelerator even without imports,
 # each with the words one of which any match contains (a cheap test before the regex).
 _PY_DEVICE_HINTS = {
@@ -69,9 +67,10 @@ def classify(path: str | PurePath, head: bytes) -> tuple[str | None, frozenset[s
 
 
 def python_tags(data: bytes) -> frozenset[str]:
-    modules = {m.decode("ascii") for m in _IMPORT_LINE.findall(data)}
-    tags = {tag for tag, roots in _PY_IMPORTS.items()
-            if any(m == root or m.startswith(root + ".") for m in modules for root in roots)}
+    from portlint.python.names import modules_on_import_lines, names_module
+
+    modules = modules_on_import_lines(data)  # one pass over the file for every tag
+    tags = {tag for tag, roots in _PY_IMPORTS.items() if names_module(modules, roots)}
     for tag, (needles, rx) in _PY_DEVICE_HINTS.items():
         if any(n in data for n in needles) and rx.search(data):
             tags.add(tag)

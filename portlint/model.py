@@ -176,3 +176,32 @@ class ScanResult:
     # Named tallies a detector keeps beside its findings, e.g. "mechanical-ports" for CUDA API
     # uses that hipify renames; the text summary prints them.
     counters: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class FileResult:
+    """What the scan of one file gives: the unit the cache stores and workers send back."""
+
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+    # False when the file was not analysed at all (unreadable, too large, binary, or the
+    # analysis failed): it does not count as "scanned"
+    scanned: bool = True
+
+    def to_dict(self) -> dict:
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "notices": [[n.path, n.message, n.level] for n in self.notices],
+            "counters": self.counters,
+            "scanned": self.scanned,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FileResult":
+        return cls(
+            [Finding.from_dict(f) for f in data["findings"]],
+            [Notice(*n) for n in data["notices"]],
+            dict(data["counters"]),
+            bool(data.get("scanned", True)),
+        )

@@ -101,6 +101,3 @@ def detectors_for(rule_ids: set[str]) -> list[Detector]:
         out.extend(d for d in load_family(family) if d.rule_id in rule_ids)
     return out
 
-
-def rule_for(rule_id: str) -> Rule:
-    return load_rules()[rule_id]

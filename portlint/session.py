@@ -8,7 +8,11 @@ leak into a later one.
 
 Workers forked for a parallel scan inherit the parent's session with whatever it had built
 before the fork; a worker started fresh (forkserver, spawn) builds its own lazily. A fact
-must therefore be a pure function of the scanned tree and the settings."""
+must therefore be a pure function of the scanned tree and the settings.
+
+What outlives a session is kept by content only: the Python project model and its per-file
+summaries (`python/project.py`) are keyed by the sha256 of every file and the settings that
+shape them, so a later session finds them only for the very same bytes."""
 
 from __future__ import annotations
 

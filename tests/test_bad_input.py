@@ -78,15 +78,15 @@ def test_detector_crash_becomes_internal_error_finding(tmp_path, monkeypatch):
 
     monkeypatch.setitem(registry._DETECTORS, "PTL201", det.__class__(**{**det.__dict__, "func": boom}))
     monkeypatch.setitem(registry._LOADED, "cuda_ptx", [registry._DETECTORS["PTL201"]])
-    import portlint.engine as engine
+    import portlint.selection as selection
 
-    monkeypatch.setattr(engine, "_PLAN", None)
+    monkeypatch.setattr(selection, "_PLAN", None)
     (tmp_path / "a.cu").write_text(BAD_ASM)
     (tmp_path / "b.cu").write_text(BAD_ASM)
     result = scan_paths([tmp_path], root=tmp_path)
     internal = [f for f in result.findings if f.rule_id == "PTL003"]
     assert len(internal) == 2 and "synthetic failure" in internal[0].message
-    monkeypatch.setattr(engine, "_PLAN", None)
+    monkeypatch.setattr(selection, "_PLAN", None)
 
 
 def test_portlint_never_imports_scanned_python(tmp_path):

@@ -246,7 +246,7 @@ def test_parallel_workers_fill_the_cache_consistently(tmp_path):
 
 def _hammer(args):
     directory, settings, worker = args
-    from portlint.engine import FileResult
+    from portlint.model import FileResult
 
     cache = Cache(Path(directory), settings)
     bad = 0

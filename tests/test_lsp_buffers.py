@@ -59,3 +59,33 @@ def test_a_buffer_over_the_size_limit_is_a_notice(tmp_path):
     path = tmp_path / "k.cu"
     result = scan_buffer(path, KERNEL, SettingsCache().for_document(path, [tmp_path]))
     assert result.findings == [] and "max-file-size" in result.notices[0].message
+
+
+HELPERS = "def clip(x, limit):\n    if x > limit:\n        return limit\n    return x\n"
+TRAIN = "import jax\n\nfrom pkg.helpers import clip\n\n\n@jax.jit\ndef step(x):\n    return clip(x, 1.0)\n"
+
+
+def test_the_project_model_is_reused_between_analyses_and_follows_edits_on_disk(tmp_path, monkeypatch):
+    """The server writes no cache: the model of unchanged files is kept in memory between
+    analyses (built once), and a file changed on disk gives a new one."""
+    from portlint.python import project
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    helpers = tmp_path / "pkg/helpers.py"
+    helpers.write_text(HELPERS)
+    train = tmp_path / "pkg/train.py"
+    train.write_text(TRAIN)
+    runs = []
+    real_run = project._Builder.run
+    monkeypatch.setattr(project._Builder, "run", lambda self: (runs.append(1), real_run(self))[1])
+    cache = SettingsCache()
+    first = scan_buffer(helpers, HELPERS, cache.for_document(helpers, [tmp_path]))
+    assert [(f.rule_id, f.span.start_line) for f in first.findings] == [("PTL801", 2)]
+    again = scan_buffer(helpers, HELPERS + "\n", cache.for_document(helpers, [tmp_path]))
+    assert [(f.rule_id, f.span.start_line) for f in again.findings] == [("PTL801", 2)]
+    assert len(runs) == 1  # the second analysis took the model built by the first
+    train.write_text(TRAIN.replace("return clip(x, 1.0)", "return x"))  # nothing reaches clip any more
+    assert scan_buffer(helpers, HELPERS, cache.for_document(helpers, [tmp_path])).findings == []
+    assert len(runs) == 2

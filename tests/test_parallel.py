@@ -64,3 +64,65 @@ def test_scan_files_orders_results_whatever_the_completion_order(project, monkey
     keys = [f.sort_key() for f in result.findings]
     assert keys == sorted(keys)
     assert result.files_scanned == len(files)
+
+
+def test_a_fresh_worker_takes_the_parents_project_model_instead_of_building_one(tmp_path, monkeypatch):
+    """forkserver/spawn workers do not inherit memory: the parent hands its model over, and
+    a worker's scan then asks for no build of its own."""
+    from portlint.config import Settings
+    from portlint.python import project as pm
+    from portlint.workers import _init_worker
+
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/__init__.py").write_text("")
+    (root / "pkg/helpers.py").write_text("def clip(x, limit):\n    if x > limit:\n        return limit\n    return x\n")
+    (root / "pkg/train.py").write_text("import jax\n\nfrom pkg.helpers import clip\n\n\n@jax.jit\ndef step(x):\n    return clip(x, 1.0)\n")
+    parent = Settings(root=root, jobs=2)
+    built = pm.scan_model(parent, [root / "pkg/helpers.py"])
+    seed = pm.model_seed(parent)
+    assert seed is not None and seed.trees == {} and seed.reached == built.reached
+    import pickle
+
+    seed = pickle.loads(pickle.dumps(seed))  # what the pool sends to a fresh worker
+    worker = pickle.loads(pickle.dumps(parent))
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the worker built a project model")
+
+    import gc
+
+    thresholds = gc.get_threshold()
+    monkeypatch.setattr(pm.ProjectModel, "for_scan", no_build)
+    try:
+        _init_worker(worker, model=seed)
+    finally:
+        gc.set_threshold(*thresholds)
+    model = pm.scan_model(worker, [root / "pkg/helpers.py"])
+    assert model is seed and set(model.reached_in("pkg/helpers.py")) == {"clip"}
+    assert pm.model_error(worker) is None
+
+
+def test_spawned_workers_report_what_a_serial_scan_reports(tmp_path, monkeypatch):
+    from portlint import engine, workers
+    from portlint.config import Settings
+    from portlint.discovery import discover
+
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/__init__.py").write_text("")
+    for i in range(10):
+        (root / f"pkg/h{i}.py").write_text(f"def clip{i}(x, limit):\n    if x > limit:\n        return limit\n    return x\n")
+    calls = "\n".join(f"    x = h{i}.clip{i}(x, 1.0)" for i in range(10))
+    (root / "pkg/train.py").write_text("import jax\n\nfrom pkg import " + ", ".join(f"h{i}" for i in range(10))
+                                       + f"\n\n\n@jax.jit\ndef step(x):\n{calls}\n    return x\n")
+
+    def scan(jobs):
+        settings = Settings(root=root, jobs=jobs)
+        return engine.scan_files(discover([root], settings)[0], settings)
+
+    serial = scan(1)
+    assert sorted((f.path, f.span.start_line) for f in serial.findings) == [(f"pkg/h{i}.py", 2) for i in range(10)]
+    monkeypatch.setattr(workers, "_start_method", lambda: "spawn")
+    spawned = scan(2)
+    assert [f.to_dict() for f in spawned.findings] == [f.to_dict() for f in serial.findings]

@@ -116,6 +116,24 @@ def test_relative_imports_resolve_against_the_module_name():
     assert table.expand("jnp.sum") == "jax.numpy.sum"
 
 
+def test_one_reader_of_imports_statements_and_bytes():
+    import ast
+
+    from portlint.python.names import bindings, modules_on_import_lines
+
+    (imp,) = ast.parse("import torch.cuda.nccl, jax.numpy as jnp\n").body
+    assert [(b.local, b.qualified, b.module, b.member) for b in bindings(imp)] == [
+        ("torch", "torch", "torch.cuda.nccl", None), ("jnp", "jax.numpy", "jax.numpy", None)]
+    (rel,) = ast.parse("from .pynccl import PyNcclCommunicator as Comm\n").body
+    assert [(b.local, b.qualified, b.module, b.member, b.level) for b in bindings(rel, "pkg.dist.comm")] == [
+        ("Comm", "pkg.dist.pynccl.PyNcclCommunicator", "pynccl", "PyNcclCommunicator", 1)]
+    (star,) = ast.parse("from jax.numpy import *\n").body
+    assert [(b.local, b.qualified, b.member) for b in bindings(star)] == [("*", "jax.numpy", "*")]
+    assert bindings(ast.parse("x = 1\n").body[0]) == []
+    data = b"import os, sys\n  from torch_neuronx.xla_impl import trace\n'''\nimport lightning_habana\n'''\nimportant = 1\n"
+    assert modules_on_import_lines(data) == {"os", "torch_neuronx.xla_impl", "lightning_habana"}
+
+
 def test_module_names_follow_the_init_chain():
     inits = {"src/pkg", "src/pkg/sub"}
     assert module_name_of("src/pkg/sub/train.py", inits.__contains__) == ("pkg.sub.train", False)

@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, seed, settings, strategies as st  # n
 
 from portlint.config import Settings  # noqa: E402
 from portlint.context import FileContext  # noqa: E402
-from portlint.engine import FileResult, _plan, _run_detectors  # noqa: E402
+from portlint.engine import _run_detectors  # noqa: E402
+from portlint.model import FileResult  # noqa: E402
+from portlint.selection import plan as _plan  # noqa: E402
 
 # generated code is full of `"str"(...)`-style calls that compile with a SyntaxWarning
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")

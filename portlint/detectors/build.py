@@ -15,6 +15,7 @@ from pathlib import PurePath
 from portlint.build import flags as flagmod
 from portlint.build.cmake import parse_cmake
 from portlint.model import Span
+from portlint.python.astindex import nodes
 from portlint.registry import detector
 
 _FINDCUDA_COMMANDS = {
@@ -151,18 +152,23 @@ def _docker_span(ins, offset: int, token: str) -> Span:
 
 
 # ---- Python: string constants of build code --------------------------------------------------
-def _python_strings(ctx):
-    """String constants of a Python file that an AMD run can reach."""
+def _python_strings(ctx, wanted):
+    """(string constant, wanted(its text)) for each string constant of a Python file with a
+    truthy `wanted` result that an AMD run can reach (the guards are worked out only for a
+    file with such a string)."""
     from portlint.python.guards import guard_map
 
     guards = None
-    for node in ast.walk(ctx.module):
+    for node in nodes(ctx.module):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 2000:
+            found = wanted(node.value)
+            if not found:
+                continue
             if guards is None:
                 guards = ctx.fact(guard_map)
             if guards.dead_for_amd(node):
                 continue
-            yield node
+            yield node, found
 
 
 def _flag_findings(ctx, want: str):
@@ -201,14 +207,16 @@ def _flag_findings(ctx, want: str):
                     if keep(span):
                         yield span, hit
     elif ctx.language == "python":
-        for node in _python_strings(ctx):
-            first = node.value.lstrip()
-            for hit in flagmod.flag_hits(node.value):
-                # an option is the string itself (or its first word), not prose that names one
-                if hit.kind == want and first.startswith(hit.token):
-                    span = ctx.node_span(node)
-                    if keep(span):
-                        yield span, hit
+        def options(text: str) -> list:
+            # an option is the string itself (or its first word), not prose that names one
+            first = text.lstrip()
+            return [hit for hit in flagmod.flag_hits(text) if hit.kind == want and first.startswith(hit.token)]
+
+        for node, hits in _python_strings(ctx, options):
+            for hit in hits:
+                span = ctx.node_span(node)
+                if keep(span):
+                    yield span, hit
 
 
 _ARCH_TOKENS = ("gencode", "generate-code", "arch=", "sm_", "compute_", "CUDA_ARCH", "gpu-architecture")
@@ -260,7 +268,7 @@ def nvidia_gpu_architectures(ctx) -> None:
                         seen.add(span.start_line)
                         _report(ctx, span, what=name, suggestion=flagmod.ARCH_SUGGESTION)
     elif ctx.language == "python":
-        for node in ast.walk(ctx.module):
+        for node in nodes(ctx.module):
             key = _environ_key(node)
             if key is not None and key.value in flagmod.ARCH_VARIABLES:
                 span = ctx.node_span(key)

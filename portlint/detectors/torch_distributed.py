@@ -12,6 +12,7 @@ import re
 from portlint.model import Edit, Fix, Span
 from portlint.python.devices import reach, relevant, string_literal, target_words, torch_targets
 from portlint.python.guards import GAUDI, TPU, TRAINIUM, dotted
+from portlint.python.names import bindings
 from portlint.registry import detector
 
 _INIT_CALLS = {"init_process_group", "new_group", "new_subgroups", "init_distributed", "init_device_mesh_backend"}
@@ -126,11 +127,12 @@ def nccl_on_non_gpu_target(node, ctx) -> None:
         return
     what = None
     if isinstance(node, ast.Import):
-        hits = [a.name for a in node.names if a.name.startswith(_NCCL_MODULES) or a.name.rsplit(".", 1)[-1] == "pynccl"]
+        hits = [b.module for b in bindings(node) if b.module.startswith(_NCCL_MODULES) or b.module.rsplit(".", 1)[-1] == "pynccl"]
         what = f"`import {hits[0]}`" if hits else None
     elif isinstance(node, ast.ImportFrom):
-        mod = node.module or ""
-        names = [a.name for a in node.names]
+        bound = bindings(node)
+        mod = bound[0].module if bound else ""
+        names = [b.member for b in bound]
         if mod.startswith(_NCCL_MODULES) or mod.rsplit(".", 1)[-1] == "pynccl":
             what = f"`from {mod} import ...`"
         elif mod in ("torch.cuda", "cupy.cuda") and "nccl" in names:

@@ -13,6 +13,7 @@ import re
 from portlint.model import Span
 from portlint.python import astindex
 from portlint.python.guards import guard_map
+from portlint.python.names import bindings
 from portlint.python.pyimports import aliases
 from portlint.registry import detector
 
@@ -161,12 +162,14 @@ def triton_inline_ptx(node: ast.Call, ctx) -> None:
 _CUDA_EXTRA = "triton.language.extra.cuda"
 
 
+_PORTABLE_LIBDEVICE = ("triton.language.extra", "triton.language.extra.libdevice", "triton.language.math")
+
+
 def _portable_libdevice_import(stmts) -> bool:
     for s in stmts:
         for n in ast.walk(s):
-            if isinstance(n, ast.ImportFrom) and n.module:
-                if n.module in ("triton.language.extra", "triton.language.extra.libdevice", "triton.language.math"):
-                    return True
+            if isinstance(n, ast.ImportFrom) and any(b.module in _PORTABLE_LIBDEVICE for b in bindings(n)):
+                return True
     return False
 
 
@@ -190,12 +193,13 @@ def triton_cuda_libdevice_import(node, ctx) -> None:
         return
     what = None
     if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        bound = bindings(node)
         if node.module == _CUDA_EXTRA or node.module.startswith(_CUDA_EXTRA + "."):
-            what = f"from {node.module} import {', '.join(a.name for a in node.names)}"
-        elif node.module == "triton.language.extra" and any(a.name == "cuda" for a in node.names):
+            what = f"from {node.module} import {', '.join(b.member for b in bound)}"
+        elif node.module == "triton.language.extra" and any(b.member == "cuda" for b in bound):
             what = "from triton.language.extra import cuda"
     elif isinstance(node, ast.Import):
-        hits = [a.name for a in node.names if a.name == _CUDA_EXTRA or a.name.startswith(_CUDA_EXTRA + ".")]
+        hits = [b.module for b in bindings(node) if b.module == _CUDA_EXTRA or b.module.startswith(_CUDA_EXTRA + ".")]
         if hits:
             what = f"import {hits[0]}"
     elif isinstance(node, ast.Attribute):
@@ -461,7 +465,7 @@ def triton_nvidia_only_scheduling(node, ctx) -> None:
             effect = "block clusters are SM90+ only; Triton's AMD backend raises ValueError for num_ctas > 1 on GPUs without multi-CTA launch (all CDNA)"
             targets = {"rocm": "error"}
     else:
-        module = node.module if isinstance(node, ast.ImportFrom) else next((a.name for a in node.names if a.name.startswith(_GLUON_NV)), "")
+        module = node.module if isinstance(node, ast.ImportFrom) else next((b.module for b in bindings(node) if b.module.startswith(_GLUON_NV)), "")
         if not module or not module.startswith(_GLUON_NV) or (isinstance(node, ast.ImportFrom) and node.level):
             return
         knob = f"import of {module}"
@@ -679,7 +683,7 @@ def _module_level_import_targets(ctx) -> set[str]:
     for stmt in ctx.module.body:
         names: list[str] = []
         if isinstance(stmt, ast.Import):
-            names = [a.name for a in stmt.names]
+            names = [b.module for b in bindings(stmt)]
         elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
             names = [stmt.module]
         for name in names:
@@ -712,7 +716,7 @@ def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
     targets = _kernel_targets(ctx)
     if not targets:
         return
-    from portlint.python.skeletons import SkeletonError, nki_skeleton, pallas
+    from portlint.suggest.skeletons import SkeletonError, nki_skeleton, pallas
 
     parts = []
     try:

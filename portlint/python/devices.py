@@ -11,11 +11,12 @@ import ast
 import re
 
 from portlint.python.guards import GAUDI, TPU, TRAINIUM, dotted, guard_map
+from portlint.python.names import modules_on_import_lines, names_module
 
-_NEURON_IMPORT = re.compile(rb"^\s*(?:import|from)\s+(?:torch_neuronx|neuronx_distributed|neuronxcc|libneuronxla)\b", re.M)
+_NEURON_MODULES = ("torch_neuronx", "neuronx_distributed", "neuronxcc", "libneuronxla")
 _TPU_HINT = re.compile(rb"\bTPU\b|\btpu\b|PJRT_DEVICE")
 # Gaudi integrations that the language tagger does not know (Lightning's HPU plugin)
-_GAUDI_IMPORT = re.compile(rb"^\s*(?:import|from)\s+lightning_habana\b", re.M)
+_GAUDI_MODULES = ("lightning_habana",)
 CUDA_STRING = re.compile(r"^cuda(?::\d+)?$")
 # "neuron" used as a device value, not only looked for in a name (`"neuron" in device_name`)
 _NEURON_DEVICE = re.compile(rb"""["']neuron["'](?!\s+(?:not\s+)?in\b)""")
@@ -27,11 +28,11 @@ def torch_targets(ctx) -> frozenset[str]:
     data = ctx.data
     if "torch_xla" in ctx.tags:
         out.add(TRAINIUM)
-        if not _NEURON_IMPORT.search(data) or _TPU_HINT.search(data):
+        if not names_module(modules_on_import_lines(data), _NEURON_MODULES) or _TPU_HINT.search(data):
             out.add(TPU)
     if (b'"neuron"' in data or b"'neuron'" in data) and _NEURON_DEVICE.search(data):
         out.add(TRAINIUM)
-    if "gaudi" in ctx.tags or (b"lightning_habana" in data and _GAUDI_IMPORT.search(data)):
+    if "gaudi" in ctx.tags or (b"lightning_habana" in data and names_module(modules_on_import_lines(data), _GAUDI_MODULES)):
         out.add(GAUDI)
     return frozenset(out)
 

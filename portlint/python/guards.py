@@ -467,8 +467,10 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
 def _aliases(module: ast.Module) -> dict[str, Condition]:
     """Names that hold a device test, assigned exactly once in the module, and the module's
     predicate helpers (`_predicate_helpers`)."""
+    from portlint.python.astindex import nodes
+
     seen: dict[str, Condition | None] = {}
-    for node in ast.walk(module):
+    for node in nodes(module):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name, value = node.targets[0].id, node.value
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
@@ -536,10 +538,13 @@ class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
     def __init__(self, module: ast.Module):
+        from portlint.python.astindex import nodes
+
         self.regions: list[Region] = []
         self.aliases = _aliases(module)
-        functions = [n.name for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for node in ast.walk(module):
+        every = nodes(module)  # the module's one shared walk, in ast.walk order
+        functions = [n.name for n in every if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in every:
             if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 self._branches(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

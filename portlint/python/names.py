@@ -19,16 +19,19 @@ cross-file lookup (`portlint.python.project`), both cheap on the `ast` the engin
 anyway.
 
 `pyimports.Aliases` (triton, gpu_gates) and `traced.Imports` (the PTL8xx family) are views
-of this table, shared per file through `ctx.fact(import_table)`. Readers of imports left
-elsewhere: `languages.python_tags` (a byte regex before any parse, by design: it decides
-whether to parse), `python.devices` (Neuron/Lightning-Habana import regexes),
-`detectors.torch_distributed` and `detectors.triton` (their own statement walks for
-import-site findings). They can switch to `import_table(ctx)`: `.names` (local -> dotted),
-`.canonical(node)`, `.expand(dotted)`, `.uses(prefix)`, `.local_name(canonical)`."""
+of this table, shared per file through `ctx.fact(import_table)`. Two more readers live here
+so that nothing else reads imports: `bindings(stmt)`, what one import statement binds (the
+table is made of them; the detectors that report at an import site — torch_distributed's
+NCCL modules, triton's CUDA libdevice, Gluon and target imports — read the statement through
+it), and `modules_on_import_lines(data)`, the byte-level reading before any parse
+(`languages.python_tags` decides with it whether a file is parsed at all; `python.devices`
+looks for Neuron and Lightning-Habana imports with it)."""
 
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 
 # names that newer or older releases moved: one spelling for the rules to test
 _CANONICAL_MOVES = {
@@ -83,6 +86,58 @@ def resolve_relative(module_name: str, is_package: bool, level: int, target: str
     return ".".join(parts)
 
 
+@dataclass(frozen=True)
+class Binding:
+    """One name an import statement binds."""
+
+    local: str  # the name bound in the module ("*" for a star import)
+    qualified: str  # the dotted path it stands for (relative imports resolved when the module is known)
+    module: str  # the module named, as written without leading dots: "a.b" for `import a.b`, "m" for `from m import x`
+    member: str | None  # "x" for `from m import x` ("*" for a star import), None for `import m`
+    level: int = 0  # the leading dots of a relative import
+
+
+def bindings(stmt: ast.AST, module_name: str = "", is_package: bool = False) -> list[Binding]:
+    """What an `import` / `from ... import` statement binds, in the order written ([] for
+    any other node). `import a.b` binds `a` (standing for `a`), `import a.b as c` binds `c`
+    (for `a.b`); `from .h import f` inside `pkg.train` binds `f` for `pkg.h.f`."""
+    if isinstance(stmt, ast.Import):
+        out = []
+        for a in stmt.names:
+            if a.asname:
+                out.append(Binding(a.asname, a.name, a.name, None))
+            else:
+                top = a.name.split(".")[0]
+                out.append(Binding(top, top, a.name, None))
+        return out
+    if isinstance(stmt, ast.ImportFrom):
+        written = stmt.module or ""
+        base = resolve_relative(module_name, is_package, stmt.level, stmt.module) if stmt.level else written
+        out = []
+        for a in stmt.names:
+            if a.name == "*":
+                out.append(Binding("*", base, written, "*", stmt.level))
+            else:
+                out.append(Binding(a.asname or a.name, f"{base}.{a.name}" if base else a.name, written, a.name, stmt.level))
+        return out
+    return []
+
+
+# the module named first on each import line, read from bytes before any parse
+_IMPORT_LINE = re.compile(rb"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", re.M)
+
+
+def modules_on_import_lines(data: bytes) -> set[str]:
+    """The module named first on each line that starts with `import` / `from`, from the raw
+    bytes (one pass; no parse, so it also sees lines a parse would reject)."""
+    return {m.decode("ascii") for m in _IMPORT_LINE.findall(data)}
+
+
+def names_module(modules: set[str], roots) -> bool:
+    """Is one of `modules` one of `roots` or a module under one?"""
+    return any(m == root or m.startswith(root + ".") for m in modules for root in roots)
+
+
 class ImportTable:
     """Local name -> dotted path, from the module's import statements (anywhere in it)."""
 
@@ -93,24 +148,19 @@ class ImportTable:
         self._expanded: dict[str, str] = {}
         for node in _statements(module):
             if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.asname:
-                        self.names[a.asname] = a.name
-                    else:
-                        top = a.name.split(".")[0]
-                        self.names.setdefault(top, top)
+                for alias, b in zip(node.names, bindings(node, module_name, is_package)):
+                    if alias.asname:
+                        self.names[b.local] = b.qualified
+                    else:  # `import a.b` binds `a` only when nothing else did
+                        self.names.setdefault(b.local, b.qualified)
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = resolve_relative(module_name, is_package, node.level, node.module)
-                elif node.module:
-                    base = node.module
-                else:
+                if not node.level and not node.module:
                     continue
-                for a in node.names:
-                    if a.name == "*":
-                        self.star.append(base)
+                for b in bindings(node, module_name, is_package):
+                    if b.member == "*":
+                        self.star.append(b.qualified)
                     else:
-                        self.names[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+                        self.names[b.local] = b.qualified
 
     def expand(self, name: str) -> str:
         """`jnp.sum` -> `jax.numpy.sum`: the head replaced by what it was imported as."""

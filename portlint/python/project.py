@@ -10,7 +10,9 @@ dependency files (pyproject.toml, setup.cfg, setup.py, requirements*.txt) are re
 Cost. Every file is read and hashed (the model is cached by content); only files that can
 hold a traced entry point (a cheap byte test) and the files their calls lead to are parsed,
 each once, and their summaries are kept by sha256 (in memory, and under the cache dir when
-there is one). A warm one-file call reads one JSON entry.
+there is one). The byte facts and the whole model are kept by content too, in this
+process's memory (`_MEMORY`: the language server and any caller scanning again reuse the
+model of unchanged files) and under the cache dir. A warm one-file call reads one JSON entry.
 
 Scope, two modes:
 - inferred (no `--target` / `targets` given): a package (the outermost folder of an
@@ -594,6 +596,61 @@ def _summary_of(info: FileInfo, store, trees: dict | None = None, root: Path | N
     return summary
 
 
+class _Memory:
+    """The byte facts and models this process built, by the store's keys, as JSON text (a
+    caller can never change a kept value). A long-lived process — the language server
+    analysing buffer after buffer, a library caller or a test session scanning again —
+    builds the model of unchanged content once: every key is content (the sha256 of each
+    file, the settings that shape the model), so an edit on disk misses and nothing stale
+    is ever answered. The oldest entries go first beyond `limit`."""
+
+    def __init__(self, limit: int = 24):
+        from collections import OrderedDict
+
+        self.limit = limit
+        self._entries: "OrderedDict[object, str]" = OrderedDict()
+
+    def get(self, key):
+        text = self._entries.get(key)
+        if text is None:
+            return None
+        self._entries.move_to_end(key)
+        return json.loads(text)
+
+    def put(self, key, value) -> None:
+        self._entries[key] = json.dumps(value, separators=(",", ":"))
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.limit:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+_MEMORY = _Memory()
+
+
+class _Recall:
+    """Facts and models: this process's memory first, then the cache dir's store (when there
+    is one), whose hits are kept in memory too; what is built goes to both."""
+
+    def __init__(self, store: "_Store | None"):
+        self.store = store
+
+    def get(self, key):
+        value = _MEMORY.get(key)
+        if value is None and self.store is not None:
+            value = self.store.get(key)
+            if value is not None:
+                _MEMORY.put(key, value)
+        return value
+
+    def put(self, key, value) -> None:
+        _MEMORY.put(key, value)
+        if self.store is not None:
+            self.store.put(key, value)
+
+
 class _Store:
     """Summaries and whole models under `<cache dir>/project/`, in the cache's entry format."""
 
@@ -635,8 +692,9 @@ def build(root: Path, settings) -> ProjectModel:
     model = ProjectModel(root, declared, declared_mode=declared_mode)
     files, _ = discover([root], settings)
     store = _Store(settings.cache_dir) if getattr(settings, "cache_dir", None) else None
+    recall = _Recall(store)
     # the byte-level facts of each file (tags, entry hint), kept by content between runs
-    known = (store.get(("facts", str(root))) if store is not None else None) or {}
+    known = recall.get(("facts", str(root))) or {}
     facts: dict[str, list] = {}
     prefix = str(root) + os.sep
     for sf in files:
@@ -662,29 +720,28 @@ def build(root: Path, settings) -> ProjectModel:
             fact = [sha, sorted(own | _dispatch_tags(data)), _has_entry_hint(data), sorted(own)]
         facts[rel] = fact
         model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), int(fact[2]), data, frozenset(fact[3]))
-    if store is not None and facts != known:
-        store.put(("facts", str(root)), facts)
+    if facts != known:
+        recall.put(("facts", str(root)), facts)
     dirs_with_init = {r.rpartition("/")[0] for r in model.files if r.endswith("/__init__.py")}
     for info in model.files.values():
         info.module, info.is_package = module_name_of(info.rel, dirs_with_init.__contains__)
     dependencies = _dependency_tags(root, {r.rpartition("/")[0] for r in model.files})
     digest = hashlib.sha256(repr((declared_mode, declared, dependencies, sorted((r, i.sha) for r, i in model.files.items()))).encode()).hexdigest()
     setting = [declared_mode, list(declared), dependencies]
-    cached = store.get(("model", str(root), digest)) if store is not None else None
+    cached = recall.get(("model", str(root), digest))
     if cached is not None:
         _load(model, cached)
         model.stats["cached"] = 1
-    elif store is not None and _reuse_latest(model, store.get(("model-latest", str(root))), setting):
+    elif _reuse_latest(model, recall.get(("model-latest", str(root))), setting):
         model.stats["reused"] = 1
-        store.put(("model", str(root), digest), _dump(model, setting))
-        store.put(("model-latest", str(root)), _dump(model, setting))
+        recall.put(("model", str(root), digest), _dump(model, setting))
+        recall.put(("model-latest", str(root)), _dump(model, setting))
     else:
         model._resolver = _Builder(model, store, dependencies)
         model._resolver.run()
         model.shapes = {rel: _shape(_SUMMARIES.get(_summary_key(model.files[rel]))) for rel in sorted(model._resolver.summarized)}
-        if store is not None:
-            store.put(("model", str(root), digest), _dump(model, setting))
-            store.put(("model-latest", str(root)), _dump(model, setting))
+        recall.put(("model", str(root), digest), _dump(model, setting))
+        recall.put(("model-latest", str(root)), _dump(model, setting))
     for info in model.files.values():
         info.data = None  # read again from disk (and checked) if a lookup needs it later
     return model
@@ -1073,6 +1130,25 @@ def scan_model(settings, paths: list[Path] | None = None) -> ProjectModel | None
             return None
 
     return s.fact("python-project", build_or_none)
+
+
+def model_seed(settings) -> ProjectModel | None:
+    """The running scan's model, if one was built, as a copy a worker process can take over
+    (`adopt_model`) instead of building its own: without the parsed trees (each worker
+    parses what it scans) and the lookup memos."""
+    from dataclasses import replace
+
+    from portlint import session
+
+    model = session.current(settings)._facts.get("python-project")
+    return replace(model, trees={}, _resolver=None, _rels={}) if model is not None else None
+
+
+def adopt_model(settings, model: ProjectModel) -> None:
+    """Make `model` the project model of this process's scan with `settings`."""
+    from portlint import session
+
+    session.current(settings).fact("python-project", lambda: model)
 
 
 def model_error(settings) -> str | None:

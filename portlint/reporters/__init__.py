@@ -3,8 +3,6 @@ its format is asked for."""
 
 from __future__ import annotations
 
-FORMATS = ("text", "concise", "json", "sarif", "github")
-
 
 def render(fmt: str, result, settings, options) -> str:
     if fmt == "text":

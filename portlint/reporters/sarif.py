@@ -139,7 +139,7 @@ def _rule_descriptor(rule, docs_url: str | None):
 
 
 def build_sarif(result, settings, options) -> dict:
-    from portlint.engine import enabled_rules
+    from portlint.selection import enabled_rules
     from portlint.rules import load_rules
 
     rules = load_rules()

@@ -726,8 +726,8 @@ def pallas(module: ast.Module, name: str, source: str = "<file>") -> str:
     """A complete Pallas kernel for the kernel classes portlint translates (row-wise, blocked
     matmul, elementwise: each checked against TRITON_INTERPRET=1 by tests/test_oracle_pallas.py),
     else the skeleton with its left-to-do list."""
-    from portlint.python.pallas_matmul import matmul_pallas
-    from portlint.python.pallas_rows import row_pallas
+    from portlint.suggest.pallas_matmul import matmul_pallas
+    from portlint.suggest.pallas_rows import row_pallas
 
     return row_pallas(module, name, source) or matmul_pallas(module, name, source) or pallas_skeleton(module, name, source)
 

@@ -16,7 +16,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 
-from portlint.python import skeletons as sk
+from portlint.suggest import skeletons as sk
 
 
 @dataclass

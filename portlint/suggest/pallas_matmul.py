@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from portlint.python import skeletons as sk
+from portlint.suggest import skeletons as sk
 
 
 def _tl(call, name):
