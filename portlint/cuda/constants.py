@@ -141,11 +141,42 @@ _HEADER_VARIABLE = re.compile(r"\bconstexpr\s+(?:(?:static|inline|const|unsigned
                               r"([A-Za-z_]\w*)\s*(?:=\s*([^;{}()]{1,60}|\([^;{}]{1,60}\))|\{\s*([^;{}]{1,60})\s*\})\s*;")
 
 
+_SCOPE_OPENER = re.compile(r"\b(?:namespace|struct|class|union|enum)\b|extern\s*\"C\"")
+
+
+def _body_depths(text: str) -> tuple[list[int], list[int]]:
+    """(positions of braces, number of enclosing function or statement bodies just after each):
+    a brace opens a scope when the text since the previous `;`, `{` or `}` names a namespace,
+    class, struct, union, enum or `extern "C"`; any other brace opens a body."""
+    positions, depths, stack = [], [], []
+    last = 0
+    for m in re.finditer(r"[{};]", text):
+        ch = m.group()
+        if ch == "{":
+            stack.append(_SCOPE_OPENER.search(text, last, m.start()) is None)
+        elif ch == "}" and stack:
+            stack.pop()
+        last = m.end()
+        if ch != ";":
+            positions.append(m.start())
+            depths.append(sum(stack))
+    return positions, depths
+
+
 def _header_definitions(text: str) -> list[tuple[str, str, str]]:
-    """(name, kind, value text) of the constexpr functions and integer variables of a header."""
+    """(name, kind, value text) of the constexpr functions and integer variables a header
+    defines at namespace or class scope (a function's local constexpr is its own)."""
+    from bisect import bisect_right
+
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
-    found = [(m.group(1), "function", m.group(2)) for m in _HEADER_FUNCTION.finditer(text)]
-    found += [(m.group(1), "header", m.group(2) or m.group(3)) for m in _HEADER_VARIABLE.finditer(text)]
+    positions, depths = _body_depths(text)
+
+    def at_scope(pos: int) -> bool:
+        i = bisect_right(positions, pos) - 1
+        return i < 0 or depths[i] == 0
+
+    found = [(m.group(1), "function", m.group(2)) for m in _HEADER_FUNCTION.finditer(text) if at_scope(m.start())]
+    found += [(m.group(1), "header", m.group(2) or m.group(3)) for m in _HEADER_VARIABLE.finditer(text) if at_scope(m.start())]
     return found
 
 

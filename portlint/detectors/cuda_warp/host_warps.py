@@ -16,8 +16,11 @@ _NOT_A_WARP_UNIT = re.compile(r"tile|elem|byte|chunk|vec|pack|scale|row|col|bits
 def host_arith(a: Analysis, be, op: str) -> None:
     if op not in ("*", "/"):
         return
-    if a.spaces.function_at(be.start_byte) is None and not a.uses_warp_primitives():
-        return  # a type's or namespace's constant in a file without warp primitives: 32-thread tiling
+    if op == "/" and a.spaces.function_at(be.start_byte) is None and not a.uses_warp_primitives():
+        # `kNWarps = kNThreads / 32` as a type's or namespace's constant in a file without warp
+        # primitives: 32-thread groups that tile work, not warps (`kNWarps * 32` threads, a
+        # block size built from warps, is still reported)
+        return
     left, right = strip_parens(be.child_by_field_name("left")), strip_parens(be.child_by_field_name("right"))
     pairs = ((left, right), (right, left)) if op == "*" else ((left, right),)
     for x, y in pairs:
