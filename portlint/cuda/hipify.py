@@ -25,7 +25,6 @@ from pathlib import Path
 from portlint.rules import rules_root
 
 TABLE_FILE = "cuda_api/hipify-table.json"
-CSV_FILE = "cuda_api/hipify-map.csv"
 
 OWNERS_FILE = "cuda_api/hipify-owners.toml"
 

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 
 from portlint.cuda.parse import node_text, nodes_of_types
 
-DEVICE_QUALIFIERS = {"__global__", "__device__"}
-
 
 @dataclass
 class SpaceMap:

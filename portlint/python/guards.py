@@ -157,8 +157,6 @@ _AVAILABLE_CALLS = {
     "is_torch_tf32_available": CUDA_LIKE, "is_torch_bf16_gpu_available": CUDA_LIKE,
     "is_sagemaker_mp_enabled": CUDA_LIKE, "is_sagemaker_dp_enabled": CUDA_LIKE,
 }
-# calls whose result is a hardware or backend name to compare with a string
-_NAME_CALLS = {"xla_device_hw", "device_type", "default_backend", "get_backend", "get_device_type", "_get_device_type"}
 
 
 def _call_condition(call: ast.Call, text: str) -> Condition | None:

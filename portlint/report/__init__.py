@@ -3,9 +3,6 @@ porting plan needs; `html`, `markdown` and the JSON form below only render that 
 
 from __future__ import annotations
 
-FORMATS = ("html", "markdown", "json")
-
-
 def render_report(fmt: str, summary) -> str:
     if fmt == "html":
         from portlint.report.html import render_html
