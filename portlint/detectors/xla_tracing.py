@@ -67,7 +67,7 @@ _NUMPY_DELEGATES = {
 _JNP_DYNAMIC = {"nonzero", "argwhere", "flatnonzero", "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "compress", "extract"}
 _TORCH_DYNAMIC = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"}
 _BOOL_FUNCS = {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor", "isclose", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isneginf", "isposinf", "signbit"}
-_MASK_NAME = re.compile(r"(^|_)(mask|is_\w+)($|_)|mask$", re.I)
+_MASK_NAME = re.compile(r"(^|_)(masks?|is_\w+)($|_)|masks?$", re.I)
 _LOG_METHODS = {"info", "debug", "warning", "warn", "error", "log", "critical", "exception"}
 # metric writers that turn their value into a host number (TensorBoard, MLflow, W&B, trackers)
 _METRIC_METHODS = {"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"}
@@ -87,6 +87,14 @@ _HOST_RESULTS = {"item", "tolist", "numpy", "dim", "ndimension", "numel", "nelem
                  "is_contiguous", "items", "keys", "values", "get", "format", "join", "split", "startswith", "endswith"}
 _HOST_ATTRS = {"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout", "training", "names", "itemsize", "nbytes"}
 _INTERVAL_NAME = re.compile(r"log|print|verbose|debug|report", re.I)
+# methods that put a value into a container (the container then holds it)
+_CONTAINER_ADDS = {"append", "extend", "insert", "add"}
+# Python builtins whose result holds the elements of their argument (a sum of tensors is a tensor)
+_ELEMENT_FUNCS = {"zip", "enumerate", "reversed", "sum", "max", "min", "sorted", "list", "tuple"}
+# methods that exist on torch tensors and not on Python numbers, numpy arrays or containers
+_TORCH_ONLY_METHODS = {"detach", "float", "half", "bfloat16", "clamp", "clamp_min", "clamp_max",
+                       "masked_fill", "masked_select", "isnan", "isinf", "isfinite", "eq", "ne", "gt", "lt", "ge", "le",
+                       "unsqueeze", "contiguous", "type_as", "softmax", "log_softmax", "cuda", "nanmean", "nansum"}
 
 
 class _Walker:
@@ -129,10 +137,16 @@ class _Walker:
                                     out.setdefault(te.id, []).append(ve)
                         elif isinstance(t, ast.Name):
                             out.setdefault(t.id, []).append(n.value)
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                            out.setdefault(t.value.id, []).append(n.value)  # `metrics["loss"] = loss.mean()`
                 elif isinstance(n, (ast.For, ast.comprehension)):
                     for t in ast.walk(n.target):
                         if isinstance(t, ast.Name):
                             out.setdefault(t.id, []).append(n.iter)
+                elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CONTAINER_ADDS
+                      and isinstance(n.func.value, ast.Name) and n.args):
+                    out.setdefault(n.func.value.id, []).append(n.args[-1])  # `losses.append(loss)`
             self.bindings[region.node] = out
         return out
 
@@ -180,9 +194,16 @@ class _Walker:
             func = e.func
             name = self.canon(func) or ""
             if isinstance(func, ast.Name) and func.id in _HOST_FUNCS:
-                return func.id in ("zip", "enumerate", "reversed") and any(self.maybe_tensor(a, region, seen) for a in e.args)
+                # zip/enumerate pass the elements on; Python's sum/max/min of tensors is a tensor
+                return func.id in _ELEMENT_FUNCS and any(self.maybe_tensor(a, region, seen) for a in e.args)
+            if isinstance(func, ast.Attribute) and func.attr in ("values", "items") and not e.args:
+                return self.maybe_tensor(func.value, region, seen)  # the values of a dict of tensors
             if isinstance(func, ast.Attribute) and func.attr in _HOST_RESULTS:
                 return False
+            if isinstance(func, ast.Attribute) and func.attr in _TORCH_ONLY_METHODS and not name.startswith(("numpy.", "jax.")):
+                return True  # only a tensor has .detach() / .float() / .clamp(): the result is one
+            if _moves_to_device(e, self.canon):
+                return True  # `.to(ids.device)`: a tensor on the accelerator
             if name.startswith(("numpy.", "math.", "os.", "time.", "random.", "logging.", "json.")):
                 return False
             if isinstance(func, ast.Attribute) and self.maybe_tensor(func.value, region, seen):
@@ -211,6 +232,8 @@ class _Walker:
         """A tensor made on the CPU: a torch factory with no `device=` and no tensor
         argument (`torch.randint(0, n, (1,))`), possibly indexed or reduced."""
         while isinstance(e, ast.Subscript) or (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not (self.canon(e.func) or "").startswith("torch.")):
+            if isinstance(e, ast.Call) and _moves_to_device(e, self.canon):
+                return False  # `torch.tensor(flag).to(ids.device)`: made on the host, then moved
             e = e.value if isinstance(e, ast.Subscript) else e.func.value
         if not isinstance(e, ast.Call):
             return False
@@ -781,6 +804,34 @@ class _Walker:
             sugg = ("Keep the shape static: torch.where(mask, x, 0) or x.masked_fill(~mask, 0) and reduce; "
                     "torch.topk with a static k instead of selecting with nonzero.")
         self.out.add("PTL804", node, self.targets(region), sugg, confidence=confidence or self.confidence(region), op=what, region=region.why, effect=effect)
+
+
+_DTYPE_TAILS = re.compile(r"^(float|bfloat|half|double|int|uint|long|short|bool|complex|cfloat|cdouble)\d*$")
+
+
+def _moves_to_device(call: ast.Call, canon) -> bool:
+    """`t.to(x.device)`, `t.to(device)`, `t.to(device=d)`, `t.cuda()`: the value moves to an
+    accelerator (a `.to(torch.float32)` changes the dtype only, `.to("cpu")` moves to the host)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "cuda":
+        return True
+    if func.attr != "to":
+        return False
+    args = [*call.args, *(k.value for k in call.keywords if k.arg in ("device", None))]
+    for a in args:
+        if isinstance(a, ast.Constant):
+            if a.value == "cpu" or not isinstance(a.value, str):
+                continue
+            return True
+        name = canon(a) or dotted(a) or ""
+        tail = name.rsplit(".", 1)[-1]
+        if _DTYPE_TAILS.match(tail) or "dtype" in tail:
+            continue
+        if tail == "device" or "device" in tail:
+            return True
+    return False
 
 
 def _is_host_read(e) -> bool:

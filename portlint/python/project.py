@@ -191,7 +191,7 @@ class _Summarizer:
             if kind:
                 self.entries.append([qual, kind, why, fn.lineno, None])
         lname = fn.name.lower()
-        if self.torch and self.t._step_name(lname) and not any(w in lname for w in self.t.TracedMap._NOT_STEP):
+        if self.torch and self.t._per_step_def(fn) and not any(w in lname for w in self.t.TracedMap._NOT_STEP):
             self.entries.append([qual, "torch", f"step function {fn.name}", fn.lineno, None])
         steps = [c for c in calls if self._is_step_call(c)]
         if steps:
@@ -513,6 +513,26 @@ class ProjectModel:
         if self._resolver is None:
             self._resolver = _Builder(self, None, {})
         return self._resolver
+
+    def class_ancestors(self, qualified: str, origin: str) -> list[str]:
+        """The qualified names of the bases of the class `qualified` names (seen from file
+        `origin`) and of their bases, through the project's files; [] when not found."""
+        out: list[str] = []
+        todo, seen = [(qualified, origin)], set()
+        while todo and len(seen) < 16:
+            name, where = todo.pop()
+            found = self.resolver().lookup(name, where)
+            if found is None or found in seen:
+                continue
+            seen.add(found)
+            s = self.resolver().summary(found[0])
+            info = s["classes"].get(found[1]) if s is not None else None
+            if info is None:
+                continue
+            for base in info["bases"]:
+                out.append(base)
+                todo.append((base, found[0]))
+        return out
 
     def find_definition(self, qualified: str, origin: str) -> tuple[str, str] | None:
         """(file, qualname) of the function `qualified` names, seen from file `origin`."""

@@ -44,7 +44,7 @@ from portlint.python.traced_imports import (  # noqa: F401
     FLAX_BASES, HOST_CALLBACKS, JAX_TRANSFORMS, LAX_BODIES, TORCH_COMPILE, Imports, dotted,
 )
 from portlint.python.traced_regions import (  # noqa: F401
-    Region, RegionFinder, _const_ints, _const_strs, _module_like, _per_step_methods, _positional, _step_name, params_of,
+    Region, RegionFinder, _const_ints, _const_strs, _module_like, _per_step_def, _per_step_methods, _positional, _step_name, params_of,
 )
 from portlint.python.traced_values import ValueModel
 

@@ -101,6 +101,11 @@ def _annotation_static(ann: ast.AST | None) -> bool:
     return name in _STATIC_ANNOT or name.endswith(_CONFIG_ANNOT)
 
 
+def _annotated_float(ann: ast.AST | None) -> bool:
+    """`lam: float` (torch helpers take Python floats; under jax.jit a float may be traced)."""
+    return isinstance(ann, ast.Name) and ann.id == "float"
+
+
 def _literal_default(d: ast.AST) -> bool:
     """A bool, str, int or float literal default: a Python value, not an array (a default
     is applied inside the traced function, so it stays a constant; None defaults are often
@@ -151,9 +156,27 @@ _STEP_WORDS = ("train_step", "training_step", "train_one_step", "step_fn", "trai
 
 def _step_name(lname: str) -> bool:
     """A function that runs once per training or generation step, by its name: `train_step`,
-    `_compute_loss`, `generate` / `_generate`, `*_step`."""
+    `_compute_loss`, `generate` / `_generate`, `*_step`, a forward written as a function or
+    a variant of one (`gaudi_llama_forward`, `forward_features`), and the hook a decode loop
+    calls for every token (`prepare_inputs_for_generation`)."""
     bare = lname.strip("_")
-    return bare in _STEP_WORDS or bare.endswith("_step") or bare.endswith("_compute_loss")
+    return (bare in _STEP_WORDS or bare.endswith(("_step", "_compute_loss", "_forward")) or bare.startswith("forward_")
+            or bare == "prepare_inputs_for_generation")
+
+
+# a method of a generation loop, by its name: `stream_generate`, `_generate_and_score_completions`,
+# `beam_search` (module-level functions such as `generate_widths(...)` are not)
+_GENERATION_METHOD = re.compile(r"(^|_)generate(_|$)|(^|_)(beam|greedy|contrastive|assisted|group_beam)_search$")
+
+
+def _per_step_def(fn) -> bool:
+    """A function that runs every training or generation step, by its name (`_step_name`),
+    or a generation method: a def named like one whose first parameter is `self`."""
+    lname = fn.name.lower()
+    if _step_name(lname):
+        return True
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    return bool(params) and params[0].arg == "self" and _GENERATION_METHOD.search(lname.strip("_")) is not None
 
 
 # base-class endings of objects whose `__call__` / `update` runs on tensors every step:
@@ -172,10 +195,12 @@ def _module_like(cls: ast.ClassDef) -> bool:
     return False
 
 
-def _per_step_methods(cls: ast.ClassDef) -> tuple[str, ...]:
+def _per_step_methods(cls: ast.ClassDef, ancestors: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The methods of `cls` that run on tensors every step, by the names of its bases (and
+    of their bases, `ancestors`, when known): `__call__` of a logits processor, `update` of a
+    metric."""
     out: list[str] = []
-    for base in cls.bases:
-        name = (dotted(base) or "").rsplit(".", 1)[-1]
+    for name in [(dotted(base) or "").rsplit(".", 1)[-1] for base in cls.bases] + list(ancestors):
         for ending, methods in _PER_STEP_BASES.items():
             if name.endswith(ending):
                 out.extend(methods)
@@ -353,8 +378,11 @@ class RegionFinder:
                 traced_params = {n for n in names if n not in static and n not in ("self", "cls")}
             else:
                 traced_params = {n for n in traced_params if not _annotation_static(next(p.annotation for p in params if p.arg == n))}
-                if kind == "torch":
-                    traced_params = {n for n in traced_params if not _TORCH_STATIC_PARAM.search(n)}
+                if kind == "torch":  # in eager torch a `float` annotation is a Python number too
+                    traced_params = {n for n in traced_params if not _TORCH_STATIC_PARAM.search(n)
+                                     and not _annotated_float(next(p.annotation for p in params if p.arg == n))}
+                    if not traced_params and region is None and why.startswith("called from"):
+                        return None  # every argument the call passes traced is a Python value here
                 static = set(names) - traced_params
         else:
             traced_params, static = set(), set()
@@ -540,13 +568,15 @@ class RegionFinder:
                     self.add(node, "torch", "compiled with torch.compile")
                 elif any(s in lname for s in self._NOT_STEP):
                     continue
-                elif _step_name(lname):
+                elif _per_step_def(node):
                     self.add(node, "torch", f"step function {node.name}")
-            elif isinstance(node, ast.ClassDef) and (self._class_is(node, TORCH_BASES) or self._torchish_class(node) or _module_like(node)):
-                fwd = self._method(node, "forward")
-                if fwd is not None and fwd in node.body:
-                    self.add(fwd, "torch", f"forward of {node.name}", module_method=True)
-                for name in _per_step_methods(node):
+            elif isinstance(node, ast.ClassDef):
+                if self._class_is(node, TORCH_BASES) or self._torchish_class(node) or _module_like(node):
+                    fwd = self._method(node, "forward")
+                    if fwd is not None and fwd in node.body:
+                        self.add(fwd, "torch", f"forward of {node.name}", module_method=True)
+                # processors and metrics need no forward: their per-step method is the entry
+                for name in _per_step_methods(node, self._ancestor_names(node)):
                     fn = self._method(node, name)
                     if fn is not None and fn in node.body:
                         self.add(fn, "torch", f"{name} of {node.name}", module_method=True)
@@ -559,6 +589,28 @@ class RegionFinder:
                 region = self.add(node, "torch", "training-step loop")
                 if isinstance(node, ast.For):
                     region.traced |= self._loop_target_traced(node)
+
+    def _ancestor_names(self, cls: ast.ClassDef) -> tuple[str, ...]:
+        """Last names of the bases of `cls`'s bases, through this file's classes and, for a
+        base defined in another project file, through the project model's class summaries
+        (`MeanError(_BaseRegression)` with `_BaseRegression(Metric)` in `_base.py`)."""
+        from portlint.python.project import file_model
+
+        out: list[str] = []
+        model, rel = file_model(self.ctx)
+        stack = [(base, 0) for base in cls.bases]
+        while stack:
+            base, depth = stack.pop()
+            local = dotted(base) or ""
+            if local in self.classes and depth < 5:
+                for b in self.classes[local].bases:
+                    out.append((dotted(b) or "").rsplit(".", 1)[-1])
+                    stack.append((b, depth + 1))
+            elif model is not None and rel is not None:
+                qualified = self.imports.canonical(base)
+                if qualified:
+                    out.extend(name.rsplit(".", 1)[-1] for name in model.class_ancestors(qualified, rel))
+        return tuple(dict.fromkeys(out))
 
     def _torchish_class(self, cls: ast.ClassDef) -> bool:
         if self.jax and not self.imports.uses("torch"):
