@@ -239,7 +239,7 @@ def test_reduction_fix_is_unsafe_beside_32_lane_ids(tmp_path):
     src = """
         __device__ float red(float v) {
           for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);
-          return v;
+          return __shfl(v, 0);  // a broadcast of the whole wave's lane 0: not 32-lane groups
         }
         __global__ void k(float* y) {
           int lane = threadIdx.x % 32;

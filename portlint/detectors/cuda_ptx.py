@@ -375,6 +375,20 @@ def arch_stubs(ctx) -> list[ArchStub]:
     return out
 
 
+_INCLUDE_OR_CONDITIONAL = re.compile(r"\s*#\s*(?:include|if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
+
+
+def _only_includes(ctx, first: int, end: int) -> bool:
+    """Do the lines of the group from `first` to its `#endif` at `end` hold only `#include`s
+    (in any branch, nested groups included)? Leaving out a header AMD could not use anyway is
+    no change of behaviour; the code that uses the header is gated (and reported) where it is."""
+    from portlint.cuda.symbols import code_text
+
+    lines = ctx.fact(code_text).code.split("\n")[first - 1 : end]
+    code = [ln for ln in lines if ln.strip()]
+    return any(re.match(r"\s*#\s*include\b", ln) for ln in code) and all(_INCLUDE_OR_CONDITIONAL.match(ln) for ln in code)
+
+
 def stub_for(ctx, line: int) -> ArchStub | None:
     """The arch-gated stub whose sm_90 body holds `line` (the engine reports what is there as
     not ported rather than as an AMD-dead branch)."""
@@ -396,6 +410,8 @@ def cuda_arch_feature_gate(ctx) -> None:
     for conds, end, amd, nvidia in _arch_groups(ctx):
         first_line = conds[0][2]
         stub = stubs.get(first_line)
+        if _only_includes(ctx, first_line, end):
+            continue  # `#if CUTLASS_ARCH_WMMA_ENABLED #include <mma.h> #endif`: not a behaviour gate
         if amd == len(conds):
             flagged = [line for line in _flagged_lines(ctx) if first_line < line < end]
             # AMD drops NVIDIA-only code here: that code's own finding says so, unless the

@@ -12,6 +12,7 @@ from portlint.detectors.cuda_warp.analysis import (
     CONST_CONTEXT_PARENTS, SHUFFLE, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
 from portlint.detectors.cuda_warp.host_warps import host_arith
+from portlint.detectors.cuda_warp.logical_warps import chosen_group_size
 from portlint.model import Edit, Fix
 
 
@@ -98,7 +99,7 @@ def index_arithmetic(a: Analysis) -> None:
         if op in ("==", "!="):
             for x, y in ((left, right), (right, left)):
                 v, how = a.value_of(y)
-                if v == 31 and how != "local-warp" and (a.is_lane_expr(x, a.facts_of(be)) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
+                if v == 31 and how != "local-warp" and not chosen_group_size(a, how) and (a.is_lane_expr(x, a.facts_of(be)) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the last lane of a 32-lane warp"},
                           fix=a.replace(y, "(warpSize - 1)", "compare with warpSize - 1"), confidence="medium")
             continue
@@ -106,7 +107,7 @@ def index_arithmetic(a: Analysis) -> None:
             for x, y in ((left, right), (right, left)):
                 v, how = a.value_of(y)
                 xs = strip_parens(x)
-                if v == 32 and how != "local-warp" and xs is not None and xs.type == "identifier" and node_text(xs) in a.facts_of(be).warp \
+                if v == 32 and how != "local-warp" and not chosen_group_size(a, how) and xs is not None and xs.type == "identifier" and node_text(xs) in a.facts_of(be).warp \
                         and _ID_NAME.search(node_text(xs)):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the first thread of a 32-lane warp"},
                           fix=a.replace(y, "warpSize", "use warpSize") if how == "literal" else None, confidence="medium")
@@ -129,8 +130,10 @@ def index_arithmetic(a: Analysis) -> None:
             meaning = {"/": "a warp id for 32-lane warps", ">>": "a warp id for 32-lane warps", "%": "a lane id for 32-lane warps", "&": "a lane id for 32-lane warps"}[op]
         else:
             continue
-        if a.logical32(be):
-            continue
+        if a.logical32(be) or chosen_group_size(a, how):
+            continue  # a group of 32 lanes chosen by the code, right on each half of a 64-lane wave
+        if in_wave64_arm(be):
+            continue  # `warp_size == 32 ? ... : tid / (BN / 2)`: written for the 64-lane wave
         new = {"/": "warpSize", "%": "warpSize", "&": "(warpSize - 1)", ">>": "warpSize"}[op]
         fix = None
         if how == "literal":
@@ -143,6 +146,47 @@ def index_arithmetic(a: Analysis) -> None:
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
               confidence="medium", suggestion=origin_note(a, right, how))
     _strides_and_shared(a)
+
+
+_WAVE_SIZE_TEST = re.compile(r"(?i)warp|wave")
+
+
+def in_wave64_arm(node) -> bool:
+    """Is `node` in the arm of a `?:` or `if` that runs when a wave-size value is 64
+    (`warp_size == 32 ? a : b` -> b, `warp_size == 64 ? a : b` -> a, and `!=` the other way)?"""
+    child, cur = node, node.parent
+    while cur is not None and cur.type not in ("function_definition", "translation_unit"):
+        if cur.type in ("conditional_expression", "if_statement"):
+            cond = strip_parens(cur.child_by_field_name("condition"))
+            if cond is not None and cond.type == "condition_clause":
+                cond = strip_parens(cond.child_by_field_name("value") or cond.named_children[-1])
+            arm = _wave64_arm(cond)
+            if arm is not None and child == cur.child_by_field_name(arm):
+                return True
+        child, cur = cur, cur.parent
+    return False
+
+
+def _wave64_arm(cond) -> str | None:
+    """'consequence' or 'alternative': the arm a wave size of 64 takes under `cond`."""
+    if cond is None or cond.type != "binary_expression":
+        return None
+    op = node_text(cond.child_by_field_name("operator"))
+    if op not in ("==", "!="):
+        return None
+    for x, y in ((cond.child_by_field_name("left"), cond.child_by_field_name("right")),
+                 (cond.child_by_field_name("right"), cond.child_by_field_name("left"))):
+        xs = strip_parens(x)
+        name = node_text(xs.child_by_field_name("function") if xs is not None and xs.type == "call_expression" else xs) if xs is not None else ""
+        ys = strip_parens(y)
+        if not _WAVE_SIZE_TEST.search(name or "") or ys is None or ys.type != "number_literal":
+            continue
+        size = node_text(ys).rstrip("uUlL")
+        if size not in ("32", "64"):
+            return None
+        takes_consequence = (size == "64") == (op == "==")
+        return "consequence" if takes_consequence else "alternative"
+    return None
 
 
 def in_const_context(node) -> bool:
@@ -169,7 +213,7 @@ def _strides_and_shared(a: Analysis) -> None:
             continue
         step = update.child_by_field_name("right")
         v, how = a.value_of(step)
-        if v == 32 and how != "local-warp":
+        if v == 32 and how != "local-warp" and not chosen_group_size(a, how):
             a.hit("PTL102", step, fields={"expr": node_text(update), "meaning": "a stride of one 32-lane warp"},
                   fix=a.replace(step, "warpSize", "stride by warpSize") if how == "literal" else None, confidence="medium")
     # `__shared__ T partial[BLOCK / 32]`: one slot per 32-lane warp
@@ -182,7 +226,7 @@ def _strides_and_shared(a: Analysis) -> None:
             continue
         op = node_text(size.child_by_field_name("operator"))
         v, how = a.value_of(size.child_by_field_name("right"))
-        if how == "local-warp" or not ((op == "/" and v == 32) or (op == ">>" and v == 5)) or a.logical32(arr):
+        if how == "local-warp" or not ((op == "/" and v == 32) or (op == ">>" and v == 5)) or a.logical32(arr) or chosen_group_size(a, how):
             continue
         a.hit("PTL102", size, fields={"expr": node_text(size), "meaning": "one shared-memory slot per 32-lane warp"},
               targets={"rocm": "warning"}, confidence="medium",

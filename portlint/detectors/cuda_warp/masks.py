@@ -37,8 +37,52 @@ def _mask32(a: Analysis, node, facts: FunctionFacts) -> tuple[str, str] | None:
                     return ("local-const", name)
                 return ("outside-const", name)
         if name in facts.int32 and name not in facts.ballot and name not in facts.params:
+            if _declared_32_bit_here(a, node, name) is False:
+                return None  # the declaration in the call's #if branch is 64-bit
             return ("variable", name)
     return None
+
+
+_CONDITIONALS = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else")
+
+
+def _branches(node) -> frozenset[int]:
+    """The preprocessor branches `node` sits in, as the start bytes of their nodes. The first
+    branch of `#if` is the `preproc_if` node itself, whose `#elif`/`#else` alternatives are
+    its children: a path that enters an alternative is in that branch, not the first."""
+    found, child, cur = set(), node, node.parent
+    while cur is not None:
+        if cur.type in _CONDITIONALS and child != cur.child_by_field_name("alternative"):
+            found.add(cur.start_byte)
+        child, cur = cur, cur.parent
+    return frozenset(found)
+
+
+def _declared_32_bit_here(a: Analysis, use, name: str) -> bool | None:
+    """Is the last declaration of `name` before `use` in the same function, among those in
+    the preprocessor branches `use` is in, a 32-bit integer? None when there is no such
+    declaration. `#ifdef USE_ROCM unsigned long long mask ... #else unsigned mask ...`: the
+    call in the ROCm branch sees the 64-bit one. A use after `#endif` sees the declaration
+    an AMD build compiles."""
+    fn = a.function_of(use)
+    if fn is None:
+        return None
+    here = _branches(use)
+    decls = []
+    for d in nodes_of_types(fn, ("declaration",)):
+        if d.start_byte > use.start_byte:
+            break
+        names = [node_text(x.child_by_field_name("declarator") if x.type == "init_declarator" else x)
+                 for x in d.children_by_field_name("declarator")]
+        if name in names:
+            decls.append(d)
+    seen = [d for d in decls if _branches(d) <= here] or \
+        [d for d in decls if a.guards.dead_for_amd(d.start_point[0] + 1) is None]
+    if not seen:
+        return None
+    last = seen[-1]
+    words = [node_text(c) for c in last.children if c.type in ("sized_type_specifier", "primitive_type", "type_identifier", "qualified_identifier")]
+    return INT32_TYPES.match(re.sub(r"\s+", " ", " ".join(words)).strip()) is not None
 
 
 def masks(a: Analysis) -> None:

@@ -8,6 +8,7 @@ import re
 from portlint.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.cuda.warp_facts import callee_name, strip_parens
 from portlint.detectors.cuda_warp.analysis import SHFL_SYNC_ARGS, SHUFFLE, Analysis, has_width, origin_note
+from portlint.detectors.cuda_warp.logical_warps import chosen_group_size
 
 
 _SHUFFLE_BYTES = re.compile(SHUFFLE.pattern.encode(), re.I)
@@ -47,7 +48,7 @@ def reductions(a: Analysis, others: bool) -> None:
         if increments and v == 0 and cond.type == "binary_expression" and re.search(rf"\b1[uU]?\s*<<\s*{re.escape(var)}\b", node_text(body)):
             cop = node_text(cond.child_by_field_name("operator"))
             bv, bhow = a.value_of(cond.child_by_field_name("right"))
-            if ((cop == "<=" and bv == 4) or (cop == "<" and bv == 5)) and bhow != "local-warp":
+            if ((cop == "<=" and bv == 4) or (cop == "<" and bv == 5)) and bhow != "local-warp" and not chosen_group_size(a, bhow):
                 a.hit("PTL103", cond, fields={"start": node_text(cond), "shape": "runs offsets 1 << 0 .. 1 << 4 (1 to 16)"}, confidence="high",
                       suggestion="Run log2(warpSize) steps: `for (int l = 0; (1 << l) < warpSize; ++l)`, and take the "
                                  "source lane modulo warpSize.")
@@ -59,6 +60,8 @@ def reductions(a: Analysis, others: bool) -> None:
                     continue
             elif how == "local-warp":
                 continue
+            if chosen_group_size(a, how):
+                continue  # each 32-lane half of a 64-lane wave reduces its own logical warp
             fix = a.replace(start, "warpSize / 2", "start the butterfly at warpSize / 2",
                             "unsafe" if others else "safe")
             a.hit("PTL103", start, fields={"start": node_text(start), "shape": "halves from 16"}, fix=fix, confidence="high" if how == "literal" else "medium",
@@ -68,7 +71,7 @@ def reductions(a: Analysis, others: bool) -> None:
             bound = cond.child_by_field_name("right")
             bv, bhow = a.value_of(bound)
             if (op == "<" and bv == 32) or (op == "<=" and bv == 16):
-                if bhow == "local-warp" or _segmented_up_scan(a, loop, body, shuffles, var):
+                if bhow == "local-warp" or chosen_group_size(a, bhow) or _segmented_up_scan(a, loop, body, shuffles, var):
                     continue
                 fix = a.replace(bound, "warpSize" if op == "<" else "warpSize / 2", "run the loop up to warpSize",
                                 "unsafe" if others else "safe") if bhow == "literal" else None
@@ -88,7 +91,7 @@ def reductions(a: Analysis, others: bool) -> None:
         if v in (16, 8, 4, 2, 1) and fn is not None:
             chains.setdefault(fn.start_byte, {}).setdefault(v, off)
     for offs in chains.values():
-        if 16 in offs and 8 in offs and 32 not in offs:
+        if 16 in offs and 8 in offs and 32 not in offs and not chosen_group_size(a, "literal"):
             a.hit("PTL103", offs[16], fields={"start": "16", "shape": "is unrolled 16, 8, 4, 2, 1"}, confidence="high",
                   suggestion="Unrolled for 32 lanes: on wave64 add a first step with offset 32 (under "
                              "`#if defined(__GFX9__)`), or write the loop `for (int o = warpSize / 2; o > 0; o >>= 1)`.")
