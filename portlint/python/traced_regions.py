@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from portlint.python import astindex
 from portlint.python.traced_imports import (
     DIFF_TRANSFORMS, FLAX_BASES, HOST_CALLBACKS, JAX_TRANSFORMS, JIT_LIKE, LAX_BODIES, STEP_CLOSURE, TORCH_BASES,
-    TORCH_COMPILE, dotted,
+    TORCH_COMPILE, dotted, is_triton_kernel,
 )
 
 # ---- regions -------------------------------------------------------------------------------
@@ -249,6 +249,9 @@ class RegionFinder:
         for stmt in self._own_statements(self.module):
             if isinstance(stmt, ast.ClassDef):
                 self.classes[stmt.name] = stmt
+        # Triton kernel bodies are left to the PTL7xx rules: no region starts or reaches into one
+        self.kernel_fns: set[ast.AST] = {n for n in self.nodes if n.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef)
+                                         and n.decorator_list and is_triton_kernel(self.imports, n)}
 
     def scope_defs(self, scope: ast.AST) -> dict[str, ast.AST]:
         """The functions defined directly in a module or function scope, by name."""
@@ -356,7 +359,7 @@ class RegionFinder:
         """Make `fn` a region. Parameters are traced unless static: static_argnums/names,
         partial-bound, a bool/str default, and (except for functions jitted directly,
         where a non-static `flag: bool` is a real bug) an int/bool/str annotation."""
-        if fn is None or fn in self.host_fns:
+        if fn is None or fn in self.host_fns or fn in self.kernel_fns:
             return None
         region = self.regions.get(fn)
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -659,7 +662,7 @@ class RegionFinder:
         child = None
         located = None  # the innermost node with a position (`Load` contexts have none)
         while p is not None:
-            if p in self.host_fns:
+            if p in self.host_fns or p in self.kernel_fns:
                 return None
             if located is None and hasattr(p, "lineno"):
                 located = p
