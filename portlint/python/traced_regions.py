@@ -237,6 +237,20 @@ def _eval_leg(test_if: ast.If, child: ast.AST) -> bool:
     return child in (test_if.body if negated else test_if.orelse)
 
 
+def _error_only(parent: ast.AST, child: ast.AST) -> bool:
+    """Does `child` of `parent` run only on the way to an exception: a `raise` statement (its
+    message too), an `assert`'s message, or a leg of an `if` that ends by raising? Such code
+    does not run in a normal step; the `if` test, which runs every time, is not error-only."""
+    if parent.__class__ is ast.Raise:
+        return True
+    if parent.__class__ is ast.Assert:
+        return child is parent.msg
+    if parent.__class__ is ast.If:
+        for leg in (parent.body, parent.orelse):
+            if leg and child in leg:
+                return leg[-1].__class__ is ast.Raise
+    return False
+
 
 class RegionFinder:
     """Finding a file's regions (mixed into `TracedMap`, which holds the state)."""
@@ -677,6 +691,8 @@ class RegionFinder:
                 return r
             if p.__class__ is ast.If and child is not None and _eval_leg(p, child):
                 return None
+            if child is not None and _error_only(p, child):
+                return None  # error path: runs once, on the way to an exception
             child, p = p, self.parents.get(p)
         return None
 
