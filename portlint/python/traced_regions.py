@@ -73,7 +73,7 @@ def _defaults(fn) -> dict[str, ast.AST]:
 
 # torch: parameter names that hold Python values or objects, not tensors
 _TORCH_STATIC_PARAM = re.compile(
-    r"^(self|cls|model|module|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
+    r"^(self|cls|models?|modules?|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
     r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
     r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
