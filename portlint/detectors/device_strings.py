@@ -24,7 +24,7 @@ from portlint.python.devices import (
     target_words,
     torch_targets,
 )
-from portlint.python.guards import CUDA_LIKE, GAUDI, OTHER, TPU, TRAINIUM, condition, dotted, guard_map, stops, words
+from portlint.python.guards import CUDA_LIKE, GAUDI, OTHER, TPU, TRAINIUM, condition, dotted, guard_map, skips_test, stops, words
 from portlint.registry import detector
 
 _TORCHISH = frozenset({"torch_xla", "gaudi", "torch"})
@@ -624,6 +624,8 @@ def accelerator_detection_by_cuda_availability(node, ctx) -> None:
         outcome = "falls back to the CPU"
     else:
         cuda_side, other_side = (node.body, node.orelse) if polarity else (node.orelse, node.body)
+        if other_side and skips_test(other_side):
+            return  # a test skipped without CUDA: the intended outcome, the program goes on
         if other_side and stops(other_side):
             outcome = "stops the program"
         elif other_side:

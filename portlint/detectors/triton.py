@@ -654,7 +654,7 @@ def triton_config_tuned_for_nvidia(node, ctx) -> None:
 
 # ---- PTL710 Triton kernels on TPU / Trainium / Gaudi ----------------------------------------------------
 
-_KERNEL_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.experimental.gluon.jit")
+from portlint.python.traced_imports import TRITON_KERNEL_DECORATORS as _KERNEL_DECORATORS  # noqa: E402  (one list, shared with the PTL8xx regions)
 
 
 def is_triton_kernel(ctx, fn: ast.AST) -> bool:

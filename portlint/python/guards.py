@@ -408,12 +408,29 @@ def _end(node: ast.AST) -> Pos:
 _EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "unittest.SkipTest"}
 
 
+def skips_test(block: list[ast.stmt]) -> bool:
+    """The block ends by skipping a test: `raise unittest.SkipTest(...)`, `self.skipTest(...)`,
+    `pytest.skip(...)`. A skipped test is the intended outcome off its platform, not a failure."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.Raise) and last.exc is not None:
+        exc = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+        return _last_name(exc) == "SkipTest"
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        name = dotted(last.value.func)
+        return name == "pytest.skip" or _last_name(last.value.func) == "skipTest"
+    return False
+
+
 def terminates(block: list[ast.stmt]) -> bool:
-    """The block never falls through (return, raise, continue, break, sys.exit())."""
+    """The block never falls through (return, raise, continue, break, sys.exit(), a test skip)."""
     if not block:
         return False
     last = block[-1]
     if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if skips_test(block):
         return True
     if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and dotted(last.value.func) in _EXIT_CALLS:
         return True
@@ -498,7 +515,10 @@ def _aliases(module: ast.Module) -> dict[str, Condition]:
 
 
 def stops(block: list[ast.stmt]) -> bool:
-    """The block ends the program or raises (not a plain return / continue / break)."""
+    """The block ends the program or raises (not a plain return / continue / break, nor a
+    test skip: skipping is the intended outcome, and what follows is guarded by it)."""
+    if skips_test(block):
+        return False
     last = block[-1]
     if isinstance(last, ast.Raise):
         return True

@@ -39,6 +39,18 @@ class Imports:
 
 
 
+# Decorators that make a def a Triton kernel: its body is Triton (PTL7xx), never a torch/JAX trace.
+TRITON_KERNEL_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.experimental.gluon.jit")
+
+
+def is_triton_kernel(imports: Imports, fn: ast.AST) -> bool:
+    """A def decorated with `@triton.jit` (or autotune/heuristics, called or not)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return any(imports.canonical(d.func if isinstance(d, ast.Call) else d) in TRITON_KERNEL_DECORATORS
+               for d in fn.decorator_list)
+
+
 # JAX transformations whose function argument is traced (name -> index of the function arg).
 # Differentiation alone (jax.grad, value_and_grad, jacfwd ...) evaluates eagerly and allows
 # Python control flow on values; its function is traced only when the derivative is taken

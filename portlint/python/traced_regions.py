@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from portlint.python import astindex
 from portlint.python.traced_imports import (
     DIFF_TRANSFORMS, FLAX_BASES, HOST_CALLBACKS, JAX_TRANSFORMS, JIT_LIKE, LAX_BODIES, STEP_CLOSURE, TORCH_BASES,
-    TORCH_COMPILE, dotted,
+    TORCH_COMPILE, dotted, is_triton_kernel,
 )
 
 # ---- regions -------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def _defaults(fn) -> dict[str, ast.AST]:
 
 # torch: parameter names that hold Python values or objects, not tensors
 _TORCH_STATIC_PARAM = re.compile(
-    r"^(self|cls|model|module|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
+    r"^(self|cls|models?|modules?|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
     r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
     r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
@@ -237,6 +237,20 @@ def _eval_leg(test_if: ast.If, child: ast.AST) -> bool:
     return child in (test_if.body if negated else test_if.orelse)
 
 
+def _error_only(parent: ast.AST, child: ast.AST) -> bool:
+    """Does `child` of `parent` run only on the way to an exception: a `raise` statement (its
+    message too), an `assert`'s message, or a leg of an `if` that ends by raising? Such code
+    does not run in a normal step; the `if` test, which runs every time, is not error-only."""
+    if parent.__class__ is ast.Raise:
+        return True
+    if parent.__class__ is ast.Assert:
+        return child is parent.msg
+    if parent.__class__ is ast.If:
+        for leg in (parent.body, parent.orelse):
+            if leg and child in leg:
+                return leg[-1].__class__ is ast.Raise
+    return False
+
 
 class RegionFinder:
     """Finding a file's regions (mixed into `TracedMap`, which holds the state)."""
@@ -249,6 +263,9 @@ class RegionFinder:
         for stmt in self._own_statements(self.module):
             if isinstance(stmt, ast.ClassDef):
                 self.classes[stmt.name] = stmt
+        # Triton kernel bodies are left to the PTL7xx rules: no region starts or reaches into one
+        self.kernel_fns: set[ast.AST] = {n for n in self.nodes if n.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef)
+                                         and n.decorator_list and is_triton_kernel(self.imports, n)}
 
     def scope_defs(self, scope: ast.AST) -> dict[str, ast.AST]:
         """The functions defined directly in a module or function scope, by name."""
@@ -356,7 +373,7 @@ class RegionFinder:
         """Make `fn` a region. Parameters are traced unless static: static_argnums/names,
         partial-bound, a bool/str default, and (except for functions jitted directly,
         where a non-static `flag: bool` is a real bug) an int/bool/str annotation."""
-        if fn is None or fn in self.host_fns:
+        if fn is None or fn in self.host_fns or fn in self.kernel_fns:
             return None
         region = self.regions.get(fn)
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -659,7 +676,7 @@ class RegionFinder:
         child = None
         located = None  # the innermost node with a position (`Load` contexts have none)
         while p is not None:
-            if p in self.host_fns:
+            if p in self.host_fns or p in self.kernel_fns:
                 return None
             if located is None and hasattr(p, "lineno"):
                 located = p
@@ -674,6 +691,8 @@ class RegionFinder:
                 return r
             if p.__class__ is ast.If and child is not None and _eval_leg(p, child):
                 return None
+            if child is not None and _error_only(p, child):
+                return None  # error path: runs once, on the way to an exception
             child, p = p, self.parents.get(p)
         return None
 

@@ -88,6 +88,18 @@ def _host_factory(name: str, call: ast.Call, traced) -> bool:
 
 
 
+def _size_expr(e: ast.AST) -> bool:
+    """A size read off an object: `x.shape[k]`, `x.ndim`, `x.size(k)`, `x.dim()`, `len(x)`."""
+    if e.__class__ is ast.Subscript:
+        e = e.value
+    if e.__class__ is ast.Attribute:
+        return e.attr in ("shape", "ndim")
+    if e.__class__ is ast.Call:
+        f = e.func
+        return (f.__class__ is ast.Attribute and f.attr in ("size", "dim", "numel")) or (f.__class__ is ast.Name and f.id == "len")
+    return False
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -148,6 +160,7 @@ class ValueModel:
             inherited = set(p.traced)
         assigned_static: set[str] = set()
         traced = set(region.traced) | inherited
+        traced -= self._python_params(region, traced, torch)
         bindings = [n for n in self.region_nodes(region)
                     if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))]
         for _ in range(8):
@@ -192,6 +205,52 @@ class ValueModel:
             params = {p.arg for p in params_of(region.node)} if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else set()
             traced = {n for n in traced if not (n in params and _TORCH_STATIC_PARAM.search(n))}
         region.traced = traced - (region.static - set(region.traced))
+
+    def _python_params(self, region: Region, traced: set[str], torch: bool) -> set[str]:
+        """Traced parameters the function's own code shows to be Python values:
+        - rebound first thing with a static value, not read before
+          (`candidates = default(candidates, self.candidates)`), never given a traced one;
+        - torch: compared with a size (`self.bias.shape[-1] >= j`, `len(x) < n`) and never
+          used as a tensor (no attribute, method or subscript of it): an int size."""
+        fn = region.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return set()
+        params = {p.arg for p in params_of(fn)} & traced
+        if not params:
+            return set()
+        out: set[str] = set()
+        assigns: dict[str, list[ast.AST]] = {}
+        for n in self.region_nodes(region):
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    for name in ast.walk(t):
+                        if name.__class__ is ast.Name and name.id in params:
+                            assigns.setdefault(name.id, []).append(n)
+        read_before: set[str] = set()
+        for stmt in fn.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
+                name = stmt.targets[0].id
+                if name in params and name not in read_before and name not in out:
+                    if all(a.__class__ is ast.Assign and not self._expr_traced(a.value, traced, torch) for a in assigns[name]):
+                        out.add(name)
+            read_before |= {n.id for n in ast.walk(stmt) if n.__class__ is ast.Name and n.id in params}
+        if torch:
+            out |= self._size_params(region, params - out)
+        return out
+
+    def _size_params(self, region: Region, params: set[str]) -> set[str]:
+        """torch parameters compared with a size and never used as a tensor (`_python_params`)."""
+        compared: set[str] = set()
+        as_tensor: set[str] = set()
+        for n in self.region_nodes(region):
+            if n.__class__ is ast.Compare and len(n.comparators) == 1:
+                sides = (n.left, n.comparators[0])
+                for a, b in (sides, sides[::-1]):
+                    if a.__class__ is ast.Name and a.id in params and _size_expr(b):
+                        compared.add(a.id)
+            elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name and n.value.id in params:
+                as_tensor.add(n.value.id)
+        return compared - as_tensor
 
     def _tensor_result(self, e: ast.AST, traced: set[str]) -> bool:
         """torch: a call given a traced value whose result is used as a tensor (a tensor-only
