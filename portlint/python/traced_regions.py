@@ -123,6 +123,9 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         base = dotted(ann.value) or ""
         if base.split(".")[-1] in ("Optional",):
             return _annotation_static(ann.slice)
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if any(_annotated_tensor(item) for item in items):
+            return False  # a container of tensors: Sequence[torch.Tensor], tuple[Tensor, Tensor]
         return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
         return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
