@@ -176,8 +176,6 @@ class _Summarizer:
             if name is not None:
                 if name.startswith("self.") and name.count(".") == 1:
                     add("S:" + name[5:], node)
-                elif self.torch and name.startswith("self.") and name.count(".") == 2 and _method_by_name(*name.split(".")[1:]):
-                    add("N:" + name[5:], node)  # self.dispatcher.dispatch(...): a method of a held object
                 else:
                     q = self.qualify(name)
                     if q:
@@ -335,9 +333,7 @@ _CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
 
 
 _UNFOLLOWED = {"U", "C", "sub", "M"}
-_MAX_BY_NAME = 32  # classes defining a method name beyond which `x.name(...)` is not resolved by it
-_DEF_NAME = re.compile(rb"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)  # methods (indented defs)
-_MAX_HELD = 8  # the same for `self.held.name(...)` when the held object's class is not known  # call forms TracedMap's same-file propagation does not resolve
+_MAX_BY_NAME = 32  # classes defining a method name beyond which `x.name(...)` is not resolved by it  # call forms TracedMap's same-file propagation does not resolve
 
 
 def _static_arg(node: ast.AST) -> bool:
@@ -920,9 +916,7 @@ class _Builder:
             self.by_module.setdefault(info.module, []).append(rel)
         self.parsed = 0
         self.summarized: set[str] = set()
-        # (method name, model classes only) -> its definitions in classes with a base
-        self._by_method: dict[tuple[str, bool], list[tuple[str, str]]] = {}
-        self._def_names: dict[str, set[str]] | None = None
+        self._by_method: dict[str, list[tuple[str, str]]] | None = None
 
     def summary(self, rel: str) -> dict | None:
         info = self.m.files[rel]
@@ -1077,9 +1071,6 @@ class _Builder:
             kind, _, what = ref.partition(":")
             if kind == "M":
                 targets = self.methods_named(what)
-            elif kind == "N":
-                targets = self.held_object_methods(rel, cls, what) if cls else []
-                kind = "M"
             else:
                 target = self._edge_target(rel, kind, what, cls)
                 targets = [target[0]] if target else []
@@ -1113,45 +1104,24 @@ class _Builder:
             target = self.call_target(what, rel)
         return (target, kind) if target is not None else None
 
-    def held_object_methods(self, rel: str, cls: str, what: str) -> list[tuple[str, str]]:
-        """`self.attr.meth(...)` in a method of `cls`: `meth` of the class `__init__` assigns
-        to `self.attr` when it names one, else of the classes (with a base) that define
-        `meth`, when at most _MAX_HELD define it (`self.dispatcher = config.build()`)."""
-        attr, _, meth = what.partition(".")
-        sub = self.submodule(rel, cls, attr)
-        if sub:
-            found = self.lookup(sub, rel)
-            if found is None or found[1] not in self.summary(found[0])["classes"]:
-                return []
-            hit = self.method(found[0], found[1], meth)
-            return [hit] if hit else []
-        found = self.methods_named(meth, models_only=False)
-        return found if len(found) <= _MAX_HELD else []
-
-    def methods_named(self, attr: str, models_only: bool = True) -> list[tuple[str, str]]:
+    def methods_named(self, attr: str) -> list[tuple[str, str]]:
         """The methods called `attr` of the torch model classes (a base and a forward) in the
         files that hold per-step code in scope: what `model.attr(...)` on an object of
         unknown class can run. A name more than _MAX_BY_NAME classes define says nothing."""
-        if self._def_names is None:
-            # the in-scope torch files and the names they define, from their bytes (a file
-            # is parsed only when a method it defines is asked for)
-            self._def_names = {}
+        if self._by_method is None:
+            index: dict[str, list[tuple[str, str]]] = {}
             for rel in sorted(self.m.files):
                 info = self.m.files[rel]
-                if "torch" in info.tags and (self.m.scope.get(rel) or info.tags & set(SCOPE_TAGS)) and info.data is not None:
-                    self._def_names[rel] = {m.decode() for m in _DEF_NAME.findall(info.data)}
-        key = (attr, models_only)
-        if key not in self._by_method:
-            found: list[tuple[str, str]] = []
-            for rel, names in self._def_names.items():
-                if attr not in names:
+                if not info.hint or not (self.m.scope.get(rel) or info.tags & set(SCOPE_TAGS)):
                     continue
                 s = self.summary(rel)
                 for cname, c in (s["classes"] if s else {}).items():
-                    if not c["flax"] and c["bases"] and attr in c["methods"] and (not models_only or "forward" in c["methods"]):
-                        found.append((rel, f"{cname}.{attr}"))
-            self._by_method[key] = found
-        found = self._by_method[key]
+                    if c["flax"] or not c["bases"] or "forward" not in c["methods"]:
+                        continue
+                    for meth in c["methods"]:
+                        index.setdefault(meth, []).append((rel, f"{cname}.{meth}"))
+            self._by_method = index
+        found = self._by_method.get(attr, [])
         return found if len(found) <= _MAX_BY_NAME else []
 
     def _reach(self) -> None:
