@@ -48,7 +48,7 @@ from pathlib import Path
 
 from portlint.python.names import ImportTable, dotted_name
 
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # bytes of torch code that runs every step (a forward, a loss, generate, a metric's update):
@@ -86,6 +86,21 @@ def _jax_tables():
     from portlint.python import traced
 
     return traced
+
+
+# torch.nn.Module's own API and object plumbing: a call of one of these on a model says
+# nothing about which project method runs in the step
+_MODULE_API = {"forward", "train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "state_dict",
+               "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "modules",
+               "named_modules", "children", "named_children", "apply", "zero_grad", "requires_grad_", "register_buffer",
+               "register_parameter", "extra_repr", "reset_parameters", "get", "items", "keys", "values", "update",
+               "append", "extend", "pop", "copy", "format", "join", "split"}
+
+
+def _method_by_name(receiver: str, attr: str) -> bool:
+    """`model.get_logits(...)` on a local or parameter (not self, not an import): a method
+    the project's model classes may define, resolved by its name (`_Builder.methods_named`)."""
+    return receiver not in ("self", "cls", "super") and not attr.startswith("__") and attr not in _MODULE_API
 
 
 class _Summarizer:
@@ -165,6 +180,8 @@ class _Summarizer:
                     q = self.qualify(name)
                     if q:
                         add("Q:" + q, node)
+                    elif self.torch and name.count(".") == 1 and _method_by_name(*name.split(".")):
+                        add("M:" + name.partition(".")[2], node)
             elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted_name(func.value.func) == "super":
                 add("U:" + func.attr, node)
             elif isinstance(func, ast.Call):
@@ -315,7 +332,8 @@ _STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "itemsize"}
 _CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
 
 
-_UNFOLLOWED = {"U", "C", "sub"}  # call forms TracedMap's same-file propagation does not resolve
+_UNFOLLOWED = {"U", "C", "sub", "M"}
+_MAX_BY_NAME = 32  # classes defining a method name beyond which `x.name(...)` is not resolved by it  # call forms TracedMap's same-file propagation does not resolve
 
 
 def _static_arg(node: ast.AST) -> bool:
@@ -898,6 +916,7 @@ class _Builder:
             self.by_module.setdefault(info.module, []).append(rel)
         self.parsed = 0
         self.summarized: set[str] = set()
+        self._by_method: dict[str, list[tuple[str, str]]] | None = None
 
     def summary(self, rel: str) -> dict | None:
         info = self.m.files[rel]
@@ -1050,31 +1069,60 @@ class _Builder:
         out = []
         for ref, static_pos, static_kws in refs:
             kind, _, what = ref.partition(":")
-            target = None
-            bound = kind in ("S", "U", "C")  # the callee's first parameter is self
-            if kind == "Q":
-                target = self.lookup(what, rel)
-                if target is not None and target[1] in self.summary(target[0])["classes"]:
-                    target = None  # constructing an object runs __init__, not the model
-            elif kind == "S" and cls:
-                target = self.method(rel, cls, what)
-                if target is None:
-                    sub = self.submodule(rel, cls, what)
-                    if sub:
-                        target = self.call_target(sub, rel)
-                        kind = "sub"
-            elif kind == "U" and cls:
-                target = self.method(rel, cls, what, skip_own=True)
-            elif kind == "C":
-                target = self.call_target(what, rel)
-            if target is None:
-                continue
-            params = self.summary(target[0])["defs"][target[1]]["params"]
-            if bound and params and params[0] in ("self", "cls"):
-                params = params[1:]
-            static = {params[i] for i in static_pos if i < len(params)} | set(static_kws)
-            out.append((target, frozenset(static), kind in _UNFOLLOWED))
+            if kind == "M":
+                targets = self.methods_named(what)
+            else:
+                target = self._edge_target(rel, kind, what, cls)
+                targets = [target[0]] if target else []
+                kind = target[1] if target else kind
+            bound = kind in ("S", "U", "C", "sub", "M")  # the callee's first parameter is self
+            for target in targets:
+                params = self.summary(target[0])["defs"][target[1]]["params"]
+                if bound and params and params[0] in ("self", "cls"):
+                    params = params[1:]
+                static = {params[i] for i in static_pos if i < len(params)} | set(static_kws)
+                out.append((target, frozenset(static), kind in _UNFOLLOWED))
         return out
+
+    def _edge_target(self, rel: str, kind: str, what: str, cls: str | None):
+        """(target, kind) of one ref that names a single callee; "sub" for a submodule's forward."""
+        target = None
+        if kind == "Q":
+            target = self.lookup(what, rel)
+            if target is not None and target[1] in self.summary(target[0])["classes"]:
+                target = None  # constructing an object runs __init__, not the model
+        elif kind == "S" and cls:
+            target = self.method(rel, cls, what)
+            if target is None:
+                sub = self.submodule(rel, cls, what)
+                if sub:
+                    target = self.call_target(sub, rel)
+                    kind = "sub"
+        elif kind == "U" and cls:
+            target = self.method(rel, cls, what, skip_own=True)
+        elif kind == "C":
+            target = self.call_target(what, rel)
+        return (target, kind) if target is not None else None
+
+    def methods_named(self, attr: str) -> list[tuple[str, str]]:
+        """The methods called `attr` of the torch model classes (a base and a forward) in the
+        files that hold per-step code in scope: what `model.attr(...)` on an object of
+        unknown class can run. A name more than _MAX_BY_NAME classes define says nothing."""
+        if self._by_method is None:
+            index: dict[str, list[tuple[str, str]]] = {}
+            for rel in sorted(self.m.files):
+                info = self.m.files[rel]
+                if not info.hint or not (self.m.scope.get(rel) or info.tags & set(SCOPE_TAGS)):
+                    continue
+                s = self.summary(rel)
+                for cname, c in (s["classes"] if s else {}).items():
+                    if c["flax"] or not c["bases"] or "forward" not in c["methods"]:
+                        continue
+                    for meth in c["methods"]:
+                        index.setdefault(meth, []).append((rel, f"{cname}.{meth}"))
+            self._by_method = index
+        found = self._by_method.get(attr, [])
+        return found if len(found) <= _MAX_BY_NAME else []
 
     def _reach(self) -> None:
         """Breadth first from the entry points; a function keeps the first entry point that

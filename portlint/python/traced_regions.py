@@ -76,6 +76,35 @@ _TORCH_STATIC_PARAM = re.compile(
     r"^(self|cls|models?|modules?|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
     r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
     r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
+# annotations that declare an array: a parameter annotated so is a tensor whatever its name
+# (`num_tokens_per_item: torch.Tensor`)
+_TENSOR_ANNOT = {"Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor", "Array", "ndarray", "ArrayLike"}
+
+
+def _annotated_tensor(ann: ast.AST | None) -> bool:
+    """`torch.Tensor`, `Optional[torch.Tensor]`, `Tensor | None`, `jax.Array`, as a string too."""
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").split(".")[-1] == "Optional":
+        return _annotated_tensor(ann.slice)
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        sides = (ann.left, ann.right)
+        return any(_annotated_tensor(x) for x in sides) and all(
+            _annotated_tensor(x) or (isinstance(x, ast.Constant) and x.value is None) for x in sides)
+    return (dotted(ann) or "").split(".")[-1] in _TENSOR_ANNOT
+
+
+def torch_static_param(param: ast.arg) -> bool:
+    """torch: a parameter that holds a Python value or object by its name (`num_heads`,
+    `model`, `is_training`), unless its annotation says it is a tensor."""
+    return _TORCH_STATIC_PARAM.search(param.arg) is not None and not _annotated_tensor(param.annotation)
+
+
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
 # classes of configuration objects (dataclass hyperparameters), by the name's ending
 _CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec",
@@ -94,6 +123,9 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         base = dotted(ann.value) or ""
         if base.split(".")[-1] in ("Optional",):
             return _annotation_static(ann.slice)
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if any(_annotated_tensor(item) for item in items):
+            return False  # a container of tensors: Sequence[torch.Tensor], tuple[Tensor, Tensor]
         return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
         return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
@@ -391,13 +423,13 @@ class RegionFinder:
                 if module_method:
                     static |= {p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is not None}
                 if kind == "torch":
-                    static |= {n for n in names if _TORCH_STATIC_PARAM.search(n)}
+                    static |= {p.arg for p in params if torch_static_param(p)}
                 traced_params = {n for n in names if n not in static and n not in ("self", "cls")}
             else:
                 traced_params = {n for n in traced_params if not _annotation_static(next(p.annotation for p in params if p.arg == n))}
                 if kind == "torch":  # in eager torch a `float` annotation is a Python number too
-                    traced_params = {n for n in traced_params if not _TORCH_STATIC_PARAM.search(n)
-                                     and not _annotated_float(next(p.annotation for p in params if p.arg == n))}
+                    traced_params = {p.arg for p in params if p.arg in traced_params and not torch_static_param(p)
+                                     and not _annotated_float(p.annotation)}
                     if not traced_params and region is None and why.startswith("called from"):
                         return None  # every argument the call passes traced is a Python value here
                 static = set(names) - traced_params

@@ -12,7 +12,7 @@ import ast
 import re
 
 from portlint.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
-from portlint.python.traced_regions import _TORCH_STATIC_PARAM, Region, _positional, params_of
+from portlint.python.traced_regions import Region, _positional, params_of, torch_static_param
 
 STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
@@ -202,8 +202,8 @@ class ValueModel:
         if torch:
             # the name test is for parameters (`num_heads`, `is_training`, `model`); a local
             # assigned a tensor expression is a tensor whatever its name (`is_eos = out == eos`)
-            params = {p.arg for p in params_of(region.node)} if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else set()
-            traced = {n for n in traced if not (n in params and _TORCH_STATIC_PARAM.search(n))}
+            params = params_of(region.node) if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else []
+            traced -= {p.arg for p in params if torch_static_param(p)}
         region.traced = traced - (region.static - set(region.traced))
 
     def _python_params(self, region: Region, traced: set[str], torch: bool) -> set[str]:
