@@ -375,7 +375,7 @@ def arch_stubs(ctx) -> list[ArchStub]:
     return out
 
 
-_INCLUDE_OR_CONDITIONAL = re.compile(r"\s*#\s*(?:include|if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
+_INCLUDE_OR_CONDITIONAL = frozenset(("include", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"))
 
 
 def _only_includes(ctx, first: int, end: int) -> bool:
@@ -384,9 +384,14 @@ def _only_includes(ctx, first: int, end: int) -> bool:
     no change of behaviour; the code that uses the header is gated (and reported) where it is."""
     from portlint.cuda.symbols import code_text
 
+    from portlint.cuda.preprocessor import directives
+
     lines = ctx.fact(code_text).code.split("\n")[first - 1 : end]
-    code = [ln for ln in lines if ln.strip()]
-    return any(re.match(r"\s*#\s*include\b", ln) for ln in code) and all(_INCLUDE_OR_CONDITIONAL.match(ln) for ln in code)
+    found = directives("\n".join(lines))
+    covered = {n for d in found for n in range(d.first, d.last + 1)}
+    code = {n for n, ln in enumerate(lines, 1) if ln.strip()}
+    return (any(d.kind == "include" for d in found) and code <= covered
+            and all(d.kind in _INCLUDE_OR_CONDITIONAL for d in found))
 
 
 def stub_for(ctx, line: int) -> ArchStub | None:
