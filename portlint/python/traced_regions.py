@@ -81,15 +81,22 @@ _TORCH_STATIC_PARAM = re.compile(
 _TENSOR_ANNOT = {"Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor", "Array", "ndarray", "ArrayLike"}
 
 
-def _annotated_tensor(ann: ast.AST | None) -> bool:
-    """`torch.Tensor`, `Optional[torch.Tensor]`, `Tensor | None`, `jax.Array`, as a string too."""
-    if ann is None:
-        return False
+def _annotation_expr(ann: ast.AST | None) -> ast.AST | None:
+    """An annotation as an expression: a string annotation (`"torch.Tensor"`) parsed, None when
+    there is none or it does not parse."""
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         try:
-            ann = ast.parse(ann.value, mode="eval").body
+            return ast.parse(ann.value, mode="eval").body
         except SyntaxError:
-            return False
+            return None
+    return ann
+
+
+def _annotated_tensor(ann: ast.AST | None) -> bool:
+    """`torch.Tensor`, `Optional[torch.Tensor]`, `Tensor | None`, `jax.Array`, as a string too."""
+    ann = _annotation_expr(ann)
+    if ann is None:
+        return False
     if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").split(".")[-1] == "Optional":
         return _annotated_tensor(ann.slice)
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
@@ -112,13 +119,9 @@ _CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hpa
 
 
 def _annotation_static(ann: ast.AST | None) -> bool:
+    ann = _annotation_expr(ann)
     if ann is None:
         return False
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return False
     if isinstance(ann, ast.Subscript):  # Optional[bool], Tuple[int, ...]
         base = dotted(ann.value) or ""
         if base.split(".")[-1] in ("Optional",):
