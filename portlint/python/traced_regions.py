@@ -760,17 +760,7 @@ class RegionFinder:
         no lazy tensor (the whole test is no platform guard: it also fails for CPU tensors)."""
         if "torch_xla" not in self.tags and "gaudi" not in self.tags:
             return False
-        for field_name in ("body", "orelse", "finalbody"):
-            block = getattr(parent, field_name, None)
-            if not isinstance(block, list) or not block or stmt not in block:
-                continue
-            key = id(block)
-            first = self._device_exits.get(key)
-            if first is None:
-                first = next((i for i, s in enumerate(block) if self._device_exit(s)), len(block))
-                self._device_exits[key] = first
-            return block.index(stmt) > first
-        return False
+        return _after_first(parent, stmt, self._device_exits, self._device_exit)
 
     def _device_exit(self, stmt: ast.stmt) -> bool:
         from portlint.python.guards import exits_for_values_on
@@ -780,15 +770,19 @@ class RegionFinder:
     def _after_interval_exit(self, parent: ast.AST, stmt: ast.stmt) -> bool:
         """Does an interval exit (`if not should_log(step): return`) precede `stmt` in its
         block? Memoised per block: the position of the first such exit."""
-        for field_name in ("body", "orelse", "finalbody"):
-            block = getattr(parent, field_name, None)
-            if not isinstance(block, list) or not block or stmt not in block:
-                continue
-            key = id(block)
-            first = self._interval_exits.get(key)
-            if first is None:
-                first = next((i for i, s in enumerate(block) if _interval_exit(s)), len(block))
-                self._interval_exits[key] = first
-            return block.index(stmt) > first
-        return False
+        return _after_first(parent, stmt, self._interval_exits, _interval_exit)
 
+
+def _after_first(parent: ast.AST, stmt: ast.stmt, memo: dict[int, int], is_exit) -> bool:
+    """Is `stmt` after the first statement of its block (a body, else or finally list of
+    `parent`) for which `is_exit` holds? The first position is memoised per block in `memo`."""
+    for field_name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field_name, None)
+        if not isinstance(block, list) or not block or stmt not in block:
+            continue
+        first = memo.get(id(block))
+        if first is None:
+            first = next((i for i, s in enumerate(block) if is_exit(s)), len(block))
+            memo[id(block)] = first
+        return block.index(stmt) > first
+    return False
