@@ -706,41 +706,81 @@ class RegionFinder:
             self.compute_traced(region)
 
     def region_of(self, node: ast.AST, include_self: bool = True) -> Region | None:
-        """The innermost region containing `node` (a function region or a step loop)."""
-        p = node if include_self else self.parents.get(node)
-        child = None
-        located = None  # the innermost node with a position (`Load` contexts have none)
-        while p is not None:
-            if p in self.host_fns or p in self.kernel_fns:
+        """The innermost region containing `node` (a function region or a step loop).
+
+        Walking up from `node`, the first of these decides: a host or kernel function (no
+        region), a statement after a logging-interval or lazy-device exit in its block, a
+        region, an evaluation leg, an error-only path. What the walk finds above a node is
+        the same for every node below it, so it is memoised per node (`_region_above`);
+        the memo holds while the file's regions, host and kernel functions are unchanged.
+        A torch region is then left out where a device guard keeps the innermost located
+        node (`Load` contexts have no position) off every lazy platform."""
+        if not include_self:
+            node = self.parents.get(node)
+            if node is None:
                 return None
-            if located is None and hasattr(p, "lineno"):
-                located = p
-            if child is not None and isinstance(child, ast.stmt) and self._after_interval_exit(p, child):
-                return None  # runs every N steps, after the logging interval's early exit
-            if child is not None and isinstance(child, ast.stmt) and self._after_device_exit(p, child):
-                return None  # `if is_tensor(t) and t.device.type == "xla": return t` came first
-            r = self.regions.get(p)
-            if r is not None:
-                if r.kind == "torch" and located is not None and located is not p and self._off_device(located):
-                    return None
-                return r
-            if p.__class__ is ast.If and child is not None and _eval_leg(p, child):
+        if node in self.host_fns or node in self.kernel_fns:
+            return None
+        r = self.regions.get(node)
+        if r is None:
+            r = self._region_above(node)
+            if r is None:
                 return None
-            if child is not None and _error_only(p, child):
-                return None  # error path: runs once, on the way to an exception
-            child, p = p, self.parents.get(p)
-        return None
+        if r.kind == "torch":
+            located = node
+            while located is not None and not hasattr(located, "lineno"):
+                located = self.parents.get(located)
+            if located is not None and located is not r.node and self._off_device(located):
+                return None
+        return r
+
+    def _region_above(self, child: ast.AST) -> Region | None:
+        """What the walk of `region_of` finds from `child`'s parent upwards (see there)."""
+        memo = self.__dict__.get("_above_memo")
+        stamp = (len(self.regions), len(self.host_fns), len(self.kernel_fns))
+        if memo is None or memo[0] != stamp:
+            memo = self.__dict__["_above_memo"] = (stamp, {})
+        known = memo[1]
+        chain = []
+        found = None
+        while True:
+            if child in known:
+                found = known[child]
+                break
+            chain.append(child)
+            p = self.parents.get(child)
+            if p is None or p in self.host_fns or p in self.kernel_fns:
+                break
+            if isinstance(child, ast.stmt) and (self._after_interval_exit(p, child) or self._after_device_exit(p, child)):
+                break  # runs every N steps, after the logging interval's early exit; or after
+                # `if is_tensor(t) and t.device.type == "xla": return t`
+            found = self.regions.get(p)
+            if found is not None:
+                break
+            if p.__class__ is ast.If and _eval_leg(p, child):
+                break
+            if _error_only(p, child):
+                break  # error path: runs once, on the way to an exception
+            child = p
+        for c in chain:
+            known[c] = found
+        return found
 
     def _off_device(self, node: ast.AST) -> bool:
         """torch: a runtime guard (`portlint.python.guards`) keeps `node` from every
         lazy-tensor platform of the file (after `if x.device.type == "xla": return`, in
         the `torch.cuda.is_available()` leg): the code is not traced there."""
         lazy = self._lazy()
-        if self._guards is None:
-            from portlint.python.guards import guard_map
+        if not lazy:
+            return False
+        memo = self.__dict__.setdefault("_off_device_memo", {})
+        if node not in memo:
+            if self._guards is None:
+                from portlint.python.guards import guard_map
 
-            self._guards = self.ctx.fact(guard_map)
-        return bool(lazy) and not self._guards.reaching(node, lazy)
+                self._guards = self.ctx.fact(guard_map)
+            memo[node] = not self._guards.reaching(node, lazy)
+        return memo[node]
 
     def _lazy(self) -> frozenset[str]:
         """The file's lazy-tensor platforms (torch_xla: TPU and Trainium; Gaudi)."""
