@@ -427,16 +427,43 @@ def _size(sf: SourceFile) -> int:
 
 
 def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
-    from portlint.config import default_jobs
+    import gc
 
     session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
     python = [sf.real for sf in files if sf.real.suffix.lower() in (".py", ".pyi")]
     model_notices: list[Notice] = []
+    frozen = False
     if python:  # the project model, built before any file is looked up or scanned
         from portlint.python.project import model_error, scan_model
 
-        if scan_model(settings, python) is None and model_error(settings):
+        # The model parses and keeps the trees of the files it summarises (the scan takes
+        # them over) and their summaries: millions of acyclic objects that live on. The
+        # cyclic collector would traverse them again and again while they pile up and
+        # while the files are scanned (0.3 s of a 1,175-file serial scan), so it is paused
+        # for the build and what is alive then is kept out of its passes (`gc.freeze`)
+        # until the scan ends. Nothing is freed later than without: refcounting frees them.
+        paused = gc.isenabled() and gc.get_freeze_count() == 0
+        if paused:
+            gc.disable()
+        try:
+            model = scan_model(settings, python)
+        finally:
+            if paused:
+                gc.freeze()
+                gc.enable()
+                frozen = True
+        if model is None and model_error(settings):
             model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
+    try:
+        return _scan_all(files, settings, progress, model_notices)
+    finally:
+        if frozen:
+            gc.unfreeze()
+
+
+def _scan_all(files: list[SourceFile], settings: Settings, progress, model_notices: list[Notice]) -> ScanResult:
+    from portlint.config import default_jobs
+
     jobs = settings.jobs or default_jobs()
     cache = _open_cache(settings)
     results: list[FileResult | None] = [None] * len(files)

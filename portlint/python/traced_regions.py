@@ -299,8 +299,12 @@ class RegionFinder:
             if isinstance(stmt, ast.ClassDef):
                 self.classes[stmt.name] = stmt
         # Triton kernel bodies are left to the PTL7xx rules: no region starts or reaches into one
-        self.kernel_fns: set[ast.AST] = {n for n in self.nodes if n.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef)
-                                         and n.decorator_list and is_triton_kernel(self.imports, n)}
+        self.kernel_fns: set[ast.AST] = {n for n in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)
+                                         if n.decorator_list and is_triton_kernel(self.imports, n)}
+
+    def nodes_of(self, *classes: type) -> list[ast.AST]:
+        """The module's nodes of these classes (exactly), in `self.nodes` order (shared index)."""
+        return astindex.of_class(self.module, *classes)
 
     def scope_defs(self, scope: ast.AST) -> dict[str, ast.AST]:
         """The functions defined directly in a module or function scope, by name."""
@@ -448,7 +452,7 @@ class RegionFinder:
     # -- JAX --
     def _find_jax(self) -> None:
         canon = self.imports.canonical
-        for node in self.nodes:
+        for node in self.nodes_of(ast.Call):
             if isinstance(node, ast.Call):
                 name = canon(node.func)
                 if name in HOST_CALLBACKS and node.args:
@@ -463,7 +467,7 @@ class RegionFinder:
                     for arg in [*node.args, *(k.value for k in node.keywords)]:
                         if isinstance(arg, ast.Lambda):
                             self.host_fns.add(arg)
-        for node in self.nodes:
+        for node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
                     target, keywords = dec, []
@@ -554,7 +558,7 @@ class RegionFinder:
         loops (listed once), not by walking every loop's body."""
         if self._step_calls is None:
             self._step_calls, self._loops = [], []
-            for node in self.nodes:
+            for node in self.nodes_of(ast.Call, ast.For, ast.While, ast.AsyncFor):
                 if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and (
                         (node.func.attr == "backward" and not node.args) or self._is_boundary_call(node)):
                     self._step_calls.append(node)
@@ -606,14 +610,14 @@ class RegionFinder:
 
     def _find_torch(self) -> None:
         canon = self.imports.canonical
-        calls = [n for n in self.nodes if n.__class__ is ast.Call and _tail(n.func) in ("add_step_closure", "compile")]
+        calls = [n for n in self.nodes_of(ast.Call) if _tail(n.func) in ("add_step_closure", "compile")]
         for node in calls:
             if canon(node.func) in STEP_CLOSURE and node.args:
                 fn = self.resolve(node.args[0], node)
                 if fn is not None:
                     self.host_fns.add(fn)
         compiled = {node for node in calls if node.args and canon(node.func) in TORCH_COMPILE}
-        for node in self.nodes:
+        for node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call, ast.For, ast.While):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lname = node.name.lower()
                 if any(canon(d) in TORCH_COMPILE or (isinstance(d, ast.Call) and canon(d.func) in TORCH_COMPILE) for d in node.decorator_list):
@@ -688,7 +692,7 @@ class RegionFinder:
     # -- closures and the region of a node --
     def _nest(self) -> None:
         """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
-        for fn_node in list(self.nodes):
+        for fn_node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
             if not isinstance(fn_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or fn_node in self.host_fns:
                 continue
             parent = self.region_of(fn_node, include_self=False)
