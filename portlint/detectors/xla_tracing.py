@@ -933,12 +933,12 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 continue
             name = canon(call.func) or ""
             last = name.rsplit(".", 1)[-1]
-            target_name = _assigned_name(tm, call)
             if last == "DataLoader":
                 dl = _kw(call, "drop_last")
                 bs = _kw(call, "batch_size") or (call.args[1] if len(call.args) > 1 else None)
                 if dl is not None or bs is None or _const(bs) == 1 or _const(bs) is None and isinstance(bs, ast.Constant):
                     continue
+                target_name = _assigned_name(tm, call)  # (looked up only here: it reads the parents)
                 if re.search(r"eval|val|test|dev", target_name or "", re.I):
                     continue
                 out.add("PTL805", call, torch_t, "Pass drop_last=True so every step sees the same batch shape (or pad the last batch).",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from portlint.python import astindex
 from portlint.python.traced_imports import (
@@ -293,7 +294,6 @@ class RegionFinder:
     # -- indexing --
     def _index(self) -> None:
         self.nodes: list[ast.AST] = astindex.nodes(self.module)  # one walk, shared with the engine
-        self.parents: dict[ast.AST, ast.AST] = astindex.parents(self.module)
         # the module's classes now; each scope's local defs when `resolve` first asks
         for stmt in self._own_statements(self.module):
             if isinstance(stmt, ast.ClassDef):
@@ -301,6 +301,12 @@ class RegionFinder:
         # Triton kernel bodies are left to the PTL7xx rules: no region starts or reaches into one
         self.kernel_fns: set[ast.AST] = {n for n in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)
                                          if n.decorator_list and is_triton_kernel(self.imports, n)}
+
+    @cached_property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        """child -> parent in the module (the shared index's table), built when first asked
+        for: a file without regions may never need it."""
+        return astindex.parents(self.module)
 
     def nodes_of(self, *classes: type) -> list[ast.AST]:
         """The module's nodes of these classes (exactly), in `self.nodes` order (shared index)."""
@@ -592,9 +598,14 @@ class RegionFinder:
         return False
 
     def region_nodes(self, region: Region) -> list[ast.AST]:
-        """Every node in the region's body outside nested defs (computed once)."""
+        """Every node in the region's body outside nested defs (computed once per function
+        or loop: the summaries of `fn_returns_static` make a region of a function again)."""
         if region._nodes is None:
-            region._nodes = list(self._walk_no_defs(region.body_nodes))
+            by_node = self.__dict__.setdefault("_region_nodes_memo", {})
+            found = by_node.get(region.node)
+            if found is None:
+                found = by_node[region.node] = list(self._walk_no_defs(region.body_nodes))
+            region._nodes = found
         return region._nodes
 
     def _walk_no_defs(self, stmts):
@@ -719,6 +730,8 @@ class RegionFinder:
         the memo holds while the file's regions, host and kernel functions are unchanged.
         A torch region is then left out where a device guard keeps the innermost located
         node (`Load` contexts have no position) off every lazy platform."""
+        if not self.regions:
+            return None  # the walk below can only end at a region
         if not include_self:
             node = self.parents.get(node)
             if node is None:

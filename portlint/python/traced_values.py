@@ -115,9 +115,10 @@ class ValueModel:
             changed = False
             for region in list(self.regions.values()):
                 self.compute_traced(region)
-                for node in self.region_nodes(region):
-                    if not isinstance(node, ast.Call):
-                        continue
+                calls = region.__dict__.get("_calls")
+                if calls is None:  # the region's calls, listed once for every round
+                    calls = region.__dict__["_calls"] = [n for n in self.region_nodes(region) if isinstance(n, ast.Call)]
+                for node in calls:
                     tname = self.imports.canonical(node.func)
                     if region.kind == "jax" and tname in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS) | set(LAX_BODIES)) and node.args:
                         for i in LAX_BODIES.get(tname, (0,)):
