@@ -16,7 +16,7 @@ _AST = ast.AST
 _last_module: ast.AST | None = None
 _last_nodes: list[ast.AST] = []
 _last_parents: dict[ast.AST, ast.AST] | None = None
-_last_classes: dict[type, tuple[list[int], list[ast.AST]]] | None = None
+_last_classes: tuple[dict[type, list[int]], dict[type, list[ast.AST]]] | None = None  # positions, lists by class
 
 
 def parse(data: bytes, filename: str = "<unknown>") -> ast.Module:
@@ -113,24 +113,27 @@ def nodes(module: ast.AST) -> list[ast.AST]:
 
 def of_class(module: ast.AST, *classes: type) -> list[ast.AST]:
     """The nodes of `nodes(module)` whose class is one of `classes` (exactly: `ast.Call`,
-    not a subclass), in `ast.walk` order. One pass files every node by class (with its
-    position), the first time any class is asked for. Do not mutate."""
+    not a subclass), in `ast.walk` order. One pass files every node's position by class,
+    the first time any class is asked for. Do not mutate."""
     global _last_classes
     all_nodes = nodes(module)
     if _last_classes is None:
-        table: dict[type, tuple[list[int], list[ast.AST]]] = {}
-        for i, node in enumerate(all_nodes):
-            bucket = table.get(node.__class__)
+        table: dict[type, list[int]] = {}
+        get = table.get
+        for i, cls in enumerate(map(type, all_nodes)):
+            bucket = get(cls)
             if bucket is None:
-                bucket = table[node.__class__] = ([], [])
-            bucket[0].append(i)
-            bucket[1].append(node)
-        _last_classes = table
+                table[cls] = [i]
+            else:
+                bucket.append(i)
+        _last_classes = (table, {})
+    positions, lists = _last_classes
     if len(classes) == 1:
-        bucket = _last_classes.get(classes[0])
-        return bucket[1] if bucket is not None else []
-    positions = sorted(i for cls in set(classes) for i in _last_classes.get(cls, ((), ()))[0])
-    return [all_nodes[i] for i in positions]
+        found = lists.get(classes[0])
+        if found is None:
+            found = lists[classes[0]] = [all_nodes[i] for i in positions.get(classes[0], ())]
+        return found
+    return [all_nodes[i] for i in sorted(i for cls in set(classes) for i in positions.get(cls, ()))]
 
 
 def parents(module: ast.AST) -> dict[ast.AST, ast.AST]:

@@ -495,13 +495,10 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
 def _aliases(module: ast.Module) -> dict[str, Condition]:
     """Names that hold a device test, assigned exactly once in the module, and the module's
     predicate helpers (`_predicate_helpers`)."""
-    from portlint.python.astindex import nodes
+    from portlint.python.astindex import of_class
 
     seen: dict[str, Condition | None] = {}
-    bindings = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For)
-    for node in nodes(module):
-        if node.__class__ not in bindings:
-            continue  # (a cheap test first: every node of the module passes here)
+    for node in of_class(module, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For):  # in walk order
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name, value = node.targets[0].id, node.value
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
@@ -569,6 +566,13 @@ def is_probe(test: ast.AST) -> bool:
 
 
 _KINDS: dict[type, tuple[str, tuple[str, ...]]] = {}
+# the classes whose nodes `Guards` reads: a kind below, or a statement block (body, orelse,
+# finalbody); every other node gives nothing
+_READ_CLASSES = (
+    ast.If, ast.IfExp, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.BoolOp, ast.ListComp,
+    ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Module, ast.Interactive, ast.For, ast.AsyncFor, ast.With,
+    ast.AsyncWith, ast.Try, ast.TryStar, ast.ExceptHandler, ast.match_case,
+)
 
 
 def _node_kind(cls: type) -> tuple[str, tuple[str, ...]]:
@@ -597,14 +601,14 @@ class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
     def __init__(self, module: ast.Module):
-        from portlint.python.astindex import nodes
+        from portlint.python.astindex import of_class
 
         self.regions: list[Region] = []
         self.aliases = _aliases(module)
         self._conditions: dict[ast.AST, Condition | None] = {}  # test -> _guard_condition (an If's test is read twice)
-        every = nodes(module)  # the module's one shared walk, in ast.walk order
-        functions = [n.name for n in every if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for node in every:
+        functions = [n.name for n in of_class(module, ast.FunctionDef, ast.AsyncFunctionDef)]
+        # the module's one shared walk, in ast.walk order: the nodes of the classes read below
+        for node in of_class(module, *_READ_CLASSES):
             kind, blocks = _node_kind(node.__class__)
             if kind == "branch":
                 self._branches(node)
