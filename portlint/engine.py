@@ -108,9 +108,12 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     ctx = FileContext(sf.display, data, language, tags, settings)
     if language == "python" and parsed is not None:  # parsed once, by the project model
         from portlint.python.astindex import adopt
+        from portlint.python.names import import_table
 
         ctx.__dict__["module"] = parsed[0]
-        adopt(*parsed)
+        adopt(parsed[0], parsed[1])
+        if parsed[2] is not None:  # its imports read once too (the same table import_table makes)
+            ctx._facts[import_table] = parsed[2]
     ctx.real_path = sf.real  # type: ignore[attr-defined]
     ctx.session = session.current(settings)  # type: ignore[attr-defined]
     detectors = plan.detectors_for_file(language, data, added)
