@@ -177,16 +177,17 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: Plan, resu
             # 100,000 unary minuses): the file cannot be analysed, the scan goes on
             result.notices.append(Notice(ctx.path, f"too deeply nested for Python's parser ({_failure(exc)}); Python rules skipped", "error"))
             return
-        from portlint.python.astindex import nodes
+        from portlint.python.astindex import node_classes, of_class
 
         for det in file_level:
             call(det, ctx)
         if dispatch:
-            for node in nodes(module):
-                dets = dispatch.get(type(node).__name__)
-                if dets:
-                    for det in dets:
-                        call(det, node, ctx)
+            # the nodes whose class name a detector dispatches on, in walk order: the same
+            # nodes, in the same order, as testing every node of the module
+            wanted = [cls for cls in node_classes(module) if cls.__name__ in dispatch]
+            for node in of_class(module, *wanted) if wanted else ():
+                for det in dispatch[type(node).__name__]:
+                    call(det, node, ctx)
     elif ctx.language == "cuda":
         from portlint.cuda.parse import cuda_language, nodes_of_types
 

@@ -136,6 +136,12 @@ def of_class(module: ast.AST, *classes: type) -> list[ast.AST]:
     return [all_nodes[i] for i in sorted(i for cls in set(classes) for i in positions.get(cls, ()))]
 
 
+def node_classes(module: ast.AST) -> list[type]:
+    """The classes of the nodes under `module` (each once)."""
+    of_class(module, ast.Module)  # files the positions by class
+    return list(_last_classes[0])
+
+
 def parents(module: ast.AST) -> dict[ast.AST, ast.AST]:
     """child -> parent for every node under `module`. Do not mutate."""
     global _last_parents
