@@ -100,6 +100,11 @@ def literal_platforms(text: str) -> frozenset[str] | None:
 
 def dotted(node: ast.AST) -> str:
     """`torch.cuda.is_available` for Attribute/Name chains ("" for anything else)."""
+    cls = node.__class__
+    if cls is ast.Name:  # the common cases first: `f`, `m.f`
+        return node.id
+    if cls is ast.Attribute and node.value.__class__ is ast.Name:
+        return node.value.id + "." + node.attr
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

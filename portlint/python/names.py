@@ -43,6 +43,11 @@ _CANONICAL_MOVES = {
 
 def dotted_name(node: ast.AST) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
+    cls = node.__class__
+    if cls is ast.Name:  # the common cases first: `f`, `m.f`
+        return node.id
+    if cls is ast.Attribute and node.value.__class__ is ast.Name:
+        return node.value.id + "." + node.attr
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
