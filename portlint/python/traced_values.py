@@ -255,7 +255,9 @@ class ValueModel:
         memo = self.__dict__.setdefault("_param_reads_memo", {})
         if fn not in memo:
             names = {p.arg for p in params_of(fn)}
-            memo[fn] = [frozenset(n.id for n in ast.walk(stmt) if n.__class__ is ast.Name and n.id in names) for stmt in fn.body]
+            from portlint.python.astindex import walk
+
+            memo[fn] = [frozenset(n.id for n in walk(stmt) if n.__class__ is ast.Name and n.id in names) for stmt in fn.body]
         return memo[fn]
 
     def _size_params(self, region: Region, params: set[str]) -> set[str]:
