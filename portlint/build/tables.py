@@ -44,6 +44,7 @@ def nvcc_flags() -> tuple[NvccFlag, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=8192)  # asked of every token of every string of a build file, often the same
 def nvcc_flag(token: str) -> NvccFlag | None:
     return next((f for f in nvcc_flags() if f.matches(token)), None)
 

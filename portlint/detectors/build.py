@@ -15,7 +15,7 @@ from pathlib import PurePath
 from portlint.build import flags as flagmod
 from portlint.build.cmake import parse_cmake
 from portlint.model import Span
-from portlint.python.astindex import nodes
+from portlint.python.astindex import nodes, of_class
 from portlint.registry import detector
 
 _FINDCUDA_COMMANDS = {
@@ -268,7 +268,7 @@ def nvidia_gpu_architectures(ctx) -> None:
                         seen.add(span.start_line)
                         _report(ctx, span, what=name, suggestion=flagmod.ARCH_SUGGESTION)
     elif ctx.language == "python":
-        for node in nodes(ctx.module):
+        for node in of_class(ctx.module, ast.Assign, ast.Call):  # the nodes _environ_key can match
             key = _environ_key(node)
             if key is not None and key.value in flagmod.ARCH_VARIABLES:
                 span = ctx.node_span(key)

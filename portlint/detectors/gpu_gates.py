@@ -95,10 +95,12 @@ class _Scopes:
         self.attributes: dict[str, str] = {}  # `self.capability = ...` is seen by every method
         functions = [n for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         scopes = [module] + functions
+        own = {scope: list(_own_assignments(scope)) for scope in scopes}  # walked once, read in every round
+        self._returns = {fn: list(_own_returns(fn)) for fn in functions}
         for _ in range(3):  # `cc = major * 10 + minor` sees `major`, methods see attributes, callers see helpers
             for scope in scopes:
                 names = self.kinds.setdefault(scope, {})
-                for a in _own_assignments(scope):
+                for a in own[scope]:
                     for t in a.targets:
                         self._bind(t, a.value, names)
             for fn in functions:
@@ -110,7 +112,7 @@ class _Scopes:
     def _return_kind(self, fn) -> str | None:
         """The kind every `return` of `fn` gives, if they all give the same one."""
         names = {**self.kinds.get(self.module, {}), **self.attributes, **self.kinds.get(fn, {})}
-        kinds = {kind_of(r.value, names) for r in _own_returns(fn) if r.value is not None}
+        kinds = {kind_of(r.value, names) for r in self._returns[fn] if r.value is not None}
         if len(kinds) == 1:
             kind = kinds.pop()
             return kind if kind in ("tuple", "major", "cc") else None

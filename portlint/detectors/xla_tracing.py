@@ -897,14 +897,14 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
             targets806["gaudi"] = "warning"
         wrapped_loader = re.search(r"MpDeviceLoader|ParallelLoader|accelerator\.prepare|\.prepare\(", ctx.text) is not None
         boundary_names: set[str] = set()  # functions of this file that cut the graph
-        for c in tm.nodes:
+        for c in tm.nodes_of(ast.Call):
             if isinstance(c, ast.Call) and tm._is_boundary_call(c):
                 fn = tm.enclosing_function(c)
                 while fn is not None:
                     boundary_names.add(getattr(fn, "name", ""))
                     fn = tm.enclosing_function(fn)
         if targets806 and not wrapped_loader:
-            for loop in tm.nodes:
+            for loop in tm.nodes_of(ast.For, ast.While):
                 if not isinstance(loop, (ast.For, ast.While)):
                     continue
                 calls = [c for c in tm._walk_no_defs(loop.body) if isinstance(c, ast.Call)]
@@ -928,17 +928,17 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                         boundary=lazy)
     # PTL805: shapes that vary per batch
     if has_torch_target:
-        for call in tm.nodes:
+        for call in tm.nodes_of(ast.Call):
             if not isinstance(call, ast.Call):
                 continue
             name = canon(call.func) or ""
             last = name.rsplit(".", 1)[-1]
-            target_name = _assigned_name(tm, call)
             if last == "DataLoader":
                 dl = _kw(call, "drop_last")
                 bs = _kw(call, "batch_size") or (call.args[1] if len(call.args) > 1 else None)
                 if dl is not None or bs is None or _const(bs) == 1 or _const(bs) is None and isinstance(bs, ast.Constant):
                     continue
+                target_name = _assigned_name(tm, call)  # (looked up only here: it reads the parents)
                 if re.search(r"eval|val|test|dev", target_name or "", re.I):
                     continue
                 out.add("PTL805", call, torch_t, "Pass drop_last=True so every step sees the same batch shape (or pad the last batch).",
@@ -956,7 +956,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                         out.add("PTL805", call, torch_t, "Use padding='max_length' with a fixed max_length, or pad_to_multiple_of=B buckets.",
                                 what=f"padding={ast.unparse(pad)}", effect="pads each batch to its own longest sequence: one graph per length")
     # PTL809: float64 on the accelerator
-    for node in tm.nodes:
+    for node in tm.nodes_of(ast.Call, ast.Assign, ast.IfExp):  # the nodes the tests below can match
         if jax_file and isinstance(node, ast.Call):
             name = canon(node.func) or ""
             if name.endswith("config.update") and node.args and _const(node.args[0]) == "jax_enable_x64" and len(node.args) > 1 and _const(node.args[1]) in (True, 1, "1", "True", "true"):
@@ -978,7 +978,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 out.add("PTL809", node, targets, "Use float32 (or bfloat16) for device tensors; keep float64 for host-side numpy.", what=text)
     # PTL810: CUDA-only torch.compile modes
     if has_torch_target:
-        for node in tm.nodes:
+        for node in tm.nodes_of(ast.Call, ast.Assign):
             if isinstance(node, ast.Call) and canon(node.func) == "torch.compile":
                 mode, backend = _const(_kw(node, "mode")), _const(_kw(node, "backend"))
                 if mode in ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
@@ -992,7 +992,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
     # PTL807: jit re-created per iteration; loop counters in static arguments
     if jax_file:
         jitted = _jitted_statics(tm)
-        for node in tm.nodes:
+        for node in tm.nodes_of(ast.Call):
             if not isinstance(node, ast.Call):
                 continue
             loops = _loops_containing(tm, node)
@@ -1099,7 +1099,7 @@ def _jitted_statics(tm: TracedMap) -> dict[str, tuple[set[int], set[str]]]:
     from portlint.python.traced import _const_ints, _const_strs, _positional
 
     out: dict[str, tuple[set[int], set[str]]] = {}
-    for node in tm.nodes:
+    for node in tm.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
                 if isinstance(dec, ast.Call):

@@ -100,6 +100,11 @@ def literal_platforms(text: str) -> frozenset[str] | None:
 
 def dotted(node: ast.AST) -> str:
     """`torch.cuda.is_available` for Attribute/Name chains ("" for anything else)."""
+    cls = node.__class__
+    if cls is ast.Name:  # the common cases first: `f`, `m.f`
+        return node.id
+    if cls is ast.Attribute and node.value.__class__ is ast.Name:
+        return node.value.id + "." + node.attr
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -159,35 +164,35 @@ _AVAILABLE_CALLS = {
 }
 
 
-def _call_condition(call: ast.Call, text: str) -> Condition | None:
+def _call_condition(call: ast.Call) -> Condition | None:
     name = dotted(call.func)
     last = name.rsplit(".", 1)[-1] if name else ""
     if last == "is_available" and "." in name:
         owner = name.rsplit(".", 2)[-2]
         plats = _WORDS.get(owner.lower())
         if plats is not None:
-            return Condition(plats, ALL - plats, text)
+            return Condition(plats, ALL - plats, _text(call))
         return None
     if last.startswith("is_") and last.endswith("available") and last not in _AVAILABLE_CALLS:
         # is_npu_available(), is_mlu_available(), is_torch_xpu_available(): any known device word
         ws = [w for w in words(last) if w not in ("is", "torch", "available")]
         if ws and all(w in _WORDS for w in ws):
             plats = frozenset().union(*(_WORDS[w] for w in ws))
-            return Condition(plats, ALL - plats, text)
+            return Condition(plats, ALL - plats, _text(call))
     if last in _AVAILABLE_CALLS:
         plats = _AVAILABLE_CALLS[last]
         for kw in call.keywords:  # transformers/accelerate: is_torch_xla_available(check_is_gpu=True)
             if kw.arg in ("check_is_gpu", "check_is_tpu") and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                 plats = CUDA_LIKE if kw.arg == "check_is_gpu" else frozenset({TPU})
-        return Condition(plats, ALL - plats, text)
+        return Condition(plats, ALL - plats, _text(call))
     if last.startswith("is_") and last.endswith("_tensor") and call.args:
         # fairseq's is_xla_tensor(t), is_hpu_tensor(t): a device test of one tensor
         ws = [w for w in words(last) if w not in ("is", "tensor")]
         if ws and all(w in _WORDS for w in ws):
             plats = frozenset().union(*(_WORDS[w] for w in ws))
-            return Condition(plats, ALL - plats, text)
+            return Condition(plats, ALL - plats, _text(call))
     if last == "device_count" and name.endswith("cuda.device_count"):
-        return Condition(CUDA_LIKE, ALL - CUDA_LIKE, text)
+        return Condition(CUDA_LIKE, ALL - CUDA_LIKE, _text(call))
     return None
 
 
@@ -226,7 +231,7 @@ def _value_platforms(node: ast.AST) -> frozenset[str] | None:
     return None
 
 
-def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
+def _compare_condition(cmp: ast.Compare) -> Condition | None:
     if len(cmp.ops) != 1:
         return None
     op, left, right = cmp.ops[0], cmp.left, cmp.comparators[0]
@@ -242,23 +247,23 @@ def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
             return None
         plats, n = hit[0], right.value
         if (isinstance(op, ast.Gt) and n == 0) or (isinstance(op, ast.GtE) and n == 1) or (isinstance(op, ast.NotEq) and n == 0):
-            return Condition(plats, ALL - plats, text)
+            return Condition(plats, ALL - plats, _text(cmp))
         if (isinstance(op, ast.Gt) and n >= 1) or (isinstance(op, ast.GtE) and n >= 2):
-            return Condition(plats, ALL, text)
+            return Condition(plats, ALL, _text(cmp))
         if (isinstance(op, ast.Eq) and n == 0) or (isinstance(op, ast.Lt) and n == 1):
-            return Condition(ALL - plats, plats, text)
+            return Condition(ALL - plats, plats, _text(cmp))
         return None
     # `torch.version.hip is None` / `is not None`
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
         inner = _condition(left)
         if inner is None:
             return None
-        return Condition(inner.when_false, inner.when_true, text) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, text)
+        return Condition(inner.when_false, inner.when_true, _text(cmp)) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, _text(cmp))
     if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
         # a chosen attention backend: equal only where it exists, unequal anywhere
         backend = _attention_backend(right) if isinstance(op, (ast.In, ast.NotIn)) else _attention_backend(right) or _attention_backend(left)
         if backend is not None:
-            cond = Condition(backend, ALL, text)
+            cond = Condition(backend, ALL, _text(cmp))
             return cond.negate() if isinstance(op, (ast.NotEq, ast.NotIn)) else cond
     if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         if isinstance(op, (ast.In, ast.NotIn)):
@@ -273,7 +278,7 @@ def _compare_condition(cmp: ast.Compare, text: str) -> Condition | None:
                 plats = _value_platforms(left)
         if plats is None:
             return None
-        cond = Condition(plats, ALL - plats, text)
+        cond = Condition(plats, ALL - plats, _text(cmp))
         return cond.negate() if isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)) else cond
     return None
 
@@ -301,7 +306,7 @@ def _condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Co
         return alias if isinstance(expr.ops[0], ast.IsNot) else alias.negate()
     if aliases and isinstance(expr, (ast.UnaryOp, ast.BoolOp)):
         return _combine(expr, aliases)
-    text = _text(expr)
+    # the text (`ast.unparse`) is made only for a condition found: most expressions are none
     if isinstance(expr, (ast.UnaryOp, ast.BoolOp)):
         return _combine(expr, aliases)
 
@@ -311,25 +316,25 @@ def _condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Co
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "startswith" and expr.args:
             plats = _value_platforms(expr.args[0])
             if plats is not None:
-                return Condition(plats, ALL - plats, text)
+                return Condition(plats, ALL - plats, _text(expr))
             return None
         if name in ("bool",) and expr.args:
             return _condition(expr.args[0])
-        return _call_condition(expr, text)
+        return _call_condition(expr)
     if isinstance(expr, ast.Compare):
-        return _compare_condition(expr, text)
+        return _compare_condition(expr)
     if isinstance(expr, (ast.Attribute, ast.Name)):
         name = dotted(expr)
         if name.endswith("version.hip"):
-            return Condition(frozenset({ROCM}), ALL - {ROCM}, text)
+            return Condition(frozenset({ROCM}), ALL - {ROCM}, _text(expr))
         if name.endswith("version.cuda"):
-            return Condition(frozenset({NVIDIA}), ALL - {NVIDIA}, text)
+            return Condition(frozenset({NVIDIA}), ALL - {NVIDIA}, _text(expr))
         if isinstance(expr, ast.Attribute) and expr.attr in ("is_cuda", "is_hpu", "is_xla", "is_cpu", "is_mps", "is_xpu"):
             plats = _WORDS[expr.attr[3:]]
-            return Condition(plats, ALL - plats, text)
+            return Condition(plats, ALL - plats, _text(expr))
         hit = _identifier_platforms(_last_name(expr), predicate=True)
         if hit:
-            return _from_words(hit[0], hit[1], text)
+            return _from_words(hit[0], hit[1], _text(expr))
     return None
 
 
@@ -451,14 +456,27 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
     A call of it is true only where the device test can be (false anywhere: the other terms
     may fail). Only a single `return` of an expression or of one local name is read; each
     binding of the name may use the name itself (`ok = ok and ...`)."""
+    from portlint.python.astindex import nodes, parents
+
     out: dict[str, Condition] = {}
+    returns_in: dict[ast.AST, int] | None = None  # statement of the module -> `return`s in it
     for fn in module.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in ("__init__",):
             continue
-        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
-        if len(returns) != 1 or returns[0] is not fn.body[-1] or returns[0].value is None:
+        last = fn.body[-1] if fn.body else None
+        if not isinstance(last, ast.Return) or last.value is None:
+            continue  # the one `return` must end the body
+        if returns_in is None:
+            returns_in, up = {}, parents(module)
+            for n in nodes(module):
+                if isinstance(n, ast.Return):
+                    top = n
+                    while up.get(top) is not module:
+                        top = up[top]
+                    returns_in[top] = returns_in.get(top, 0) + 1
+        if returns_in.get(fn, 0) != 1:
             continue
-        value = returns[0].value
+        value = last.value
         if isinstance(value, ast.Name):
             name, cur = value.id, None
             for stmt in ast.walk(fn):
@@ -482,10 +500,10 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
 def _aliases(module: ast.Module) -> dict[str, Condition]:
     """Names that hold a device test, assigned exactly once in the module, and the module's
     predicate helpers (`_predicate_helpers`)."""
-    from portlint.python.astindex import nodes
+    from portlint.python.astindex import of_class
 
     seen: dict[str, Condition | None] = {}
-    for node in nodes(module):
+    for node in of_class(module, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For):  # in walk order
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name, value = node.targets[0].id, node.value
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
@@ -552,40 +570,82 @@ def is_probe(test: ast.AST) -> bool:
     return False
 
 
+_KINDS: dict[type, tuple[str, tuple[str, ...]]] = {}
+# the classes whose nodes `Guards` reads: a kind below, or a statement block (body, orelse,
+# finalbody); every other node gives nothing
+_READ_CLASSES = (
+    ast.If, ast.IfExp, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.BoolOp, ast.ListComp,
+    ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Module, ast.Interactive, ast.For, ast.AsyncFor, ast.With,
+    ast.AsyncWith, ast.Try, ast.TryStar, ast.ExceptHandler, ast.match_case,
+)
+
+
+def _node_kind(cls: type) -> tuple[str, tuple[str, ...]]:
+    """What `Guards` reads of a node class: its kind ("branch", "def", "boolop",
+    "comprehension" or "") and which of its fields can hold a statement block."""
+    try:
+        return _KINDS[cls]
+    except KeyError:
+        pass
+    if issubclass(cls, (ast.If, ast.IfExp, ast.While)):
+        kind = "branch"
+    elif issubclass(cls, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        kind = "def"
+    elif issubclass(cls, ast.BoolOp):
+        kind = "boolop"
+    elif issubclass(cls, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        kind = "comprehension"
+    else:
+        kind = ""
+    fields = getattr(cls, "_fields", ())
+    value = _KINDS[cls] = (kind, tuple(f for f in ("body", "orelse", "finalbody") if f in fields))
+    return value
+
+
 class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
     def __init__(self, module: ast.Module):
-        from portlint.python.astindex import nodes
+        from portlint.python.astindex import of_class
 
         self.regions: list[Region] = []
         self.aliases = _aliases(module)
-        every = nodes(module)  # the module's one shared walk, in ast.walk order
-        functions = [n.name for n in every if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for node in every:
-            if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+        self._conditions: dict[ast.AST, Condition | None] = {}  # test -> _guard_condition (an If's test is read twice)
+        functions = [n.name for n in of_class(module, ast.FunctionDef, ast.AsyncFunctionDef)]
+        # the module's one shared walk, in ast.walk order: the nodes of the classes read below
+        for node in of_class(module, *_READ_CLASSES):
+            kind, blocks = _node_kind(node.__class__)
+            if kind == "branch":
                 self._branches(node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            elif kind == "def":
                 self._decorators(node)
                 if not isinstance(node, ast.ClassDef) and nvidia_twin(node.name, functions):
                     self._add(node.body[0], node.body[-1], ALL - {ROCM}, f"in `{node.name}`, the NVIDIA variant of a function with an AMD twin")
-            elif isinstance(node, ast.BoolOp):
+            elif kind == "boolop":
                 self._short_circuit(node)
-            elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            elif kind == "comprehension":
                 self._comprehension(node)
-            for fld in ("body", "orelse", "finalbody"):
+            for fld in blocks:
                 block = getattr(node, fld, None)
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                     self._early_exits(block)
         self.regions.sort(key=lambda r: (r.start, r.end))
         self._local_functions(module)
 
+    def _guard(self, expr: ast.AST) -> Condition | None:
+        """`_guard_condition` of a test of this module with its aliases, once per test."""
+        try:
+            return self._conditions[expr]
+        except KeyError:
+            cond = self._conditions[expr] = _guard_condition(expr, self.aliases)
+            return cond
+
     def _add(self, first: ast.AST, last: ast.AST, plats: frozenset[str], reason: str, requirement: bool = False) -> None:
         if plats != ALL:
             self.regions.append(Region(_start(first), _end(last), plats, reason, requirement))
 
     def _branches(self, node: ast.If | ast.IfExp) -> None:
-        cond = _guard_condition(node.test, self.aliases)
+        cond = self._guard(node.test)
         if cond is None:
             return
         line = node.lineno
@@ -608,7 +668,7 @@ class Guards:
             last = _last_name(func)
             plats = None
             if isinstance(dec, ast.Call) and dec.args and last.lower() in ("skipif", "skipunless"):
-                cond = _guard_condition(dec.args[0], self.aliases)
+                cond = self._guard(dec.args[0])
                 if cond is not None:
                     plats = cond.when_false if last.lower() == "skipif" else cond.when_true
             elif last:
@@ -625,7 +685,7 @@ class Guards:
         texts = []
         for gen in node.generators:
             for test in gen.ifs:
-                cond = _guard_condition(test, self.aliases)
+                cond = self._guard(test)
                 if cond is not None:
                     plats = plats & cond.when_true
                     texts.append(cond.text)
@@ -645,7 +705,7 @@ class Guards:
                 for earlier in node.values[:i]:
                     self._add(earlier, earlier, ALL - {ROCM}, f"decided by `{vendor.text}` (line {node.lineno})")
         for i in range(1, len(node.values)):
-            cond = _guard_condition(ast.BoolOp(op=node.op, values=node.values[:i]), self.aliases) if i > 1 else _guard_condition(node.values[0], self.aliases)
+            cond = _guard_condition(ast.BoolOp(op=node.op, values=node.values[:i]), self.aliases) if i > 1 else self._guard(node.values[0])
             if cond is None:
                 continue
             plats = cond.when_true if isinstance(node.op, ast.And) else cond.when_false
@@ -654,14 +714,14 @@ class Guards:
     def _early_exits(self, block: list[ast.stmt]) -> None:
         for i, stmt in enumerate(block[:-1]):
             if isinstance(stmt, ast.Assert):
-                cond = _guard_condition(stmt.test, self.aliases)
+                cond = self._guard(stmt.test)
                 if cond is not None:
                     self._add(block[i + 1], block[-1], cond.when_true, f"after `assert {cond.text}` (line {stmt.lineno})",
                               is_probe(stmt.test))
                 continue
             if not isinstance(stmt, ast.If):
                 continue
-            cond = _guard_condition(stmt.test, self.aliases)
+            cond = self._guard(stmt.test)
             if cond is None:
                 continue
             if terminates(stmt.body) and not (stmt.orelse and terminates(stmt.orelse)):
@@ -676,15 +736,30 @@ class Guards:
         only where they do: `def agg(t): return t.cuda()` ... `agg if should_agg else None`
         with `should_agg = self.is_fsdp and ...`. Module-level functions may be imported
         elsewhere, so only nested ones are followed."""
+        from portlint.python.astindex import nodes, parents, walk
+
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        every = nodes(module)
+        # the functions that have a function inside: only those are walked (in ast.walk order)
+        up = parents(module)
+        holders: set[ast.AST] = set()
+        for fn in every:
+            if isinstance(fn, defs):
+                p = up.get(fn)
+                while p is not None:
+                    if isinstance(p, defs):
+                        if p in holders:
+                            break  # its holders above are marked already
+                        holders.add(p)
+                    p = up.get(p)
         added = []
-        for outer in ast.walk(module):
-            if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for outer in every:
+            if outer not in holders:
                 continue
-            inner = [s for s in ast.walk(outer) if s is not outer and isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            if not inner:
-                continue
+            below = walk(outer)
+            inner = [s for s in below if s is not outer and isinstance(s, defs)]
             names: dict[str, list[ast.Name]] = {}
-            for n in ast.walk(outer):
+            for n in below:
                 if isinstance(n, ast.Name):
                     names.setdefault(n.id, []).append(n)
             for fn in inner:

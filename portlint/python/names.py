@@ -43,6 +43,11 @@ _CANONICAL_MOVES = {
 
 def dotted_name(node: ast.AST) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
+    cls = node.__class__
+    if cls is ast.Name:  # the common cases first: `f`, `m.f`
+        return node.id
+    if cls is ast.Attribute and node.value.__class__ is ast.Name:
+        return node.value.id + "." + node.attr
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -146,6 +151,7 @@ class ImportTable:
         self.names: dict[str, str] = {}
         self.star: list[str] = []  # modules imported with `from m import *`
         self._expanded: dict[str, str] = {}
+        self._by_node: dict[ast.AST, str | None] = {}
         for node in _statements(module):
             if isinstance(node, ast.Import):
                 for alias, b in zip(node.names, bindings(node, module_name, is_package)):
@@ -180,9 +186,16 @@ class ImportTable:
         return full
 
     def canonical(self, node: ast.AST) -> str | None:
-        """The qualified name of a dotted expression, or None when it is not one."""
-        name = dotted_name(node)
-        return None if name is None else self.expand(name)
+        """The qualified name of a dotted expression, or None when it is not one (memoised
+        per node: the rules ask it of the same callee many times)."""
+        try:
+            return self._by_node[node]
+        except KeyError:
+            name = dotted_name(node)
+            full = self._by_node[node] = None if name is None else self.expand(name)
+            return full
+        except TypeError:  # an unhashable value is no node, so no dotted name
+            return None
 
     def local_name(self, canonical: str) -> str | None:
         """A local spelling of a canonical module path (`jax.numpy` -> `jnp`), if imported."""

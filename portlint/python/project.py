@@ -106,9 +106,9 @@ def _method_by_name(receiver: str, attr: str) -> bool:
 class _Summarizer:
     """What the model needs from one parsed file, as plain JSON-able data."""
 
-    def __init__(self, tree: ast.Module, module: str, is_package: bool, all_nodes: list[ast.AST]):
+    def __init__(self, tree: ast.Module, module: str, is_package: bool, all_nodes: list[ast.AST], table: ImportTable | None = None):
         self.t = _jax_tables()
-        self.table = ImportTable(tree, module, is_package)
+        self.table = table if table is not None else ImportTable(tree, module, is_package)
         self.module = module
         self.torch = "torch" in self.table.names.values() or any(v.startswith("torch.") for v in self.table.names.values())
         # one walk of the file: calls in line order, found for a def or loop by bisection
@@ -383,8 +383,9 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
 
 
 def summarize(data: bytes, module: str, is_package: bool, keep=None) -> dict | None:
-    """The summary of one file's bytes, or None when it does not parse. `keep(tree, nodes)`
-    receives the parse, so the scan of the file does not parse and walk it again."""
+    """The summary of one file's bytes, or None when it does not parse. `keep(tree, nodes,
+    table)` receives the parse, its walk and its import table (None if it could not be
+    made), so the scan of the file does not parse, walk and read its imports again."""
     from portlint.python.astindex import parse, walk
 
     try:
@@ -392,10 +393,14 @@ def summarize(data: bytes, module: str, is_package: bool, keep=None) -> dict | N
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     all_nodes = walk(tree)
-    if keep is not None:
-        keep(tree, all_nodes)
     try:
-        return _Summarizer(tree, module, is_package, all_nodes).summary()
+        table = ImportTable(tree, module, is_package)
+    except RecursionError:
+        table = None  # _Summarizer meets the same below
+    if keep is not None:
+        keep(tree, all_nodes, table)
+    try:
+        return _Summarizer(tree, module, is_package, all_nodes, table).summary()
     except RecursionError:  # absurdly nested code: the file is left out of the call graph
         return None
 
@@ -449,19 +454,20 @@ class ProjectModel:
     scope: dict[str, frozenset[str]] = field(default_factory=dict)  # rel -> scope tags added
     stats: dict[str, int] = field(default_factory=dict)
     declared_mode: bool = False  # targets were named: scope is declared, not inferred
-    trees: dict[str, tuple] = field(default_factory=dict)  # rel -> (sha256, tree, nodes) parsed here, until scanned
+    trees: dict[str, tuple] = field(default_factory=dict)  # rel -> (sha256, tree, nodes, import table) parsed here, until scanned
     deps: dict[str, list[str]] = field(default_factory=dict)  # rel -> project files its imports name
     shapes: dict[str, str] = field(default_factory=dict)  # rel -> summary shape, of the files the build looked at
     _resolver: "_Builder | None" = None
     _rels: dict[str, str | None] = field(default_factory=dict)
 
     def take_tree(self, rel: str | None, data: bytes):
-        """(tree, nodes) of a file the model parsed, if its bytes are still those; given
-        once (the scan of the file takes it over)."""
+        """(tree, nodes, import table or None) of a file the model parsed, if its bytes are
+        still those; given once (the scan of the file takes it over). The table is the one
+        `names.import_table` makes for the file: same tree, module name and package flag."""
         if rel is None or rel not in self.trees:
             return None
-        sha, tree, all_nodes = self.trees.pop(rel)
-        return (tree, all_nodes) if sha == hashlib.sha256(data).hexdigest() else None
+        sha, tree, all_nodes, table = self.trees.pop(rel)
+        return (tree, all_nodes, table) if sha == hashlib.sha256(data).hexdigest() else None
 
     # -- queries ---------------------------------------------------------------------------
     def rel_of(self, real: Path | str) -> str | None:
@@ -625,8 +631,8 @@ def _summary_of(info: FileInfo, store, trees: dict | None = None, root: Path | N
     if summary is None and info.data is not None:
         keep = None
         if trees is not None:
-            def keep(tree, all_nodes):
-                trees[info.rel] = (info.sha, tree, all_nodes)
+            def keep(tree, all_nodes, table):
+                trees[info.rel] = (info.sha, tree, all_nodes, table)
         summary = summarize(info.data, info.module, info.is_package, keep)
         if store is not None and summary is not None:
             store.put(key, summary)

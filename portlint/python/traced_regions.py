@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from portlint.python import astindex
 from portlint.python.traced_imports import (
@@ -293,14 +294,23 @@ class RegionFinder:
     # -- indexing --
     def _index(self) -> None:
         self.nodes: list[ast.AST] = astindex.nodes(self.module)  # one walk, shared with the engine
-        self.parents: dict[ast.AST, ast.AST] = astindex.parents(self.module)
         # the module's classes now; each scope's local defs when `resolve` first asks
         for stmt in self._own_statements(self.module):
             if isinstance(stmt, ast.ClassDef):
                 self.classes[stmt.name] = stmt
         # Triton kernel bodies are left to the PTL7xx rules: no region starts or reaches into one
-        self.kernel_fns: set[ast.AST] = {n for n in self.nodes if n.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef)
-                                         and n.decorator_list and is_triton_kernel(self.imports, n)}
+        self.kernel_fns: set[ast.AST] = {n for n in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)
+                                         if n.decorator_list and is_triton_kernel(self.imports, n)}
+
+    @cached_property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        """child -> parent in the module (the shared index's table), built when first asked
+        for: a file without regions may never need it."""
+        return astindex.parents(self.module)
+
+    def nodes_of(self, *classes: type) -> list[ast.AST]:
+        """The module's nodes of these classes (exactly), in `self.nodes` order (shared index)."""
+        return astindex.of_class(self.module, *classes)
 
     def scope_defs(self, scope: ast.AST) -> dict[str, ast.AST]:
         """The functions defined directly in a module or function scope, by name."""
@@ -448,7 +458,7 @@ class RegionFinder:
     # -- JAX --
     def _find_jax(self) -> None:
         canon = self.imports.canonical
-        for node in self.nodes:
+        for node in self.nodes_of(ast.Call):
             if isinstance(node, ast.Call):
                 name = canon(node.func)
                 if name in HOST_CALLBACKS and node.args:
@@ -463,7 +473,7 @@ class RegionFinder:
                     for arg in [*node.args, *(k.value for k in node.keywords)]:
                         if isinstance(arg, ast.Lambda):
                             self.host_fns.add(arg)
-        for node in self.nodes:
+        for node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
                     target, keywords = dec, []
@@ -554,7 +564,7 @@ class RegionFinder:
         loops (listed once), not by walking every loop's body."""
         if self._step_calls is None:
             self._step_calls, self._loops = [], []
-            for node in self.nodes:
+            for node in self.nodes_of(ast.Call, ast.For, ast.While, ast.AsyncFor):
                 if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and (
                         (node.func.attr == "backward" and not node.args) or self._is_boundary_call(node)):
                     self._step_calls.append(node)
@@ -588,9 +598,14 @@ class RegionFinder:
         return False
 
     def region_nodes(self, region: Region) -> list[ast.AST]:
-        """Every node in the region's body outside nested defs (computed once)."""
+        """Every node in the region's body outside nested defs (computed once per function
+        or loop: the summaries of `fn_returns_static` make a region of a function again)."""
         if region._nodes is None:
-            region._nodes = list(self._walk_no_defs(region.body_nodes))
+            by_node = self.__dict__.setdefault("_region_nodes_memo", {})
+            found = by_node.get(region.node)
+            if found is None:
+                found = by_node[region.node] = list(self._walk_no_defs(region.body_nodes))
+            region._nodes = found
         return region._nodes
 
     def _walk_no_defs(self, stmts):
@@ -606,14 +621,14 @@ class RegionFinder:
 
     def _find_torch(self) -> None:
         canon = self.imports.canonical
-        calls = [n for n in self.nodes if n.__class__ is ast.Call and _tail(n.func) in ("add_step_closure", "compile")]
+        calls = [n for n in self.nodes_of(ast.Call) if _tail(n.func) in ("add_step_closure", "compile")]
         for node in calls:
             if canon(node.func) in STEP_CLOSURE and node.args:
                 fn = self.resolve(node.args[0], node)
                 if fn is not None:
                     self.host_fns.add(fn)
         compiled = {node for node in calls if node.args and canon(node.func) in TORCH_COMPILE}
-        for node in self.nodes:
+        for node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call, ast.For, ast.While):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lname = node.name.lower()
                 if any(canon(d) in TORCH_COMPILE or (isinstance(d, ast.Call) and canon(d.func) in TORCH_COMPILE) for d in node.decorator_list):
@@ -688,7 +703,7 @@ class RegionFinder:
     # -- closures and the region of a node --
     def _nest(self) -> None:
         """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
-        for fn_node in list(self.nodes):
+        for fn_node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
             if not isinstance(fn_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or fn_node in self.host_fns:
                 continue
             parent = self.region_of(fn_node, include_self=False)
@@ -706,41 +721,83 @@ class RegionFinder:
             self.compute_traced(region)
 
     def region_of(self, node: ast.AST, include_self: bool = True) -> Region | None:
-        """The innermost region containing `node` (a function region or a step loop)."""
-        p = node if include_self else self.parents.get(node)
-        child = None
-        located = None  # the innermost node with a position (`Load` contexts have none)
-        while p is not None:
-            if p in self.host_fns or p in self.kernel_fns:
+        """The innermost region containing `node` (a function region or a step loop).
+
+        Walking up from `node`, the first of these decides: a host or kernel function (no
+        region), a statement after a logging-interval or lazy-device exit in its block, a
+        region, an evaluation leg, an error-only path. What the walk finds above a node is
+        the same for every node below it, so it is memoised per node (`_region_above`);
+        the memo holds while the file's regions, host and kernel functions are unchanged.
+        A torch region is then left out where a device guard keeps the innermost located
+        node (`Load` contexts have no position) off every lazy platform."""
+        if not self.regions:
+            return None  # the walk below can only end at a region
+        if not include_self:
+            node = self.parents.get(node)
+            if node is None:
                 return None
-            if located is None and hasattr(p, "lineno"):
-                located = p
-            if child is not None and isinstance(child, ast.stmt) and self._after_interval_exit(p, child):
-                return None  # runs every N steps, after the logging interval's early exit
-            if child is not None and isinstance(child, ast.stmt) and self._after_device_exit(p, child):
-                return None  # `if is_tensor(t) and t.device.type == "xla": return t` came first
-            r = self.regions.get(p)
-            if r is not None:
-                if r.kind == "torch" and located is not None and located is not p and self._off_device(located):
-                    return None
-                return r
-            if p.__class__ is ast.If and child is not None and _eval_leg(p, child):
+        if node in self.host_fns or node in self.kernel_fns:
+            return None
+        r = self.regions.get(node)
+        if r is None:
+            r = self._region_above(node)
+            if r is None:
                 return None
-            if child is not None and _error_only(p, child):
-                return None  # error path: runs once, on the way to an exception
-            child, p = p, self.parents.get(p)
-        return None
+        if r.kind == "torch":
+            located = node
+            while located is not None and not hasattr(located, "lineno"):
+                located = self.parents.get(located)
+            if located is not None and located is not r.node and self._off_device(located):
+                return None
+        return r
+
+    def _region_above(self, child: ast.AST) -> Region | None:
+        """What the walk of `region_of` finds from `child`'s parent upwards (see there)."""
+        memo = self.__dict__.get("_above_memo")
+        stamp = (len(self.regions), len(self.host_fns), len(self.kernel_fns))
+        if memo is None or memo[0] != stamp:
+            memo = self.__dict__["_above_memo"] = (stamp, {})
+        known = memo[1]
+        chain = []
+        found = None
+        while True:
+            if child in known:
+                found = known[child]
+                break
+            chain.append(child)
+            p = self.parents.get(child)
+            if p is None or p in self.host_fns or p in self.kernel_fns:
+                break
+            if isinstance(child, ast.stmt) and (self._after_interval_exit(p, child) or self._after_device_exit(p, child)):
+                break  # runs every N steps, after the logging interval's early exit; or after
+                # `if is_tensor(t) and t.device.type == "xla": return t`
+            found = self.regions.get(p)
+            if found is not None:
+                break
+            if p.__class__ is ast.If and _eval_leg(p, child):
+                break
+            if _error_only(p, child):
+                break  # error path: runs once, on the way to an exception
+            child = p
+        for c in chain:
+            known[c] = found
+        return found
 
     def _off_device(self, node: ast.AST) -> bool:
         """torch: a runtime guard (`portlint.python.guards`) keeps `node` from every
         lazy-tensor platform of the file (after `if x.device.type == "xla": return`, in
         the `torch.cuda.is_available()` leg): the code is not traced there."""
         lazy = self._lazy()
-        if self._guards is None:
-            from portlint.python.guards import guard_map
+        if not lazy:
+            return False
+        memo = self.__dict__.setdefault("_off_device_memo", {})
+        if node not in memo:
+            if self._guards is None:
+                from portlint.python.guards import guard_map
 
-            self._guards = self.ctx.fact(guard_map)
-        return bool(lazy) and not self._guards.reaching(node, lazy)
+                self._guards = self.ctx.fact(guard_map)
+            memo[node] = not self._guards.reaching(node, lazy)
+        return memo[node]
 
     def _lazy(self) -> frozenset[str]:
         """The file's lazy-tensor platforms (torch_xla: TPU and Trainium; Gaudi)."""

@@ -115,9 +115,10 @@ class ValueModel:
             changed = False
             for region in list(self.regions.values()):
                 self.compute_traced(region)
-                for node in self.region_nodes(region):
-                    if not isinstance(node, ast.Call):
-                        continue
+                calls = region.__dict__.get("_calls")
+                if calls is None:  # the region's calls, listed once for every round
+                    calls = region.__dict__["_calls"] = [n for n in self.region_nodes(region) if isinstance(n, ast.Call)]
+                for node in calls:
                     tname = self.imports.canonical(node.func)
                     if region.kind == "jax" and tname in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS) | set(LAX_BODIES)) and node.args:
                         for i in LAX_BODIES.get(tname, (0,)):
@@ -158,6 +159,13 @@ class ValueModel:
         p = region.parent
         if p is not None:
             inherited = set(p.traced)
+        # the same inputs give the same names (regions are recomputed on every round of
+        # `_propagate_calls` and again in `_nest`): memoised per region by its inputs
+        memo = region.__dict__.setdefault("_traced_memo", {})
+        key = (frozenset(region.traced), frozenset(inherited), frozenset(region.static))
+        if key in memo:
+            region.traced = set(memo[key])
+            return
         assigned_static: set[str] = set()
         traced = set(region.traced) | inherited
         traced -= self._python_params(region, traced, torch)
@@ -205,6 +213,7 @@ class ValueModel:
             params = params_of(region.node) if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else []
             traced -= {p.arg for p in params if torch_static_param(p)}
         region.traced = traced - (region.static - set(region.traced))
+        memo[key] = frozenset(region.traced)
 
     def _python_params(self, region: Region, traced: set[str], torch: bool) -> set[str]:
         """Traced parameters the function's own code shows to be Python values:
@@ -227,16 +236,29 @@ class ValueModel:
                         if name.__class__ is ast.Name and name.id in params:
                             assigns.setdefault(name.id, []).append(n)
         read_before: set[str] = set()
-        for stmt in fn.body:
+        for stmt, reads in zip(fn.body, self._param_reads(fn)):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
                 name = stmt.targets[0].id
                 if name in params and name not in read_before and name not in out:
                     if all(a.__class__ is ast.Assign and not self._expr_traced(a.value, traced, torch) for a in assigns[name]):
                         out.add(name)
-            read_before |= {n.id for n in ast.walk(stmt) if n.__class__ is ast.Name and n.id in params}
+            read_before |= reads & params
+            if read_before >= params:
+                break  # every parameter is read: none can be rebound first thing any more
         if torch:
             out |= self._size_params(region, params - out)
         return out
+
+    def _param_reads(self, fn) -> list[frozenset[str]]:
+        """Per statement of `fn`'s body, the parameter names it reads (any `Name` of one),
+        computed once per function."""
+        memo = self.__dict__.setdefault("_param_reads_memo", {})
+        if fn not in memo:
+            names = {p.arg for p in params_of(fn)}
+            from portlint.python.astindex import walk
+
+            memo[fn] = [frozenset(n.id for n in walk(stmt) if n.__class__ is ast.Name and n.id in names) for stmt in fn.body]
+        return memo[fn]
 
     def _size_params(self, region: Region, params: set[str]) -> set[str]:
         """torch parameters compared with a size and never used as a tensor (`_python_params`)."""
