@@ -45,6 +45,7 @@ from portlint.python.traced_imports import (  # noqa: F401
 )
 from portlint.python.traced_regions import (  # noqa: F401
     Region, RegionFinder, _const_ints, _const_strs, _module_like, _per_step_def, _per_step_methods, _positional, _step_name, params_of,
+    per_step_attribute, setup_name, takes_tensor,
 )
 from portlint.python.traced_values import ValueModel
 

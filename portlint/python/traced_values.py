@@ -12,7 +12,7 @@ import ast
 import re
 
 from portlint.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
-from portlint.python.traced_regions import Region, _positional, params_of, torch_static_param
+from portlint.python.traced_regions import Region, _positional, params_of, read_as_tensor, torch_static_param
 
 STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
@@ -100,6 +100,22 @@ def _size_expr(e: ast.AST) -> bool:
     return False
 
 
+def _loop_counters(nodes) -> set[str]:
+    """Names a `for` binds to a Python int: `i` of `for i in range(n)` and of
+    `for i, layer in enumerate(self.layers)` (a parameter compared with one is an int too:
+    `if i == tgt_layer:`, `if i >= early_exit:`)."""
+    out: set[str] = set()
+    for n in nodes:
+        if n.__class__ is not ast.For or n.iter.__class__ is not ast.Call:
+            continue
+        callee = dotted(n.iter.func)
+        if callee == "range" and n.target.__class__ is ast.Name:
+            out.add(n.target.id)
+        elif callee == "enumerate" and n.target.__class__ is ast.Tuple and n.target.elts and n.target.elts[0].__class__ is ast.Name:
+            out.add(n.target.elts[0].id)
+    return out
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -141,6 +157,8 @@ class ValueModel:
                     old = self.regions.get(fn)
                     before = set(old.traced) if old else None
                     self.add(fn, region.kind, f"called from a traced region ({getattr(region.node, 'name', 'step')})", traced_params=traced)
+                    if old is not None and old.assumed and not region.assumed:
+                        old.assumed = False  # a tensor function a step is seen to call
                     if before is None or not traced <= before:
                         changed = True
             if not changed:
@@ -203,7 +221,7 @@ class ValueModel:
             # the name test is for parameters (`num_heads`, `is_training`, `model`); a local
             # assigned a tensor expression is a tensor whatever its name (`is_eos = out == eos`)
             params = params_of(region.node) if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else []
-            traced -= {p.arg for p in params if torch_static_param(p)}
+            traced -= {p.arg for p in params if torch_static_param(p) and p.arg not in read_as_tensor(region.node)}
         region.traced = traced - (region.static - set(region.traced))
 
     def _python_params(self, region: Region, traced: set[str], torch: bool) -> set[str]:
@@ -242,11 +260,12 @@ class ValueModel:
         """torch parameters compared with a size and never used as a tensor (`_python_params`)."""
         compared: set[str] = set()
         as_tensor: set[str] = set()
+        counters = _loop_counters(self.region_nodes(region))
         for n in self.region_nodes(region):
             if n.__class__ is ast.Compare and len(n.comparators) == 1:
                 sides = (n.left, n.comparators[0])
                 for a, b in (sides, sides[::-1]):
-                    if a.__class__ is ast.Name and a.id in params and _size_expr(b):
+                    if a.__class__ is ast.Name and a.id in params and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
                         compared.add(a.id)
             elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name and n.value.id in params:
                 as_tensor.add(n.value.id)
