@@ -207,6 +207,8 @@ class _Walker:
                 return self.maybe_tensor(func.value, region, seen)  # the values of a dict of tensors
             if isinstance(func, ast.Attribute) and func.attr in _HOST_RESULTS:
                 return False
+            if _to_host(e):
+                return False  # `t.cpu()`, `t.to("cpu")`: a tensor in host memory (the copy is PTL803's)
             if isinstance(func, ast.Attribute) and func.attr in _TORCH_ONLY_METHODS and not name.startswith(("numpy.", "jax.")):
                 return True  # only a tensor has .detach() / .float() / .clamp(): the result is one
             if _moves_to_device(e, self.canon):
@@ -834,6 +836,19 @@ class _Walker:
 
 
 _DTYPE_TAILS = re.compile(r"^(float|bfloat|half|double|int|uint|long|short|bool|complex|cfloat|cdouble)\d*$")
+
+
+def _to_host(call: ast.Call) -> bool:
+    """`t.cpu()`, `t.numpy()`, `t.to("cpu")`, `t.to(device="cpu")`: a copy to host memory."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr in ("cpu", "numpy"):
+        return True
+    if func.attr == "to":
+        args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
+        return any(isinstance(a, ast.Constant) and a.value == "cpu" for a in args)
+    return False
 
 
 def _self_attributes(target: ast.AST) -> list[str]:

@@ -29,10 +29,11 @@ Scope, two modes:
 Reachability: entry points (jax.jit & co., lax bodies, flax `__call__` / `nn.compact`,
 `torch.compile` with an XLA backend, torch step loops; in a file in an XLA/HPU scope also
 torch per-step code: module `forward`s, step functions such as `compute_loss` / `generate`,
-logits processors' `__call__`, metrics' `update`) and every function reachable from
-them through direct calls, `module.func`, `self.method`, `super().method`, submodules
-assigned in `__init__`/`setup` and called as `self.block(x)` (their `forward`/`__call__`),
-and `Block(...)(x)`. A function reached from an entry point in another file is traced code
+logits processors' `__call__`, metrics' `update`, and package functions patched over a
+library's per-step code: `lib.models.x.Model.forward = fast_forward`) and every function
+reachable from them through direct calls, `module.func`, `self.method` (and its overrides
+in the project's subclasses), `super().method`, submodules assigned in `__init__`/`setup`
+and called as `self.block(x)` (their `forward`/`__call__`), and `Block(...)(x)`. A function reached from an entry point in another file is traced code
 there too, and its findings say so ("reached from `train_step` in trainer.py")."""
 
 from __future__ import annotations

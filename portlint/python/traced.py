@@ -16,7 +16,9 @@ statically, within one file:
   (`train_step`, `_compute_loss`, `generate`, `*_step`), `forward` of `nn.Module`
   subclasses and of any class with a base and a `forward(self, x)` (modules whose base is in
   another file), `__call__` of logits processors/warpers and `update` of metrics,
-  `torch.compile`d functions, and the module functions the step calls. Not in a region:
+  `step` of diffusion schedulers, hooks given to `register_forward_hook` & co., module
+  functions typed tensor to tensor (at lower confidence: no caller seen), `torch.compile`d
+  functions, and the module functions the step calls. Not in a region:
   the evaluation leg of `if not self.training:`, and statements after a logging
   interval's early exit (`if not should_log(step): return`).
 

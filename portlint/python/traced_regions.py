@@ -329,6 +329,19 @@ _MODULE_HOOKS = {"register_forward_hook", "register_forward_pre_hook", "register
                  "register_full_backward_pre_hook", "register_backward_hook"}
 
 
+_ONE_OFF_WORDS = ("eval", "valid", "test", "predict", "calib", "preprocess", "profile")
+
+
+def _one_off_pass(fn) -> bool:
+    """A function that runs the model once for a purpose other than training: named for an
+    evaluation, calibration or profiling pass, or putting the model in eval mode itself
+    (`hooked_model.eval()` before registering the statistics hooks)."""
+    if any(w in fn.name.lower() for w in _ONE_OFF_WORDS):
+        return True
+    return any(n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr == "eval" and not n.args
+               and not n.keywords for n in ast.walk(fn))
+
+
 _INTERVAL_WORDS = re.compile(r"log|print|verbose|debug|report", re.I)
 
 
@@ -749,6 +762,9 @@ class RegionFinder:
         for node in self.nodes:
             if (node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and node.func.attr in _MODULE_HOOKS
                     and node.args):
+                home = self.enclosing_function(node)
+                if home is not None and not isinstance(home, ast.Lambda) and _one_off_pass(home):
+                    continue  # registered for a calibration or evaluation pass, not the training steps
                 fn = self.resolve(node.args[0], node)
                 if fn is not None and fn not in self.regions:
                     self.add(fn, "torch", f"hook passed to {node.func.attr}")

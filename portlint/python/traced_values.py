@@ -100,6 +100,32 @@ def _size_expr(e: ast.AST) -> bool:
     return False
 
 
+_TORCH_DTYPE = re.compile(r"^torch\.(float|bfloat|half|double|int|uint|long|short|bool|complex|cfloat|cdouble|float8_\w+)\d*$")
+
+
+def _names_metadata(e: ast.AST, canonical) -> bool:
+    """An operand that is a tensor's metadata or a Python object, never array values: `x.dtype`,
+    `x.device`, a torch dtype (`torch.bfloat16`), an operator (`torch.ops.aten.mm.default`,
+    which an FX node's target is compared with), a string built by concatenation or an
+    f-string (`"cuda:" + str(k)`). A comparison with one is a Python comparison."""
+    if isinstance(e, ast.Attribute) and e.attr in ("dtype", "device"):
+        return True
+    if isinstance(e, ast.JoinedStr):
+        return True
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        return any(isinstance(side, ast.Constant) and isinstance(side.value, str) or isinstance(side, ast.JoinedStr) for side in (e.left, e.right))
+    if isinstance(e, (ast.Attribute, ast.Name)):
+        name = canonical(e) or ""
+        return _TORCH_DTYPE.match(name) is not None or name.startswith("torch.ops.")
+    return False
+
+
+def _to_cpu_args(call: ast.Call) -> bool:
+    """`.to("cpu")` / `.to(device="cpu")`."""
+    args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
+    return any(isinstance(a, ast.Constant) and a.value == "cpu" for a in args)
+
+
 def _loop_counters(nodes) -> set[str]:
     """Names a `for` binds to a Python int: `i` of `for i in range(n)` and of
     `for i, layer in enumerate(self.layers)` (a parameter compared with one is an int too:
@@ -448,6 +474,8 @@ class ValueModel:
             if isinstance(e.func, ast.Attribute):
                 if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES:
                     return False
+                if torch and e.func.attr == "to" and _to_cpu_args(e):
+                    return False  # `t.to("cpu")` is a host copy too (reported by PTL803 itself)
                 if torch and (e.func.attr == "get" or e.func.attr.startswith("get_")):
                     return False  # dict lookups and object queries, not tensor ops
                 if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
@@ -474,6 +502,8 @@ class ValueModel:
                 return False  # compared with a string or None: not an array
             if any(_is_enum_constant(c) for c in [e.left, *e.comparators]):
                 return False  # compared with an UPPER_CASE constant or enum member: a mode switch
+            if any(_names_metadata(c, self.imports.canonical) for c in [e.left, *e.comparators]):
+                return False  # compared with a dtype, a device, an operator or a string: not array values
             return t(e.left) or any(t(c) for c in e.comparators)
         if isinstance(e, ast.BinOp):
             return t(e.left) or t(e.right)
