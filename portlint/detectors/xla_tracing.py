@@ -625,7 +625,8 @@ class _Walker:
         conf = self.confidence(region)
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not jax and self.host_created(func.value, region):
             return  # a CPU tensor: reading it is a host read
-        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not node.args and not jax and not self.traced(func.value, region):
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "cpu") and not node.args and not jax and not self.traced(func.value, region):
+            # `.cpu()` too: a later `.tolist()` of the host copy reads host memory (`_to_host`)
             found, conf = self.unambiguous_tensor(func.value, region)
             if found:
                 sync = f".{func.attr}()"

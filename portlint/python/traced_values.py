@@ -120,6 +120,20 @@ def _names_metadata(e: ast.AST, canonical) -> bool:
     return False
 
 
+def _computed(e: ast.AST) -> bool:
+    """A value a call computes (`x.max()`, `torch.div(a, b) + 1`, `f(x)[0]`), not a name,
+    a choice between names or a tuple handed back."""
+    if e.__class__ is ast.Call:
+        return True
+    if e.__class__ is ast.BinOp:
+        return _computed(e.left) or _computed(e.right)
+    if e.__class__ is ast.UnaryOp:
+        return _computed(e.operand)
+    if e.__class__ is ast.Subscript:
+        return _computed(e.value)
+    return False
+
+
 def _to_cpu_args(call: ast.Call) -> bool:
     """`.to("cpu")` / `.to(device="cpu")`."""
     args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
@@ -312,6 +326,24 @@ class ValueModel:
         t = lambda x: self._expr_traced(x, traced, True)  # noqa: E731
         return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords if k.arg is not None)
 
+    def _returns_traced(self, call: ast.Call, traced: set[str]) -> bool:
+        """torch: a call by name of a function of this file (a module helper, a nested def)
+        that returns a traced value for the traced arguments it is given (`lengths =
+        _conv_out_length(lengths, 7, 1)` returning `torch.div(...)`). Methods are left out:
+        they return state objects (dicts of kwargs, caches) as often as tensors."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        fn = self.resolve(call.func, call)
+        if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns or fn in self.kernel_fns:
+            return False
+        params = self._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, True))
+        if not params:
+            return False
+        # a return computed by a call (`lengths.max()`, `torch.div(...) + 1`), not one that
+        # hands an argument back (`v if exists(v) else d`, `(beam[3], beam[0])`)
+        computed = any(n.__class__ is ast.Return and n.value is not None and _computed(n.value) for n in self._walk_no_defs(fn.body))
+        return computed and not self.fn_returns_static(fn, True, frozenset(params))
+
     def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False) -> bool:
         """Is the value of `call` static, by the callee's summary? The summary of a function
         of this project (this file or, through the project model, another) says, for the set
@@ -492,7 +524,7 @@ class ValueModel:
                 callee = dotted(e.func) or ""
                 tail = callee.rsplit(".", 1)[-1]
                 submodule = callee.startswith("self.") and callee.count(".") == 1 and "_" not in tail  # self.proj(x), self.fc1(x)
-                if not submodule and not _TORCH_PRODUCER.search(tail):
+                if not submodule and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced):
                     return False  # an unknown function of a tensor returns a Python value here
             return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords)
         if isinstance(e, ast.Compare):
