@@ -797,17 +797,17 @@ class _Walker:
         """torch: `logits[:, -keep:]` with `keep = torch.amax(counts)`: a slice bound that is a
         tensor by its form (a reduction, not a Python int read with `.item()`/`int()`). Slicing
         reads the bound on the host (`__index__`) and the result's length is the data's."""
-        if self.quiet_torch(node, region) or not self.maybe_tensor(node.value, region):
-            return False
+        bounds = []
         for part in parts:
-            if not isinstance(part, ast.Slice):
-                continue
-            for bound in (part.lower, part.upper, part.step):
-                while isinstance(bound, ast.UnaryOp) and isinstance(bound.op, ast.USub):
-                    bound = bound.operand
-                if bound is not None and self.tensor_by_form(bound, region):
-                    return True
-        return False
+            if isinstance(part, ast.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    while isinstance(bound, ast.UnaryOp) and isinstance(bound.op, ast.USub):
+                        bound = bound.operand
+                    if bound is not None and not isinstance(bound, ast.Constant):
+                        bounds.append(bound)
+        if not bounds or not any(self.tensor_by_form(b, region) for b in bounds):
+            return False
+        return self.maybe_tensor(node.value, region) and not self.quiet_torch(node, region)
 
     def unproven_mask(self, e, region) -> bool:
         """torch: an index that reads as a boolean mask the value model cannot prove traced:
