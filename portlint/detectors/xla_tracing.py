@@ -140,6 +140,8 @@ class _Walker:
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                             out.setdefault(t.value.id, []).append(n.value)  # `metrics["loss"] = loss.mean()`
+                        for attr in _self_attributes(t):
+                            out.setdefault(attr, []).append(n.value)  # `y_q, self.scale = quantize(y)`
                 elif isinstance(n, (ast.For, ast.comprehension)):
                     for t in ast.walk(n.target):
                         if isinstance(t, ast.Name):
@@ -182,6 +184,11 @@ class _Walker:
             if e.attr in _HOST_ATTRS:
                 return False
             if isinstance(e.value, ast.Name) and e.value.id == "self":
+                key = f"self.{e.attr}"  # assigned in the region from a tensor (`_self_attributes`)
+                if key not in seen and key in self._bindings(region):
+                    seen.add(key)
+                    if any(self.maybe_tensor(v, region, seen) for v in self._bindings(region)[key]):
+                        return True
                 return e.attr in self._buffers(region)
             return self.maybe_tensor(e.value, region, seen)
         if isinstance(e, ast.Subscript):
@@ -200,6 +207,8 @@ class _Walker:
                 return self.maybe_tensor(func.value, region, seen)  # the values of a dict of tensors
             if isinstance(func, ast.Attribute) and func.attr in _HOST_RESULTS:
                 return False
+            if _to_host(e):
+                return False  # `t.cpu()`, `t.to("cpu")`: a tensor in host memory (the copy is PTL803's)
             if isinstance(func, ast.Attribute) and func.attr in _TORCH_ONLY_METHODS and not name.startswith(("numpy.", "jax.")):
                 return True  # only a tensor has .detach() / .float() / .clamp(): the result is one
             if _moves_to_device(e, self.canon):
@@ -418,11 +427,12 @@ class _Walker:
         `torch.equal(a, b)` / `allclose` on values `maybe_tensor` accepts."""
         if region.kind != "torch":
             return False
+        identity = _identity_operands(test)  # `x is None` tests the object, whatever x holds
         for n in ast.walk(test):
             if isinstance(n, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
                 if any(self.tensor_by_form(c, region) for c in (n.left, *n.comparators)):
                     return True
-            if isinstance(n, ast.Name) and self.tensor_by_form(n, region):
+            if isinstance(n, ast.Name) and n not in identity and self.tensor_by_form(n, region):
                 return True
             if not isinstance(n, ast.Call):
                 continue
@@ -615,7 +625,8 @@ class _Walker:
         conf = self.confidence(region)
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not jax and self.host_created(func.value, region):
             return  # a CPU tensor: reading it is a host read
-        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not node.args and not jax and not self.traced(func.value, region):
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "cpu") and not node.args and not jax and not self.traced(func.value, region):
+            # `.cpu()` too: a later `.tolist()` of the host copy reads host memory (`_to_host`)
             found, conf = self.unambiguous_tensor(func.value, region)
             if found:
                 sync = f".{func.attr}()"
@@ -766,6 +777,9 @@ class _Walker:
                 if isinstance(part, ast.Slice) and any(b is not None and self.traced(b, region) for b in (part.lower, part.upper, part.step)):
                     self.report_804(node, region, "a slice with traced bounds")
                     return
+        if region.kind == "torch" and self._sliced_by_tensor(node, parts, region):
+            self.report_804(node, region, "a slice with bounds read from a tensor", self.confidence(region, self.traced(node.value, region)))
+            return
         conf = None
         if not any(self.boolish(p, region) for p in parts):
             if region.kind != "torch" or not any(self.unproven_mask(p, region) for p in parts):
@@ -778,6 +792,22 @@ class _Walker:
         if self.quiet_torch(node, region):
             return
         self.report_804(node, region, "boolean-mask indexing", conf)
+
+    def _sliced_by_tensor(self, node: ast.Subscript, parts, region) -> bool:
+        """torch: `logits[:, -keep:]` with `keep = torch.amax(counts)`: a slice bound that is a
+        tensor by its form (a reduction, not a Python int read with `.item()`/`int()`). Slicing
+        reads the bound on the host (`__index__`) and the result's length is the data's."""
+        bounds = []
+        for part in parts:
+            if isinstance(part, ast.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    while isinstance(bound, ast.UnaryOp) and isinstance(bound.op, ast.USub):
+                        bound = bound.operand
+                    if bound is not None and not isinstance(bound, ast.Constant):
+                        bounds.append(bound)
+        if not bounds or not any(self.tensor_by_form(b, region) for b in bounds):
+            return False
+        return self.maybe_tensor(node.value, region) and not self.quiet_torch(node, region)
 
     def unproven_mask(self, e, region) -> bool:
         """torch: an index that reads as a boolean mask the value model cannot prove traced:
@@ -807,6 +837,35 @@ class _Walker:
 
 
 _DTYPE_TAILS = re.compile(r"^(float|bfloat|half|double|int|uint|long|short|bool|complex|cfloat|cdouble)\d*$")
+
+
+def _to_host(call: ast.Call) -> bool:
+    """`t.cpu()`, `t.numpy()`, `t.to("cpu")`, `t.to(device="cpu")`: a copy to host memory."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr in ("cpu", "numpy"):
+        return True
+    if func.attr == "to":
+        args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
+        return any(isinstance(a, ast.Constant) and a.value == "cpu" for a in args)
+    return False
+
+
+def _self_attributes(target: ast.AST) -> list[str]:
+    """`self.scale` targets of an assignment, alone or in a tuple (`y, self.scale = f(x)`),
+    keyed "self.scale" (a name cannot hold a dot): bound to the whole assigned value."""
+    elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    return [f"self.{e.attr}" for e in elts if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"]
+
+
+def _identity_operands(test: ast.AST) -> set[ast.AST]:
+    """The operands of identity tests in `test` (`x` of `x is None`)."""
+    out: set[ast.AST] = set()
+    for n in ast.walk(test):
+        if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops):
+            out.update((n.left, *n.comparators))
+    return out
 
 
 def _moves_to_device(call: ast.Call, canon) -> bool:

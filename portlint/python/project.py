@@ -29,10 +29,11 @@ Scope, two modes:
 Reachability: entry points (jax.jit & co., lax bodies, flax `__call__` / `nn.compact`,
 `torch.compile` with an XLA backend, torch step loops; in a file in an XLA/HPU scope also
 torch per-step code: module `forward`s, step functions such as `compute_loss` / `generate`,
-logits processors' `__call__`, metrics' `update`) and every function reachable from
-them through direct calls, `module.func`, `self.method`, `super().method`, submodules
-assigned in `__init__`/`setup` and called as `self.block(x)` (their `forward`/`__call__`),
-and `Block(...)(x)`. A function reached from an entry point in another file is traced code
+logits processors' `__call__`, metrics' `update`, and package functions patched over a
+library's per-step code: `lib.models.x.Model.forward = fast_forward`) and every function
+reachable from them through direct calls, `module.func`, `self.method` (and its overrides
+in the project's subclasses), `super().method`, submodules assigned in `__init__`/`setup`
+and called as `self.block(x)` (their `forward`/`__call__`), and `Block(...)(x)`. A function reached from an entry point in another file is traced code
 there too, and its findings say so ("reached from `train_step` in trainer.py")."""
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from pathlib import Path
 
 from portlint.python.names import ImportTable, dotted_name
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # bytes of torch code that runs every step (a forward, a loss, generate, a metric's update):
@@ -129,6 +130,7 @@ class _Summarizer:
             elif isinstance(stmt, ast.ClassDef):
                 self._class(stmt)
         self._module_level(tree)
+        self._patches()  # a patching file need not import torch itself
 
     def summary(self) -> dict:
         return {"v": SUMMARY_VERSION, "imports": self.table.names, "star": self.table.star,
@@ -203,6 +205,8 @@ class _Summarizer:
         calls = self.calls_in(fn)
         self.defs[qual] = {"line": fn.lineno, "cls": cls, "calls": self.refs(calls),
                            "params": [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]}
+        if self.torch and self.t.takes_tensor(fn):
+            self.defs[qual]["tensor"] = True  # a parameter annotated as a tensor (patches need one)
         for dec in fn.decorator_list:
             kind, why = self._decorator_entry(dec)
             if kind:
@@ -324,9 +328,28 @@ class _Summarizer:
                         self.entries.append([refname, kind, why, node.lineno, [["Q:" + q, [], []]]])
 
 
+    def _patches(self) -> None:
+        """`lib.models.x.Decoder._mask_hidden_states = fast_mask_hidden_states`: a project
+        function assigned over an attribute of an imported module or class replaces the
+        library's code, which the library's model runs (its forward, its generation loop).
+        The function is an entry point (`_reach` keeps it when the attribute is a per-step
+        name or the function takes a tensor); the attribute's name is in the entry's id."""
+        for node in self.assigns:
+            if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute):
+                continue
+            target = dotted_name(node.targets[0])
+            value = dotted_name(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else None
+            if not target or not value or target.partition(".")[0] not in self.table.names:
+                continue
+            q = self.qualify(value)
+            if q:
+                attr = node.targets[0].attr
+                self.entries.append([f"the patch of `{attr}`", "torch", f"patched over `{attr}`", node.lineno, [["Q:" + q, [], []]]])
+
+
 # how the summary names the per-step torch entry points (a forward, a step function, a
 # processor's __call__ or a metric's update): entry points only in an XLA/HPU scope
-_PER_STEP_WHY = ("step function ", "forward of ", "__call__ of ", "update of ", "_update of ")
+_PER_STEP_WHY = ("step function ", "forward of ", "__call__ of ", "update of ", "_update of ", "step of ", "patched over ")
 
 _STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "itemsize"}
 _CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
@@ -845,12 +868,17 @@ def _dispatch_tags(data: bytes) -> frozenset[str]:
     return frozenset(tag for tag, (words, rx) in _DISPATCH.items() if any(w in data for w in words) and rx.search(data))
 
 
+# `lib.models.x.Decoder.forward = fast_forward` (`_Summarizer._patches`): an attribute two
+# or more dots deep, not of self, assigned a bare name
+_PATCH_LINE = re.compile(rb"^[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
+
+
 def _has_entry_hint(data: bytes) -> int:
     """2: the bytes can hold any entry point; 1: only torch per-step code (an entry point
-    when the file is in scope); 0: none."""
+    when the file is in scope) or a patch of the package's functions into a library; 0: none."""
     if any(word in data for word in _ENTRY_WORDS):
         return 2
-    return 1 if any(word in data for word in _TORCH_STEP_WORDS) else 0
+    return 1 if any(word in data for word in _TORCH_STEP_WORDS) or _PATCH_LINE.search(data) else 0
 
 
 def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
@@ -923,6 +951,11 @@ class _Builder:
         self.parsed = 0
         self.summarized: set[str] = set()
         self._by_method: dict[str, list[tuple[str, str]]] | None = None
+        self._by_any_method: dict[str, list[tuple[str, str]]] | None = None  # method -> classes (`overrides`)
+        self._descent: dict[tuple, bool] = {}
+        # rel -> the scope tags of its package, for files `_scope` leaves out (no torch import):
+        # such a file can still patch the package's torch functions into a library
+        self.package_scope: dict[str, frozenset[str]] = {}
 
     def summary(self, rel: str) -> dict | None:
         info = self.m.files[rel]
@@ -981,6 +1014,8 @@ class _Builder:
             units.setdefault(unit_of[rel], set()).update(info.tags & scope_tags)
         by_folder: dict[str, set[str]] = {}  # dependency tags that apply in a folder
         for rel, info in m.files.items():
+            if "torch" not in info.tags and units[unit_of[rel]] and not _backend_specific(rel):
+                self.package_scope[rel] = frozenset(units[unit_of[rel]])
             if "torch" not in info.tags or _backend_specific(rel):
                 continue
             folder = rel.rpartition("/")[0]
@@ -1082,13 +1117,56 @@ class _Builder:
                 targets = [target[0]] if target else []
                 kind = target[1] if target else kind
             bound = kind in ("S", "U", "C", "sub", "M")  # the callee's first parameter is self
-            for target in targets:
+            overriding = self.overrides(targets[0]) if kind == "S" and targets else []
+            for target in targets + overriding:
                 params = self.summary(target[0])["defs"][target[1]]["params"]
                 if bound and params and params[0] in ("self", "cls"):
                     params = params[1:]
                 static = {params[i] for i in static_pos if i < len(params)} | set(static_kws)
-                out.append((target, frozenset(static), kind in _UNFOLLOWED))
+                out.append((target, frozenset(static), kind in _UNFOLLOWED or target in overriding))
         return out
+
+    def overrides(self, target: tuple[str, str]) -> list[tuple[str, str]]:
+        """The methods of the project's subclasses of `C` that override `C.m` (`target`):
+        `self.m(...)` in C's code runs the subclass's `m` for an object of the subclass
+        (a decoder whose base's forward calls `self.extract_features_scriptable`). Looked up
+        among the classes of the files that hold per-step code in scope."""
+        rel, qual = target
+        cls, _, name = qual.partition(".")
+        if not name or "." in name:
+            return []
+        if self._by_any_method is None:
+            index: dict[str, list[tuple[str, str]]] = {}
+            for frel in sorted(self.m.files):
+                info = self.m.files[frel]
+                if not info.hint or not (self.m.scope.get(frel) or info.tags & set(SCOPE_TAGS)):
+                    continue
+                s = self.summary(frel)
+                for cname, c in (s["classes"] if s else {}).items():
+                    if not c["flax"] and c["bases"]:
+                        for meth in c["methods"]:
+                            index.setdefault(meth, []).append((frel, cname))
+            self._by_any_method = index
+        return [(crel, f"{cname}.{name}") for crel, cname in self._by_any_method.get(name, ())
+                if (crel, cname) != (rel, cls) and self._descends(crel, cname, (rel, cls))]
+
+    def _descends(self, rel: str, cls: str, ancestor: tuple[str, str], depth: int = 0) -> bool:
+        """Is the class `cls` of file `rel` a subclass of `ancestor` (file, class name)?"""
+        key = (rel, cls, ancestor)
+        if key in self._descent:
+            return self._descent[key]
+        self._descent[key] = False
+        s = self.summary(rel)
+        found = False
+        if s is not None and cls in s["classes"] and depth < 6:
+            for base in s["classes"][cls]["bases"]:
+                hit = self.lookup(base, rel)
+                if hit is not None and (hit == ancestor or (hit[1] in (self.summary(hit[0]) or {}).get("classes", {})
+                                                             and self._descends(hit[0], hit[1], ancestor, depth + 1))):
+                    found = True
+                    break
+        self._descent[key] = found
+        return found
 
     def _edge_target(self, rel: str, kind: str, what: str, cls: str | None):
         """(target, kind) of one ref that names a single callee; "sub" for a submodule's forward."""
@@ -1130,6 +1208,22 @@ class _Builder:
         found = self._by_method.get(attr, [])
         return found if len(found) <= _MAX_BY_NAME else []
 
+    def _patch_runs_per_step(self, ident: str, target: tuple[str, str]) -> bool:
+        """A function patched over a library attribute (`_Summarizer._patches`) runs in the
+        library's per-step code when the attribute has a per-step name (`forward`,
+        `_generate_speech`) or the function takes a tensor (`_mask_hidden_states(self,
+        hidden_states: torch.FloatTensor)`); a patched `__init__`, `_prepare_*` or config check
+        (`setup_name`) does not."""
+        if not (self.m.scope.get(target[0]) or self.m.files[target[0]].tags & set(SCOPE_TAGS)):
+            return False  # the patched function's own file is out of scope: not lazy code
+        attr = ident.split("`")[1] if ident.count("`") == 2 else ""
+        if _jax_tables().per_step_attribute(attr):
+            return True
+        if _jax_tables().setup_name(attr):
+            return False
+        s = self.summary(target[0])
+        return bool(s and s["defs"].get(target[1], {}).get("tensor"))
+
     def _reach(self) -> None:
         """Breadth first from the entry points; a function keeps the first entry point that
         reaches it (files and entries in sorted order), and its static parameters are those
@@ -1140,13 +1234,14 @@ class _Builder:
         for rel in sorted(m.files):
             hint = m.files[rel].hint
             in_scope = bool(m.scope.get(rel) or m.files[rel].tags & set(SCOPE_TAGS))
-            if not hint or (hint == 1 and not in_scope):
+            patching = rel in self.package_scope  # may patch its package's functions (`_patches`)
+            if not hint or (hint == 1 and not in_scope and not patching):
                 continue
             s = self.summary(rel)
             if s is None:
                 continue
             for ident, kind, why, line, refs in s["entries"]:
-                if kind == "torch" and why.startswith(_PER_STEP_WHY) and not in_scope:
+                if kind == "torch" and why.startswith(_PER_STEP_WHY) and not in_scope and not (patching and why.startswith("patched over ")):
                     continue  # per-step torch code runs lazily only in an XLA/HPU scope
                 reach = Reach(ident if "@" not in ident else why, rel, kind)
                 if refs is None:
@@ -1154,6 +1249,8 @@ class _Builder:
                 else:
                     info = s["defs"].get(ident.split("@")[0]) if "@" in ident else None
                     for target, static, unfollowed in self.edges(rel, refs, info["cls"] if info else None):
+                        if why.startswith("patched over ") and not self._patch_runs_per_step(ident, target):
+                            continue
                         queue.append((target, static, reach, target[0] != rel or unfollowed))
         # `crossed`: the call into the target comes from another file, or has a form a file's
         # own TracedMap does not follow (super().m, a submodule's forward, Block(...)(x)).

@@ -16,7 +16,9 @@ statically, within one file:
   (`train_step`, `_compute_loss`, `generate`, `*_step`), `forward` of `nn.Module`
   subclasses and of any class with a base and a `forward(self, x)` (modules whose base is in
   another file), `__call__` of logits processors/warpers and `update` of metrics,
-  `torch.compile`d functions, and the module functions the step calls. Not in a region:
+  `step` of diffusion schedulers, hooks given to `register_forward_hook` & co., module
+  functions typed tensor to tensor (at lower confidence: no caller seen), `torch.compile`d
+  functions, and the module functions the step calls. Not in a region:
   the evaluation leg of `if not self.training:`, and statements after a logging
   interval's early exit (`if not should_log(step): return`).
 
@@ -45,6 +47,7 @@ from portlint.python.traced_imports import (  # noqa: F401
 )
 from portlint.python.traced_regions import (  # noqa: F401
     Region, RegionFinder, _const_ints, _const_strs, _module_like, _per_step_def, _per_step_methods, _positional, _step_name, params_of,
+    per_step_attribute, setup_name, takes_tensor,
 )
 from portlint.python.traced_values import ValueModel
 

@@ -11,6 +11,7 @@ the parameter rules here say which of a region's parameters start out static."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -37,13 +38,15 @@ class Region:
     # .file, .kind, .describe()), None for regions found in this file; `why` then reads
     # "reached from `train_step` in trainer.py", which the PTL80x messages show
     reached_from: object | None = None
+    assumed: bool = False  # an entry point by its types alone (no caller seen): like reached_from
 
     @property
     def certainty(self) -> str:
         """"traced" for regions this file proves (an entry point, or a call with traced
         arguments), "unknown" for functions reached from another file, whose parameters are
-        assumed traced without seeing the call's values: report those at lower confidence."""
-        return "unknown" if self.reached_from is not None else "traced"
+        assumed traced without seeing the call's values, and for tensor functions no step is
+        seen to call: report those at lower confidence."""
+        return "unknown" if self.reached_from is not None or self.assumed else "traced"
 
     @property
     def body_nodes(self) -> list[ast.AST]:
@@ -113,6 +116,18 @@ def torch_static_param(param: ast.arg) -> bool:
     return _TORCH_STATIC_PARAM.search(param.arg) is not None and not _annotated_tensor(param.annotation)
 
 
+@functools.lru_cache(maxsize=4096)
+def read_as_tensor(fn: ast.AST) -> frozenset[str]:
+    """Parameters of `fn` read with `.item()` / `.tolist()` in its body (`input_length.item()`):
+    the function treats them as tensors, whatever their names say. A call that passes a
+    traced value to one keeps it traced (`_conv_out_length(lengths, ...)` in a forward)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return frozenset()
+    names = {p.arg for p in params_of(fn)}
+    return frozenset(n.func.value.id for n in ast.walk(fn) if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute)
+                     and n.func.attr in ("item", "tolist") and not n.args and isinstance(n.func.value, ast.Name) and n.func.value.id in names)
+
+
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
 # classes of configuration objects (dataclass hyperparameters), by the name's ending
 _CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec",
@@ -140,6 +155,12 @@ def _annotation_static(ann: ast.AST | None) -> bool:
 def _annotated_float(ann: ast.AST | None) -> bool:
     """`lam: float` (torch helpers take Python floats; under jax.jit a float may be traced)."""
     return isinstance(ann, ast.Name) and ann.id == "float"
+
+
+def _float_params(fn) -> set[str]:
+    """torch: parameters annotated `float` (`mask_prob: float`), Python numbers in eager
+    code. For functions reached from another file, whose callers' values are not seen."""
+    return {p.arg for p in params_of(fn) if _annotated_float(p.annotation)}
 
 
 def _literal_default(d: ast.AST) -> bool:
@@ -205,6 +226,49 @@ def _step_name(lname: str) -> bool:
 _GENERATION_METHOD = re.compile(r"(^|_)generate(_|$)|(^|_)(beam|greedy|contrastive|assisted|group_beam)_search$")
 
 
+def takes_tensor(fn) -> bool:
+    """Does a parameter of `fn` (other than self) say by its annotation that it may hold a
+    tensor: `torch.Tensor`, `Optional[torch.LongTensor]`, `Union[torch.LongTensor, int]`?"""
+    return any(_may_be_tensor(p.annotation) for p in params_of(fn) if p.arg not in ("self", "cls"))
+
+
+def _may_be_tensor(ann: ast.AST | None) -> bool:
+    ann = _annotation_expr(ann)
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").split(".")[-1] in ("Optional", "Union"):
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return any(_may_be_tensor(item) for item in items)
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _may_be_tensor(ann.left) or _may_be_tensor(ann.right)
+    return _annotated_tensor(ann)
+
+
+def _tensor_to_tensor(fn) -> bool:
+    """A function whose annotations say it maps tensors to a tensor: a tensor-annotated
+    parameter and a tensor (or optional tensor) return annotation."""
+    return _annotated_tensor(fn.returns) and any(_annotated_tensor(p.annotation) for p in params_of(fn))
+
+
+def per_step_attribute(name: str) -> bool:
+    """A method or function name that, when a project function is patched over it in a
+    library (`lib.models.x.Decoder.forward = fast_forward`), runs every step: a forward or
+    `__call__`, a step or loss function, a generation method (`_generate_speech`)."""
+    lname = name.lower()
+    return name in ("forward", "__call__") or _step_name(lname) or _GENERATION_METHOD.search(lname.strip("_")) is not None
+
+
+# names of setup code: run once (per model, per generate call) before any step, not per step
+_SETUP_NAME = re.compile(r"(^|_)(init|prepare|validate|check|load|setup|configure|register|expand)(_|$)")
+
+
+def setup_name(name: str) -> bool:
+    """`__init__`, `_prepare_attention_mask_for_generation`, `_validate_model_kwargs`: code
+    that runs once before the steps it sets up (the per-token hook
+    `prepare_inputs_for_generation` is a step name, `per_step_attribute`, and wins)."""
+    return _SETUP_NAME.search(name.lower()) is not None and not per_step_attribute(name)
+
+
 def _per_step_def(fn) -> bool:
     """A function that runs every training or generation step, by its name (`_step_name`),
     or a generation method: a def named like one whose first parameter is `self`."""
@@ -232,17 +296,51 @@ def _module_like(cls: ast.ClassDef) -> bool:
 
 
 def _per_step_methods(cls: ast.ClassDef, ancestors: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The methods of `cls` that run on tensors every step, by the names of its bases (and
-    of their bases, `ancestors`, when known): `__call__` of a logits processor, `update` of a
-    metric."""
+    """The methods of `cls` that run on tensors every step, by the names of the class, of its
+    bases (and of their bases, `ancestors`, when known): `__call__` of a logits processor,
+    `update` of a metric, `step` of a diffusion scheduler."""
     out: list[str] = []
-    for name in [(dotted(base) or "").rsplit(".", 1)[-1] for base in cls.bases] + list(ancestors):
+    names = [(dotted(base) or "").rsplit(".", 1)[-1] for base in cls.bases] + list(ancestors)
+    for name in [cls.name, *names]:  # a warper named so needs no base (`class FusedLogitsWarper:`)
         for ending, methods in _PER_STEP_BASES.items():
             if name.endswith(ending):
                 out.extend(methods)
+    if _denoising_step(cls, names):
+        out.append("step")
     return tuple(dict.fromkeys(out))
 
 
+def _denoising_step(cls: ast.ClassDef, base_names: list[str]) -> bool:
+    """A diffusion scheduler's `step(self, model_output: Tensor, timestep, sample, ...)`: a
+    class named (or based on one named) `...Scheduler` whose `step` takes a tensor-annotated
+    parameter. A sampling loop calls it once per denoising step, on device tensors. A
+    learning-rate scheduler's `step(epoch, val_loss)` takes Python numbers and is not one."""
+    if not any(name.endswith("Scheduler") for name in [cls.name, *base_names]):
+        return False
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "step":
+            return any(_annotated_tensor(p.annotation) for p in params_of(stmt)[1:])
+    return False
+
+
+
+
+# nn.Module methods that register a function to run in every forward (or backward) pass
+_MODULE_HOOKS = {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                 "register_full_backward_pre_hook", "register_backward_hook"}
+
+
+_ONE_OFF_WORDS = ("eval", "valid", "test", "predict", "calib", "preprocess", "profile")
+
+
+def _one_off_pass(fn) -> bool:
+    """A function that runs the model once for a purpose other than training: named for an
+    evaluation, calibration or profiling pass, or putting the model in eval mode itself
+    (`hooked_model.eval()` before registering the statistics hooks)."""
+    if any(w in fn.name.lower() for w in _ONE_OFF_WORDS):
+        return True
+    return any(n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr == "eval" and not n.args
+               and not n.keywords for n in ast.walk(fn))
 
 
 _INTERVAL_WORDS = re.compile(r"log|print|verbose|debug|report", re.I)
@@ -441,7 +539,7 @@ class RegionFinder:
             else:
                 traced_params = {n for n in traced_params if not _annotation_static(next(p.annotation for p in params if p.arg == n))}
                 if kind == "torch":  # in eager torch a `float` annotation is a Python number too
-                    traced_params = {p.arg for p in params if p.arg in traced_params and not torch_static_param(p)
+                    traced_params = {p.arg for p in params if p.arg in traced_params and not (torch_static_param(p) and p.arg not in read_as_tensor(fn))
                                      and not _annotated_float(p.annotation)}
                     if not traced_params and region is None and why.startswith("called from"):
                         return None  # every argument the call passes traced is a Python value here
@@ -528,7 +626,8 @@ class RegionFinder:
                 continue
             if reach.kind == "torch" and not self.torch_target:
                 continue
-            region = self.add(fn, reach.kind, reach.describe(), static=set(reach.static), module_method="." in qual)
+            static = set(reach.static) | (_float_params(fn) if reach.kind == "torch" else set())
+            region = self.add(fn, reach.kind, reach.describe(), static=static, module_method="." in qual)
             if region is not None:
                 region.reached_from = reach
 
@@ -656,6 +755,34 @@ class RegionFinder:
                 region = self.add(node, "torch", "training-step loop")
                 if isinstance(node, ast.For):
                     region.traced |= self._loop_target_traced(node)
+        self._add_module_hooks()
+        self._add_tensor_functions()
+
+    def _add_tensor_functions(self) -> None:
+        """Module-level functions typed tensor to tensor (`def lengths_to_padding_mask(lengths:
+        Tensor) -> Tensor`): the package's tensor helpers, which its models call in their
+        forwards (from this file, another, or the package's users). Setup-named ones
+        (`init_*`, `prepare_*`) and evaluation ones are left out."""
+        for stmt in self.module.body:
+            if (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt not in self.regions
+                    and _tensor_to_tensor(stmt) and not setup_name(stmt.name)
+                    and not any(w in stmt.name.lower() for w in self._NOT_STEP)):
+                region = self.add(stmt, "torch", f"tensor function {stmt.name}")
+                if region is not None:
+                    region.assumed = True
+
+    def _add_module_hooks(self) -> None:
+        """`module.register_forward_hook(hook)`: the hook runs in every forward of the module,
+        on its input and output tensors (`hook(module, inputs, output)`)."""
+        for node in self.nodes:
+            if (node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and node.func.attr in _MODULE_HOOKS
+                    and node.args):
+                home = self.enclosing_function(node)
+                if home is not None and not isinstance(home, ast.Lambda) and _one_off_pass(home):
+                    continue  # registered for a calibration or evaluation pass, not the training steps
+                fn = self.resolve(node.args[0], node)
+                if fn is not None and fn not in self.regions:
+                    self.add(fn, "torch", f"hook passed to {node.func.attr}")
 
     def _ancestor_names(self, cls: ast.ClassDef) -> tuple[str, ...]:
         """Last names of the bases of `cls`'s bases, through this file's classes and, for a

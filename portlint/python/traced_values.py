@@ -12,7 +12,7 @@ import ast
 import re
 
 from portlint.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
-from portlint.python.traced_regions import Region, _positional, params_of, torch_static_param
+from portlint.python.traced_regions import Region, _positional, params_of, read_as_tensor, torch_static_param
 
 STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
@@ -100,6 +100,62 @@ def _size_expr(e: ast.AST) -> bool:
     return False
 
 
+_TORCH_DTYPE = re.compile(r"^torch\.(float|bfloat|half|double|int|uint|long|short|bool|complex|cfloat|cdouble|float8_\w+)\d*$")
+
+
+def _names_metadata(e: ast.AST, canonical) -> bool:
+    """An operand that is a tensor's metadata or a Python object, never array values: `x.dtype`,
+    `x.device`, a torch dtype (`torch.bfloat16`), an operator (`torch.ops.aten.mm.default`,
+    which an FX node's target is compared with), a string built by concatenation or an
+    f-string (`"cuda:" + str(k)`). A comparison with one is a Python comparison."""
+    if isinstance(e, ast.Attribute) and e.attr in ("dtype", "device"):
+        return True
+    if isinstance(e, ast.JoinedStr):
+        return True
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        return any(isinstance(side, ast.Constant) and isinstance(side.value, str) or isinstance(side, ast.JoinedStr) for side in (e.left, e.right))
+    if isinstance(e, (ast.Attribute, ast.Name)):
+        name = canonical(e) or ""
+        return _TORCH_DTYPE.match(name) is not None or name.startswith("torch.ops.")
+    return False
+
+
+def _computed(e: ast.AST) -> bool:
+    """A value a call computes (`x.max()`, `torch.div(a, b) + 1`, `f(x)[0]`), not a name,
+    a choice between names or a tuple handed back."""
+    if e.__class__ is ast.Call:
+        return True
+    if e.__class__ is ast.BinOp:
+        return _computed(e.left) or _computed(e.right)
+    if e.__class__ is ast.UnaryOp:
+        return _computed(e.operand)
+    if e.__class__ is ast.Subscript:
+        return _computed(e.value)
+    return False
+
+
+def _to_cpu_args(call: ast.Call) -> bool:
+    """`.to("cpu")` / `.to(device="cpu")`."""
+    args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
+    return any(isinstance(a, ast.Constant) and a.value == "cpu" for a in args)
+
+
+def _loop_counters(nodes) -> set[str]:
+    """Names a `for` binds to a Python int: `i` of `for i in range(n)` and of
+    `for i, layer in enumerate(self.layers)` (a parameter compared with one is an int too:
+    `if i == tgt_layer:`, `if i >= early_exit:`)."""
+    out: set[str] = set()
+    for n in nodes:
+        if n.__class__ is not ast.For or n.iter.__class__ is not ast.Call:
+            continue
+        callee = dotted(n.iter.func)
+        if callee == "range" and n.target.__class__ is ast.Name:
+            out.add(n.target.id)
+        elif callee == "enumerate" and n.target.__class__ is ast.Tuple and n.target.elts and n.target.elts[0].__class__ is ast.Name:
+            out.add(n.target.elts[0].id)
+    return out
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -142,6 +198,8 @@ class ValueModel:
                     old = self.regions.get(fn)
                     before = set(old.traced) if old else None
                     self.add(fn, region.kind, f"called from a traced region ({getattr(region.node, 'name', 'step')})", traced_params=traced)
+                    if old is not None and old.assumed and not region.assumed:
+                        old.assumed = False  # a tensor function a step is seen to call
                     if before is None or not traced <= before:
                         changed = True
             if not changed:
@@ -211,7 +269,7 @@ class ValueModel:
             # the name test is for parameters (`num_heads`, `is_training`, `model`); a local
             # assigned a tensor expression is a tensor whatever its name (`is_eos = out == eos`)
             params = params_of(region.node) if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else []
-            traced -= {p.arg for p in params if torch_static_param(p)}
+            traced -= {p.arg for p in params if torch_static_param(p) and p.arg not in read_as_tensor(region.node)}
         region.traced = traced - (region.static - set(region.traced))
         memo[key] = frozenset(region.traced)
 
@@ -264,11 +322,12 @@ class ValueModel:
         """torch parameters compared with a size and never used as a tensor (`_python_params`)."""
         compared: set[str] = set()
         as_tensor: set[str] = set()
+        counters = _loop_counters(self.region_nodes(region))
         for n in self.region_nodes(region):
             if n.__class__ is ast.Compare and len(n.comparators) == 1:
                 sides = (n.left, n.comparators[0])
                 for a, b in (sides, sides[::-1]):
-                    if a.__class__ is ast.Name and a.id in params and _size_expr(b):
+                    if a.__class__ is ast.Name and a.id in params and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
                         compared.add(a.id)
             elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name and n.value.id in params:
                 as_tensor.add(n.value.id)
@@ -288,6 +347,24 @@ class ValueModel:
             return True
         t = lambda x: self._expr_traced(x, traced, True)  # noqa: E731
         return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords if k.arg is not None)
+
+    def _returns_traced(self, call: ast.Call, traced: set[str]) -> bool:
+        """torch: a call by name of a function of this file (a module helper, a nested def)
+        that returns a traced value for the traced arguments it is given (`lengths =
+        _conv_out_length(lengths, 7, 1)` returning `torch.div(...)`). Methods are left out:
+        they return state objects (dicts of kwargs, caches) as often as tensors."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        fn = self.resolve(call.func, call)
+        if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns or fn in self.kernel_fns:
+            return False
+        params = self._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, True))
+        if not params:
+            return False
+        # a return computed by a call (`lengths.max()`, `torch.div(...) + 1`), not one that
+        # hands an argument back (`v if exists(v) else d`, `(beam[3], beam[0])`)
+        computed = any(n.__class__ is ast.Return and n.value is not None and _computed(n.value) for n in self._walk_no_defs(fn.body))
+        return computed and not self.fn_returns_static(fn, True, frozenset(params))
 
     def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False) -> bool:
         """Is the value of `call` static, by the callee's summary? The summary of a function
@@ -451,6 +528,8 @@ class ValueModel:
             if isinstance(e.func, ast.Attribute):
                 if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES:
                     return False
+                if torch and e.func.attr == "to" and _to_cpu_args(e):
+                    return False  # `t.to("cpu")` is a host copy too (reported by PTL803 itself)
                 if torch and (e.func.attr == "get" or e.func.attr.startswith("get_")):
                     return False  # dict lookups and object queries, not tensor ops
                 if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
@@ -467,7 +546,7 @@ class ValueModel:
                 callee = dotted(e.func) or ""
                 tail = callee.rsplit(".", 1)[-1]
                 submodule = callee.startswith("self.") and callee.count(".") == 1 and "_" not in tail  # self.proj(x), self.fc1(x)
-                if not submodule and not _TORCH_PRODUCER.search(tail):
+                if not submodule and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced):
                     return False  # an unknown function of a tensor returns a Python value here
             return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords)
         if isinstance(e, ast.Compare):
@@ -477,6 +556,8 @@ class ValueModel:
                 return False  # compared with a string or None: not an array
             if any(_is_enum_constant(c) for c in [e.left, *e.comparators]):
                 return False  # compared with an UPPER_CASE constant or enum member: a mode switch
+            if any(_names_metadata(c, self.imports.canonical) for c in [e.left, *e.comparators]):
+                return False  # compared with a dtype, a device, an operator or a string: not array values
             return t(e.left) or any(t(c) for c in e.comparators)
         if isinstance(e, ast.BinOp):
             return t(e.left) or t(e.right)
