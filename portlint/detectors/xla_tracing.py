@@ -137,6 +137,8 @@ class _Walker:
                                     out.setdefault(te.id, []).append(ve)
                         elif isinstance(t, ast.Name):
                             out.setdefault(t.id, []).append(n.value)
+                        elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(n.value, ast.Call):
+                            _bind_unpacked_call(out, t, n.value)
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                             out.setdefault(t.value.id, []).append(n.value)  # `metrics["loss"] = loss.mean()`
@@ -190,6 +192,8 @@ class _Walker:
             return self.maybe_tensor(e.left, region, seen) or self.maybe_tensor(e.right, region, seen)
         if isinstance(e, ast.UnaryOp):
             return self.maybe_tensor(e.operand, region, seen)
+        if isinstance(e, (ast.IfExp, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return any(self.maybe_tensor(part, region, seen) for part in _produced_values(e))
         if isinstance(e, ast.Call):
             func = e.func
             name = self.canon(func) or ""
@@ -832,6 +836,27 @@ def _moves_to_device(call: ast.Call, canon) -> bool:
         if tail == "device" or "device" in tail:
             return True
     return False
+
+
+def _bind_unpacked_call(out: dict[str, list[ast.AST]], target: ast.AST, call: ast.Call) -> None:
+    """`loss, entropy_sum, count = self._forward(model, inputs)`: each unpacked name holds a
+    part of the call's result, so it is bound to the call (a tensor when the call is given one)."""
+    for elt in target.elts:
+        if isinstance(elt, ast.Starred):
+            elt = elt.value
+        if isinstance(elt, ast.Name):
+            out.setdefault(elt.id, []).append(call)
+
+
+def _produced_values(e: ast.AST) -> tuple[ast.AST, ...]:
+    """The expressions whose values `e` holds: both legs of `a if c else b`, the element of a
+    list/set/generator comprehension, the value of a dict comprehension (`{k: v.to(device)
+    for k, v in inputs.items()}` holds what `v.to(device)` gives)."""
+    if isinstance(e, ast.IfExp):
+        return (e.body, e.orelse)
+    if isinstance(e, ast.DictComp):
+        return (e.value,)
+    return (e.elt,)
 
 
 def _is_host_read(e) -> bool:
