@@ -194,6 +194,9 @@ class _Walker:
             return self.maybe_tensor(e.operand, region, seen)
         if isinstance(e, (ast.IfExp, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return any(self.maybe_tensor(part, region, seen) for part in _produced_values(e))
+        if isinstance(e, ast.Compare):
+            # `targets[:, 1:] != ignore_index`: an elementwise comparison of a tensor is a tensor
+            return _compares_values(e) and any(self.maybe_tensor(c, region, seen) for c in (e.left, *e.comparators))
         if isinstance(e, ast.Call):
             func = e.func
             name = self.canon(func) or ""
@@ -857,6 +860,14 @@ def _produced_values(e: ast.AST) -> tuple[ast.AST, ...]:
     if isinstance(e, ast.DictComp):
         return (e.value,)
     return (e.elt,)
+
+
+def _compares_values(e: ast.Compare) -> bool:
+    """A comparison of values (`a != b`, `x < 0`), not an identity or membership test nor a
+    comparison with a string or None (mode switches, optional arguments)."""
+    if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+        return False
+    return not any(isinstance(c, ast.Constant) and isinstance(c.value, (str, type(None))) for c in (e.left, *e.comparators))
 
 
 def _is_host_read(e) -> bool:
