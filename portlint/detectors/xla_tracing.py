@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from portlint.python import rewrites
 from portlint.python.guards import guard_map
 from portlint.python.traced import Region, TracedMap, dotted, params_of, traced_map
+from portlint.python.traced_regions import annotated_tensor
 from portlint.registry import detector
 
 TOKENS = ("jax", "flax", "optax", "equinox", "haiku", "xla", "hpu", "habana", "neuron", "htcore")
@@ -215,8 +216,21 @@ class _Walker:
                 return False
             if isinstance(func, ast.Attribute) and self.maybe_tensor(func.value, region, seen):
                 return True
+            if self.returns_tensor(e):
+                return True  # `dist_utils.clip_grad_norm_(...)` is declared `-> torch.Tensor`
             return any(self.maybe_tensor(a, region, seen) for a in e.args) or any(self.maybe_tensor(k.value, region, seen) for k in e.keywords if k.arg is not None)
         return False
+
+    def returns_tensor(self, call: ast.Call) -> bool:
+        """Is `call` a call of a project function (this file's, or another file's through the
+        project model) whose return annotation is a tensor (`-> torch.Tensor`)?"""
+        func = call.func
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return False
+        fn = self.tm.resolve(func, call)
+        if fn is None:
+            fn = self.tm._foreign_def(func)[1]
+        return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _torch_tensor_annotation(fn.returns)
 
     def host_rebound(self, test, region) -> bool:
         """Every traced name `test` reads was last assigned (before it, in the region) a host
@@ -860,6 +874,15 @@ def _produced_values(e: ast.AST) -> tuple[ast.AST, ...]:
     if isinstance(e, ast.DictComp):
         return (e.value,)
     return (e.elt,)
+
+
+def _torch_tensor_annotation(ann: ast.AST | None) -> bool:
+    """`torch.Tensor`, `Optional[Tensor]`, `"torch.Tensor"`: an array annotation that is not
+    numpy's (`-> np.ndarray` is a host array in a torch file)."""
+    if not annotated_tensor(ann):
+        return False
+    text = ann.value if isinstance(ann, ast.Constant) else ast.unparse(ann)
+    return "ndarray" not in text and "numpy" not in text and "np." not in text
 
 
 def _compares_values(e: ast.Compare) -> bool:
