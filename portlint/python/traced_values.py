@@ -152,16 +152,16 @@ class ValueModel:
             self.compute_traced(region)
 
     def _same_step_method(self, fn, call: ast.Call, region: Region) -> bool:
-        """torch: `self._get_lora_matrices(adapter)` in a module's forward (or a step method):
-        a method of the same object whose result the entry point uses, called with Python
+        """torch: `self._get_lora_matrices(adapter)` in a module's forward: a method of the
+        same object whose result the forward uses, called with Python
         arguments only, runs in the same step on the module's own tensors (`self.weights[adapter]`),
         so it is traced code with no traced parameter. A bare call statement (`self.unmerge()`
         under `if self.merged:`) changes the object's state instead and is not followed. Only
-        one call deep from the entry point itself."""
+        one call deep from the forward itself."""
         if region.kind != "torch" or region.parent is not None or region.reached_from is not None:
             return False
-        if not isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not region.why.startswith(("forward of ", "step function ")):
-            return False
+        if not isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not region.why.startswith("forward of "):
+            return False  # a step function by name (`generate`) also calls its once-per-call setup
         func = call.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
             return False
