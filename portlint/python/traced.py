@@ -16,7 +16,8 @@ statically, within one file:
   (`train_step`, `_compute_loss`, `generate`, `*_step`), `forward` of `nn.Module`
   subclasses and of any class with a base and a `forward(self, x)` (modules whose base is in
   another file), `__call__` of logits processors/warpers and `update` of metrics,
-  `torch.compile`d functions, and the module functions the step calls. Not in a region:
+  `torch.compile`d functions, the module functions the step calls, and the methods of the
+  same module whose result a forward uses (`A, B = self._get_matrices(adapter)`). Not in a region:
   the evaluation leg of `if not self.training:`, and statements after a logging
   interval's early exit (`if not should_log(step): return`).
 
