@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from portlint.python import rewrites
 from portlint.python.guards import guard_map
 from portlint.python.traced import Region, TracedMap, dotted, params_of, traced_map
+from portlint.python.traced_regions import annotated_tensor
 from portlint.registry import detector
 
 TOKENS = ("jax", "flax", "optax", "equinox", "haiku", "xla", "hpu", "habana", "neuron", "htcore")
@@ -137,6 +138,8 @@ class _Walker:
                                     out.setdefault(te.id, []).append(ve)
                         elif isinstance(t, ast.Name):
                             out.setdefault(t.id, []).append(n.value)
+                        elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(n.value, ast.Call):
+                            _bind_unpacked_call(out, t, n.value)
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                             out.setdefault(t.value.id, []).append(n.value)  # `metrics["loss"] = loss.mean()`
@@ -197,6 +200,11 @@ class _Walker:
             return self.maybe_tensor(e.left, region, seen) or self.maybe_tensor(e.right, region, seen)
         if isinstance(e, ast.UnaryOp):
             return self.maybe_tensor(e.operand, region, seen)
+        if isinstance(e, (ast.IfExp, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return any(self.maybe_tensor(part, region, seen) for part in _produced_values(e))
+        if isinstance(e, ast.Compare):
+            # `targets[:, 1:] != ignore_index`: an elementwise comparison of a tensor is a tensor
+            return _compares_values(e) and any(self.maybe_tensor(c, region, seen) for c in (e.left, *e.comparators))
         if isinstance(e, ast.Call):
             func = e.func
             name = self.canon(func) or ""
@@ -217,8 +225,21 @@ class _Walker:
                 return False
             if isinstance(func, ast.Attribute) and self.maybe_tensor(func.value, region, seen):
                 return True
+            if self.returns_tensor(e):
+                return True  # `dist_utils.clip_grad_norm_(...)` is declared `-> torch.Tensor`
             return any(self.maybe_tensor(a, region, seen) for a in e.args) or any(self.maybe_tensor(k.value, region, seen) for k in e.keywords if k.arg is not None)
         return False
+
+    def returns_tensor(self, call: ast.Call) -> bool:
+        """Is `call` a call of a project function (this file's, or another file's through the
+        project model) whose return annotation is a tensor (`-> torch.Tensor`)?"""
+        func = call.func
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return False
+        fn = self.tm.resolve(func, call)
+        if fn is None:
+            fn = self.tm._foreign_def(func)[1]
+        return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _torch_tensor_annotation(fn.returns)
 
     def host_rebound(self, test, region) -> bool:
         """Every traced name `test` reads was last assigned (before it, in the region) a host
@@ -891,6 +912,44 @@ def _moves_to_device(call: ast.Call, canon) -> bool:
         if tail == "device" or "device" in tail:
             return True
     return False
+
+
+def _bind_unpacked_call(out: dict[str, list[ast.AST]], target: ast.AST, call: ast.Call) -> None:
+    """`loss, entropy_sum, count = self._forward(model, inputs)`: each unpacked name holds a
+    part of the call's result, so it is bound to the call (a tensor when the call is given one)."""
+    for elt in target.elts:
+        if isinstance(elt, ast.Starred):
+            elt = elt.value
+        if isinstance(elt, ast.Name):
+            out.setdefault(elt.id, []).append(call)
+
+
+def _produced_values(e: ast.AST) -> tuple[ast.AST, ...]:
+    """The expressions whose values `e` holds: both legs of `a if c else b`, the element of a
+    list/set/generator comprehension, the value of a dict comprehension (`{k: v.to(device)
+    for k, v in inputs.items()}` holds what `v.to(device)` gives)."""
+    if isinstance(e, ast.IfExp):
+        return (e.body, e.orelse)
+    if isinstance(e, ast.DictComp):
+        return (e.value,)
+    return (e.elt,)
+
+
+def _torch_tensor_annotation(ann: ast.AST | None) -> bool:
+    """`torch.Tensor`, `Optional[Tensor]`, `"torch.Tensor"`: an array annotation that is not
+    numpy's (`-> np.ndarray` is a host array in a torch file)."""
+    if not annotated_tensor(ann):
+        return False
+    text = ann.value if isinstance(ann, ast.Constant) else ast.unparse(ann)
+    return "ndarray" not in text and "numpy" not in text and "np." not in text
+
+
+def _compares_values(e: ast.Compare) -> bool:
+    """A comparison of values (`a != b`, `x < 0`), not an identity or membership test nor a
+    comparison with a string or None (mode switches, optional arguments)."""
+    if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+        return False
+    return not any(isinstance(c, ast.Constant) and isinstance(c.value, (str, type(None))) for c in (e.left, *e.comparators))
 
 
 def _is_host_read(e) -> bool:

@@ -18,7 +18,8 @@ statically, within one file:
   another file), `__call__` of logits processors/warpers and `update` of metrics,
   `step` of diffusion schedulers, hooks given to `register_forward_hook` & co., module
   functions typed tensor to tensor (at lower confidence: no caller seen), `torch.compile`d
-  functions, and the module functions the step calls. Not in a region:
+  functions, the module functions the step calls, and the methods of the same module whose
+  result a forward uses (`A, B = self._get_matrices(adapter)`). Not in a region:
   the evaluation leg of `if not self.training:`, and statements after a logging
   interval's early exit (`if not should_log(step): return`).
 

@@ -110,6 +110,9 @@ def _annotated_tensor(ann: ast.AST | None) -> bool:
     return (dotted(ann) or "").split(".")[-1] in _TENSOR_ANNOT
 
 
+annotated_tensor = _annotated_tensor  # the public name (parameter and return annotations)
+
+
 def torch_static_param(param: ast.arg) -> bool:
     """torch: a parameter that holds a Python value or object by its name (`num_heads`,
     `model`, `is_training`), unless its annotation says it is a tensor."""

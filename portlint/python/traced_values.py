@@ -194,6 +194,9 @@ class ValueModel:
                     if not traced and fn in self.regions:
                         continue
                     if not traced:
+                        if self._same_step_method(fn, node, region):
+                            self.add(fn, "torch", f"called every step from {region.node.name}", traced_params=set())
+                            changed = True
                         continue
                     old = self.regions.get(fn)
                     before = set(old.traced) if old else None
@@ -206,6 +209,24 @@ class ValueModel:
                 break
         for region in self.regions.values():
             self.compute_traced(region)
+
+    def _same_step_method(self, fn, call: ast.Call, region: Region) -> bool:
+        """torch: `self._get_lora_matrices(adapter)` in a module's forward: a method of the
+        same object whose result the forward uses, called with Python
+        arguments only, runs in the same step on the module's own tensors (`self.weights[adapter]`),
+        so it is traced code with no traced parameter. A bare call statement (`self.unmerge()`
+        under `if self.merged:`) changes the object's state instead and is not followed. Only
+        one call deep from the forward itself."""
+        if region.kind != "torch" or region.parent is not None or region.reached_from is not None:
+            return False
+        if not isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not region.why.startswith("forward of "):
+            return False  # a step function by name (`generate`) also calls its once-per-call setup
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return False
+        if isinstance(self.parents.get(call), ast.Expr):
+            return False
+        return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.parents.get(fn) is self.parents.get(region.node)
 
     def _traced_params_at(self, fn, call: ast.Call, region: Region) -> set[str]:
         return self._call_traced_params(fn, call, lambda e: self.is_traced(e, region))
