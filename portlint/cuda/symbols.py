@@ -25,9 +25,21 @@ _NOISE = re.compile(
     r"|'(?:\\.|[^'\\\n])*'",
     re.S,
 )
-_FUNC_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
+# Both run over every file and header, so they are spelled for the regex engine: each starts
+# with a byte class or literal (a word boundary before a word byte `x` is `x(?<!\wx)`), which
+# lets the engine skip to the bytes that can start a match, and the function pattern's
+# repeats are possessive (`*+`): giving back what a repeat took can never lead to a match
+# there (the next byte would be one the repeat accepts, which the pattern after it rejects).
+# Same matches as `\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)...` and
+# `\b(?:struct|class|union)\s+...`, at a fraction of the cost.
+_FUNC_DEF = re.compile(
+    r"([A-Za-z_](?<!\w[A-Za-z_])\w*+)\s*+\((?:[^;{}()]*+(?:\([^;{}()]*+\)[^;{}()]*+)*+)\)"
+    r"\s*+(?:const\s*+)?(?:noexcept\s*+)?\{"
+)
 _KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "defined"}
-_TYPE_DEF = re.compile(r"\b(?:struct|class|union)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*(?:final\s*)?[:{]")
+_TYPE_DEF = re.compile(
+    r"(?:s(?<!\ws)truct|c(?<!\wc)lass|u(?<!\wu)nion)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*(?:final\s*)?[:{]"
+)
 
 
 @dataclass
