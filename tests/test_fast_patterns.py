@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from portlint.cuda.symbols import _FUNC_DEF, _TYPE_DEF
+from portlint.cuda.symbols import _FUNC_DEF, _TYPE_DEF, required_literals
 from portlint.languages import _CUDA_CONTENT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,3 +92,55 @@ def test_definition_patterns_on_the_fixtures():
             assert _TYPE_DEF.findall(code) == _PLAIN_TYPE_DEF.findall(code), path
             checked += 1
     assert checked > 100
+
+
+# ---- required literals: a match always contains one of them ----------------------------------
+
+def _regexes():
+    """Small regexes over the letters a, b, c: literals, classes, \\b, lookarounds, groups,
+    alternations and repeats (possessive and lazy ones too)."""
+    atom = st.sampled_from(["a", "b", "c", "ab", "abc", "bca", "cab", "[ab]", ".", "\\b", "(?!a)", "(?<=b)", "\\w", "_"])
+
+    def grow(inner):
+        return st.one_of(
+            st.tuples(inner, inner).map("".join),
+            st.tuples(inner, inner).map(lambda t: f"(?:{t[0]}|{t[1]})"),
+            st.tuples(inner, inner).map(lambda t: f"({t[0]}|{t[1]})"),
+            st.tuples(inner, st.sampled_from(["?", "*", "+", "{2}", "{1,3}", "*+", "+?", "{0,2}"])).map(lambda t: f"(?:{t[0]}){t[1]}"),
+            inner.map(lambda x: f"(?>{x})"),
+        )
+
+    return st.recursive(atom, grow, max_leaves=10)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_regexes(), st.lists(st.sampled_from(["a", "b", "c", "_", " ", "ab", "abc", "cba"]), max_size=12).map("".join))
+def test_required_literals_occur_in_every_match(pattern, text):
+    needles = required_literals(pattern)
+    if needles is not None and re.search(pattern, text):
+        assert any(n in text for n in needles), (pattern, text, needles)
+
+
+def test_required_literals_refuse_case_folding():
+    assert required_literals("(?i)abcd") is None
+    assert required_literals("x(?i:abcd)") is None
+    assert required_literals("(?:abc|de)") is None  # "de" is too short to be worth a test
+    assert required_literals(r"\bSM(?:70|120)_\d") == ("SM120_", "SM70_")
+    assert required_literals(r"x(?:abc|bca)y") == ("xabcy", "xbcay")
+
+
+def test_table_needles_on_the_fixtures():
+    """Every name-table pattern: a fixture it matches holds one of its needles."""
+    from portlint.cuda.name_tables import _needles, load_tables
+
+    patterns = [e.pattern for e in load_tables() if e.pattern is not None]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "fixtures").rglob("*"))
+             if p.is_file() and p.suffix in (".cu", ".cuh", ".h", ".cpp", ".hpp")]
+    matched = 0
+    for pattern in patterns:
+        needles = _needles(pattern.pattern)
+        for text in texts:
+            if pattern.search(text):
+                matched += 1
+                assert needles is None or any(n in text for n in needles), pattern.pattern
+    assert matched > 20
