@@ -139,12 +139,27 @@ def _definitions(tu):
             stack.extend(reversed(list(cur.get_children())))
 
 
+def _function_like():
+    """libclang's test for a function-like macro (`#define F(x)`), or None when the library
+    lacks it. Such a macro's first token after its name is `(`, so `_collect` skips it either
+    way: asking first saves reading its tokens (most of the macros of CUTLASS-style headers)."""
+    import ctypes
+
+    from clang.cindex import Cursor, conf
+
+    test = getattr(conf.lib, "clang_Cursor_isMacroFunctionLike", None)
+    if test is not None:
+        test.argtypes, test.restype = [Cursor], ctypes.c_uint
+    return test
+
+
 def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
     from clang.cindex import CursorKind
 
     values: dict[str, int] = {}
     origins: dict[str, str] = {}
     builtins = str(BUILTINS)
+    function_like = _function_like()
     for kind, cur in _definitions(tu):
         loc = cur.location
         if loc.file is None:
@@ -153,6 +168,8 @@ def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
         if fname == builtins or fname.startswith(STUB_DIR):
             continue
         if kind == CursorKind.MACRO_DEFINITION:
+            if function_like is not None and function_like(cur):
+                continue
             toks = [t.spelling for t in cur.get_tokens()][1:]
             if toks and toks[0] == "(":  # function-like macro
                 continue
