@@ -5,6 +5,7 @@ process and settings; the SARIF reporter lists `enabled_rules(settings)`."""
 from __future__ import annotations
 
 from portlint.config import Settings
+from portlint.prefilter import TokenMatcher
 from portlint.registry import Detector, detectors_for
 from portlint.rules import load_rules
 
@@ -35,7 +36,7 @@ class Plan:
         # the tool's own rules (family "tool") are called by the engine, not by the walk
         self.detectable = {rid for rid in self.enabled if self.rules[rid].family != "tool"}
         self._by_language: dict[str, list[Detector]] = {}
-        self._tokens: dict[str, tuple[bytes, ...]] = {}
+        self._tokens: dict[str, TokenMatcher] = {}
 
     def detectors(self, language: str) -> list[Detector]:
         """The detectors for one language, importing their families on first use (a scan of
@@ -43,15 +44,16 @@ class Plan:
         if language not in self._by_language:
             ids = {rid for rid in self.detectable if self.rules[rid].language in (language, "any")}
             self._by_language[language] = detectors_for(ids)
-            self._tokens[language] = tuple(sorted({t for d in self._by_language[language] for t in d.tokens or ()}))
+            self._tokens[language] = TokenMatcher(tuple(sorted({t for d in self._by_language[language] for t in d.tokens or ()})))
         return self._by_language[language]
 
     def detectors_for_file(self, language: str, data: bytes, added_tags: frozenset[str] = frozenset()) -> list[Detector]:
-        """The detectors whose pre-filter passes on `data`: each distinct token is looked for
-        once per file (detectors share many), then every detector checks its own. Tags the
-        project model gave the file (its scope) count as the words that stand for them."""
+        """The detectors whose pre-filter passes on `data`: the distinct tokens present are
+        found once per file (detectors share many; portlint/prefilter.py), then every detector
+        checks its own. Tags the project model gave the file (its scope) count as the words
+        that stand for them."""
         detectors = self.detectors(language)
-        present = {t for t in self._tokens[language] if t in data}
+        present = self._tokens[language].present(data)
         if added_tags:
             from portlint.python.project import TAG_TOKENS
 

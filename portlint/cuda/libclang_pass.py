@@ -23,6 +23,7 @@ import json
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.cuda.cexpr import eval_text
@@ -138,12 +139,27 @@ def _definitions(tu):
             stack.extend(reversed(list(cur.get_children())))
 
 
+def _function_like():
+    """libclang's test for a function-like macro (`#define F(x)`), or None when the library
+    lacks it. Such a macro's first token after its name is `(`, so `_collect` skips it either
+    way: asking first saves reading its tokens (most of the macros of CUTLASS-style headers)."""
+    import ctypes
+
+    from clang.cindex import Cursor, conf
+
+    test = getattr(conf.lib, "clang_Cursor_isMacroFunctionLike", None)
+    if test is not None:
+        test.argtypes, test.restype = [Cursor], ctypes.c_uint
+    return test
+
+
 def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
     from clang.cindex import CursorKind
 
     values: dict[str, int] = {}
     origins: dict[str, str] = {}
     builtins = str(BUILTINS)
+    function_like = _function_like()
     for kind, cur in _definitions(tu):
         loc = cur.location
         if loc.file is None:
@@ -152,6 +168,8 @@ def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
         if fname == builtins or fname.startswith(STUB_DIR):
             continue
         if kind == CursorKind.MACRO_DEFINITION:
+            if function_like is not None and function_like(cur):
+                continue
             toks = [t.spelling for t in cur.get_tokens()][1:]
             if toks and toks[0] == "(":  # function-like macro
                 continue
@@ -173,6 +191,103 @@ def _collect(tu, main: str) -> dict[str, tuple[int, str]]:
         values[cur.spelling] = v
         origins[cur.spelling] = fname
     return {k: (v, origins[k]) for k, v in values.items() if origins[k] != main}
+
+
+# ---- the parse: headers libclang cannot find become empty stubs ---------------------------
+# libclang stops entering #includes at the first header it cannot find (a fatal error), so the
+# pass parses again with that header stubbed, until none is missing (at most _MAX_ROUNDS
+# parses). Files of a scan share their include folders after the scanned file's own, and a
+# header libclang found in none of them cannot be found there for the next file either: such
+# names are stubbed up front (`_parse_with_known_missing`), which saves the rounds that would
+# find them one by one. A stub no #include reaches is never read, so the result is the one of
+# the rounds, as long as nothing asks whether a header exists (`__has_include`) and the names
+# the file does reach would have fitted in the rounds; otherwise the rounds run as before.
+
+@dataclass
+class _Parse:
+    index: object
+    path: Path
+    args: list[str]
+    text: str
+    options: int
+
+    def run(self, stubs: dict[str, str]):
+        files = [(str(self.path), self.text)] + [(f"{STUB_DIR}/{name}", "") for name in stubs]
+        return self.index.parse(str(self.path), args=self.args, unsaved_files=files, options=self.options)
+
+
+def _reported_missing(tu) -> tuple[set[str], bool]:
+    """The header names libclang reports it cannot find, and whether every such report is the
+    plain one ("'x' file not found", not the "found with quotes" kind that recovers)."""
+    names, plain = set(), True
+    for d in tu.diagnostics:
+        m = _NOT_FOUND.search(d.spelling)
+        if m:
+            names.add(m.group(1))
+            plain = plain and d.spelling == f"'{m.group(1)}' file not found"
+    return names, plain
+
+
+def _rounds(parse: _Parse, stubs: dict[str, str]):
+    """Parse, stub what is missing, parse again (at most _MAX_ROUNDS parses). Returns the last
+    translation unit, the names stubbed on the way, and whether the last parse reported no
+    missing header at all and every report on the way was a plain one."""
+    tu, added, plain = None, [], True
+    for _ in range(_MAX_ROUNDS):
+        tu = parse.run(stubs)
+        reported, plain_here = _reported_missing(tu)
+        plain = plain and plain_here
+        missing = reported - set(stubs)
+        if not missing:
+            return tu, added, plain and not reported
+        for name in missing:
+            stubs[name] = ""
+            added.append(name)
+    return tu, added, False
+
+
+def _parse_with_known_missing(ctx, parse: _Parse, stubs: dict[str, str]):
+    """The translation unit of the rounds, with the names known to be missing stubbed up front
+    when that provably gives the same one (see above)."""
+    from portlint.cuda.includes import file_session
+
+    # the arguments but the scanned file's own folder (searched before the stubs: a stub can
+    # never hide a header there) say where else a header is looked for
+    where = tuple(a for a in parse.args if a != f"-I{parse.path.parent}")
+    known: set[str] = file_session(ctx).fact("libclang-missing", dict).setdefault(where, set())
+    guessed = sorted(known - set(stubs))
+    if guessed:
+        trial = dict(stubs)
+        trial.update((name, "") for name in guessed)
+        tu, added, clean = _rounds(parse, trial)
+        if clean and _same_as_rounds(ctx, tu, guessed, added):
+            known.update(added)
+            return tu
+    tu, added, clean = _rounds(parse, stubs)
+    if clean:
+        known.update(added)
+    return tu
+
+
+def _same_as_rounds(ctx, tu, guessed: list[str], added: list[str]) -> bool:
+    """Whether rounds from the file's own stubs would have ended with this translation unit:
+    the guessed stubs it reads plus the names stubbed on the way fit in the rounds, and no file
+    it reads asks whether a header exists (an unread stub would answer yes)."""
+    from portlint.cuda.includes import graph_of
+
+    if b"__has_include" in ctx.data:
+        return False
+    graph = graph_of(ctx)
+    read: set[str] = set()
+    for inclusion in tu.get_includes():
+        name = inclusion.include.name
+        if name.startswith(STUB_DIR + "/"):
+            read.add(name[len(STUB_DIR) + 1:])
+            continue
+        header = graph.header(os.path.realpath(name))
+        if header is None or b"__has_include" in header.data:
+            return False
+    return len(read & set(guessed)) + len(added) < _MAX_ROUNDS
 
 
 def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
@@ -203,23 +318,11 @@ def libclang_constants(ctx) -> dict[str, tuple[int, str]]:
                 STATS["kept"] += 1
                 results[key] = kept
                 return kept
-        stubs: dict[str, str] = {name: "" for name in reach.missing}
         import clang.cindex as ci
 
-        index = ci.Index.create()
         options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
-        unsaved = [(str(path), ctx.data.decode("utf-8", errors="replace"))]
-        tu = None
-        for _ in range(_MAX_ROUNDS):
-            files = unsaved + [(f"{STUB_DIR}/{name}", "") for name in stubs]
-            tu = index.parse(str(path), args=args, unsaved_files=files, options=options)
-            missing = {m.group(1) for d in tu.diagnostics for m in [_NOT_FOUND.search(d.spelling)] if m}
-            missing -= set(stubs)
-            if not missing:
-                break
-            for name in missing:
-                stubs[name] = ""
-        assert tu is not None
+        parse = _Parse(ci.Index.create(), path, args, ctx.data.decode("utf-8", errors="replace"), options)
+        tu = _parse_with_known_missing(ctx, parse, {name: "" for name in reach.missing})
         found = _collect(tu, str(path))
         # -D macros of the compile command have no file: take them from the arguments
         for i, a in enumerate(args[:-1]):

@@ -158,9 +158,13 @@ def _exact_index() -> dict[str, Entry]:
 
 @lru_cache(maxsize=256)
 def _needles(pattern: str) -> tuple[str, ...] | None:
-    from portlint.cuda.symbols import literal_needles
+    """Strings one of which a match of a table pattern contains (the patterns are compiled
+    without flags, so the source says everything): what the source text shows, else what
+    the parse tree shows (the patterns whose every branch starts with `\\b(?:a|b)`)."""
+    from portlint.cuda.symbols import literal_needles, required_literals
 
-    return literal_needles(pattern)
+    needles = literal_needles(pattern)
+    return needles if needles is not None else required_literals(pattern)
 
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")

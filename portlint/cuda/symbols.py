@@ -25,9 +25,21 @@ _NOISE = re.compile(
     r"|'(?:\\.|[^'\\\n])*'",
     re.S,
 )
-_FUNC_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
+# Both run over every file and header, so they are spelled for the regex engine: each starts
+# with a byte class or literal (a word boundary before a word byte `x` is `x(?<!\wx)`), which
+# lets the engine skip to the bytes that can start a match, and the function pattern's
+# repeats are possessive (`*+`): giving back what a repeat took can never lead to a match
+# there (the next byte would be one the repeat accepts, which the pattern after it rejects).
+# Same matches as `\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)...` and
+# `\b(?:struct|class|union)\s+...`, at a fraction of the cost.
+_FUNC_DEF = re.compile(
+    r"([A-Za-z_](?<!\w[A-Za-z_])\w*+)\s*+\((?:[^;{}()]*+(?:\([^;{}()]*+\)[^;{}()]*+)*+)\)"
+    r"\s*+(?:const\s*+)?(?:noexcept\s*+)?\{"
+)
 _KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "defined"}
-_TYPE_DEF = re.compile(r"\b(?:struct|class|union)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*(?:final\s*)?[:{]")
+_TYPE_DEF = re.compile(
+    r"(?:s(?<!\ws)truct|c(?<!\wc)lass|u(?<!\wu)nion)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*(?:final\s*)?[:{]"
+)
 
 
 @dataclass
@@ -175,6 +187,74 @@ def literal_needles(src: str) -> tuple[str, ...] | None:
             return None
         needles.append(text)
     return tuple(needles)
+
+
+_CASE_FLAG = re.compile(r"\(\?[aiLmsux-]*i")  # (?i) or a scoped (?i:...) anywhere
+
+
+def required_literals(src: str) -> tuple[str, ...] | None:
+    """Strings one of which every match of the regex `src` contains, read from its parse
+    tree: a run of literal characters (through alternations of plain words: `SM(?:70|80)_`
+    gives SM70_ and SM80_); for an alternation, one string per branch; the body of a group
+    or of a repeat that runs at least once. None when no such set of strings of 3
+    characters or more is found, or when the pattern ignores case anywhere. Where
+    `literal_needles` (which reads the source text) gives up, on `\\b(?:cg|cooperative_groups)::x`
+    say, this finds `::x`."""
+    from re import _constants as C, _parser
+
+    if _CASE_FLAG.search(src):
+        return None
+    try:
+        parsed = _parser.parse(src)
+    except Exception:  # noqa: BLE001 - a pattern this cannot read is simply not pre-filtered
+        return None
+    if parsed.state.flags & C.SRE_FLAG_IGNORECASE:
+        return None
+    repeats = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
+
+    def literal_branch(av) -> list[str] | None:
+        """The alternatives of a branch whose every alternative is plain literal text."""
+        texts = []
+        for alt in av[1]:
+            if any(op is not C.LITERAL for op, _ in alt):
+                return None
+            texts.append("".join(chr(c) for _, c in alt))
+        return texts
+
+    def of_sequence(items) -> tuple[str, ...] | None:
+        options: list[tuple[str, ...]] = []
+        run = [""]  # the literal text just matched, one string per way it can read
+        for op, av in items:
+            if op is C.LITERAL:
+                run = [r + chr(av) for r in run]
+                continue
+            texts = literal_branch(av) if op is C.BRANCH else None
+            if texts is not None and len(run) * len(texts) <= 64:  # `SM(?:70|80)_`: SM70_, SM80_
+                run = [r + t for r in run for t in texts]
+                continue
+            if run != [""]:  # any other element ends the run, zero-width ones included
+                options.append(tuple(sorted(set(run))))
+            run = [""]
+            inner = None
+            if op is C.SUBPATTERN:
+                inner = of_sequence(av[3])
+            elif op is C.ATOMIC_GROUP:
+                inner = of_sequence(av)
+            elif op in repeats and av[0] >= 1:
+                inner = of_sequence(av[2])
+            elif op is C.BRANCH:
+                branches = [of_sequence(b) for b in av[1]]
+                if all(b is not None for b in branches):
+                    inner = tuple(sorted({s for b in branches for s in b}))
+            if inner is not None:
+                options.append(inner)
+        if run != [""]:
+            options.append(tuple(sorted(set(run))))
+        usable = [o for o in options if min(map(len, o)) >= 3]
+        # the most selective: the longest shortest string, then the fewest strings
+        return max(usable, key=lambda o: (min(map(len, o)), -len(o))) if usable else None
+
+    return of_sequence(parsed.data)
 
 
 @dataclass(frozen=True)

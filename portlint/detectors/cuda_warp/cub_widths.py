@@ -12,14 +12,18 @@ from portlint.detectors.cuda_warp.analysis import Analysis
 def cub_widths(a: Analysis, has_32_assumption: bool) -> None:
     if not has_32_assumption:
         return
-    for ident in nodes_of_types(a.root, ("identifier", "type_identifier")):
-        name = node_text(ident)
-        # CUB_LOG_WARP_THREADS has no hipify counterpart: PTL602 reports it
-        if name in ("CUB_PTX_WARP_THREADS", "CUB_WARP_THREADS"):
-            a.hit("PTL111", ident, fields={"what": f"`{name}` beside 32-lane arithmetic"}, confidence="medium",
-                  suggestion="hipify renames it to `HIPCUB_WARP_THREADS`, the device wavefront (64 on CDNA); the 32s "
-                             "elsewhere in this file then disagree with it. Derive every per-warp size from the same constant.")
-    if not has_32_assumption:
+    # the names and the `cub::Warp...<` texts looked for are bytes of the file when present:
+    # a file without them has nothing to walk for
+    data = a.ctx.data
+    if b"WARP_THREADS" in data:
+        for ident in nodes_of_types(a.root, ("identifier", "type_identifier")):
+            name = node_text(ident)
+            # CUB_LOG_WARP_THREADS has no hipify counterpart: PTL602 reports it
+            if name in ("CUB_PTX_WARP_THREADS", "CUB_WARP_THREADS"):
+                a.hit("PTL111", ident, fields={"what": f"`{name}` beside 32-lane arithmetic"}, confidence="medium",
+                      suggestion="hipify renames it to `HIPCUB_WARP_THREADS`, the device wavefront (64 on CDNA); the 32s "
+                                 "elsewhere in this file then disagree with it. Derive every per-warp size from the same constant.")
+    if not has_32_assumption or b"cub::Warp" not in data:
         return
     for targs in nodes_of_types(a.root, ("template_argument_list",)):
         owner = targs.parent

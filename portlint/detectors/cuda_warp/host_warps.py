@@ -42,6 +42,8 @@ def host_arith(a: Analysis, be, op: str) -> None:
 
 
 def host_macros(a: Analysis) -> None:
+    if b"C10_WARP_SIZE" not in a.ctx.data:
+        return  # an identifier's text is bytes of the file: none can be C10_WARP_SIZE
     seen_lines: set[int] = set()
     for ident in nodes_of_types(a.root, ("identifier",)):
         if node_text(ident) == "C10_WARP_SIZE" and not a.is_device(ident) and a.spaces.function_at(ident.start_byte) is not None:
