@@ -536,8 +536,8 @@ class RegionFinder:
                     static |= {p.arg for p in params if _annotation_static(p.annotation)}
                 if module_method:
                     static |= {p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is not None}
-                if kind == "torch":
-                    static |= {p.arg for p in params if torch_static_param(p)}
+                if kind == "torch":  # in eager torch a `float` annotation is a Python number too
+                    static |= {p.arg for p in params if torch_static_param(p) or _annotated_float(p.annotation)}
                 traced_params = {n for n in names if n not in static and n not in ("self", "cls")}
             else:
                 traced_params = {n for n in traced_params if not _annotation_static(next(p.annotation for p in params if p.arg == n))}
