@@ -51,29 +51,12 @@ class Plan:
         once per file (detectors share many), then every detector checks its own. Tags the
         project model gave the file (its scope) count as the words that stand for them."""
         detectors = self.detectors(language)
-        # a token is looked for when a detector first needs it, and a detector stops at its
-        # first token found: the same detectors as testing every token, without scanning
-        # the bytes for tokens only detectors that already passed list
-        seen: dict[bytes, bool] = {}
+        present = {t for t in self._tokens[language] if t in data}
         if added_tags:
             from portlint.python.project import TAG_TOKENS
 
-            for tag in added_tags:
-                for word in TAG_TOKENS.get(tag, ()):
-                    seen[word] = True
-        out = []
-        for d in detectors:
-            if d.tokens is None:
-                out.append(d)
-                continue
-            for t in d.tokens:
-                found = seen.get(t)
-                if found is None:
-                    found = seen[t] = t in data
-                if found:
-                    out.append(d)
-                    break
-        return out
+            present |= {w for tag in added_tags for w in TAG_TOKENS.get(tag, ())}
+        return [d for d in detectors if d.tokens is None or not present.isdisjoint(d.tokens)]
 
 
 _PLAN: Plan | None = None
