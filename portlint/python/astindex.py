@@ -11,7 +11,6 @@ a second caller gets the same list."""
 from __future__ import annotations
 
 import ast
-from itertools import chain, islice, repeat
 
 _AST = ast.AST
 _last_module: ast.AST | None = None
@@ -92,49 +91,9 @@ def _walk(root: ast.AST) -> list[ast.AST]:
     return out
 
 
-class NodeList(list):
-    """A module's nodes in walk order; `sizes[i]` is how many children node `i` put on the
-    list (breadth first, so they follow the children of node `i - 1`): the parent table is
-    then made without reading every node's fields again."""
-
-    __slots__ = ("sizes",)
-
-
-def _walk_sized(root: ast.AST) -> NodeList:
-    out = NodeList([root])
-    append = out.append
-    sizes: list[int] = []
-    size = sizes.append
-    known = _NODE_FIELDS
-    i = 0
-    while i < len(out):
-        node = out[i]
-        i += 1
-        before = len(out)
-        fields = known.get(node.__class__)
-        if fields is None:
-            fields = _node_fields(node.__class__)
-        for name in fields:
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                for x in value:
-                    if isinstance(x, _AST):
-                        append(x)
-            elif isinstance(value, _AST):
-                append(value)
-        size(len(out) - before)
-    out.sizes = sizes
-    return out
-
-
 def walk(root: ast.AST) -> list[ast.AST]:
     """Every node under `root` (itself first) in `ast.walk` order, as a new list."""
     return _walk(root)
-
-
-def walk_module(module: ast.AST) -> NodeList:
-    """`walk(module)` for a whole module, as `nodes` keeps it (hand it over with `adopt`)."""
-    return _walk_sized(module)
 
 
 def adopt(module: ast.AST, all_nodes: list[ast.AST]) -> None:
@@ -148,7 +107,7 @@ def nodes(module: ast.AST) -> list[ast.AST]:
     """Every node under `module` (itself first) in `ast.walk` order. Do not mutate."""
     global _last_module, _last_nodes, _last_parents, _last_classes
     if module is not _last_module:
-        _last_module, _last_nodes, _last_parents, _last_classes = module, _walk_sized(module), None, None
+        _last_module, _last_nodes, _last_parents, _last_classes = module, _walk(module), None, None
     return _last_nodes
 
 
@@ -187,10 +146,6 @@ def parents(module: ast.AST) -> dict[ast.AST, ast.AST]:
     """child -> parent for every node under `module`. Do not mutate."""
     global _last_parents
     all_nodes = nodes(module)
-    if _last_parents is None and getattr(all_nodes, "sizes", None) is not None:
-        # the same pairs, in the same order, as the loop below (a later parent of a shared
-        # node, such as the one `Load()` context, wins in both)
-        _last_parents = dict(zip(islice(all_nodes, 1, None), chain.from_iterable(map(repeat, all_nodes, all_nodes.sizes))))
     if _last_parents is None:
         table: dict[ast.AST, ast.AST] = {}
         known = _NODE_FIELDS

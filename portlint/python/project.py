@@ -409,13 +409,13 @@ def summarize(data: bytes, module: str, is_package: bool, keep=None) -> dict | N
     """The summary of one file's bytes, or None when it does not parse. `keep(tree, nodes,
     table)` receives the parse, its walk and its import table (None if it could not be
     made), so the scan of the file does not parse, walk and read its imports again."""
-    from portlint.python.astindex import parse, walk_module
+    from portlint.python.astindex import parse, walk
 
     try:
         tree = parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    all_nodes = walk_module(tree)
+    all_nodes = walk(tree)
     try:
         table = ImportTable(tree, module, is_package)
     except RecursionError:
