@@ -185,9 +185,19 @@ def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: Plan, resu
             # the nodes whose class name a detector dispatches on, in walk order: the same
             # nodes, in the same order, as testing every node of the module
             wanted = [cls for cls in node_classes(module) if cls.__name__ in dispatch]
+            # `call` inlined for this loop (it runs once per node and detector): the same
+            # detectors in the same order, the same skip of a failed rule and the same notice
+            by_class = {cls: [(det.rule_id, det.func, plan.rules[det.rule_id]) for det in dispatch[cls.__name__]] for cls in wanted}
             for node in of_class(module, *wanted) if wanted else ():
-                for det in dispatch[type(node).__name__]:
-                    call(det, node, ctx)
+                for rule_id, func, rule in by_class[node.__class__]:
+                    if rule_id in failed:
+                        continue
+                    ctx.rule = rule
+                    try:
+                        func(node, ctx)
+                    except Exception as exc:  # a broken detector must not take the scan down
+                        failed.add(rule_id)
+                        _internal_error(ctx, plan, rule_id, exc, node)
     elif ctx.language == "cuda":
         from portlint.cuda.parse import cuda_language, nodes_of_types
 

@@ -98,6 +98,10 @@ _TORCH_ONLY_METHODS = {"detach", "float", "half", "bfloat16", "clamp", "clamp_mi
                        "unsqueeze", "contiguous", "type_as", "softmax", "log_softmax", "cuda", "nanmean", "nansum"}
 
 
+# the node classes `_Walker.visit` looks at (every other node it passes over)
+_VISITED = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.For, ast.comprehension, ast.Call, ast.Subscript)
+
+
 class _Walker:
     def __init__(self, ctx, tm: TracedMap, out: Hazards):
         self.ctx = ctx
@@ -350,7 +354,8 @@ class _Walker:
         for region in self.tm.regions.values():
             self.collect_bool_names(region)
             for node in self.tm.region_nodes(region):
-                if self.tm.region_of(node) is not region:
+                # the classes `visit` acts on, tested before the (pure, memoised) region lookup
+                if not isinstance(node, _VISITED) or self.tm.region_of(node) is not region:
                     continue
                 self.visit(node, region)
 

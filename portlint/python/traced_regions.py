@@ -777,8 +777,8 @@ class RegionFinder:
     def _add_module_hooks(self) -> None:
         """`module.register_forward_hook(hook)`: the hook runs in every forward of the module,
         on its input and output tensors (`hook(module, inputs, output)`)."""
-        for node in self.nodes:
-            if (node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and node.func.attr in _MODULE_HOOKS
+        for node in self.nodes_of(ast.Call):  # (the module's calls, in `self.nodes` order)
+            if (isinstance(node.func, ast.Attribute) and node.func.attr in _MODULE_HOOKS
                     and node.args):
                 home = self.enclosing_function(node)
                 if home is not None and not isinstance(home, ast.Lambda) and _one_off_pass(home):

@@ -248,8 +248,7 @@ class ValueModel:
         assigned_static: set[str] = set()
         traced = set(region.traced) | inherited
         traced -= self._python_params(region, traced, torch)
-        bindings = [n for n in self.region_nodes(region)
-                    if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))]
+        bindings = self._bindings(region)
         for _ in range(8):
             before = len(traced)
             for node in bindings:
@@ -294,6 +293,33 @@ class ValueModel:
         region.traced = traced - (region.static - set(region.traced))
         memo[key] = frozenset(region.traced)
 
+    def _bindings(self, region: Region) -> list[ast.AST]:
+        """The region's nodes that bind names, listed once per function or loop (like
+        `region_nodes`, which they are taken from)."""
+        memo = self.__dict__.setdefault("_bindings_memo", {})
+        found = memo.get(region.node)
+        if found is None:
+            found = memo[region.node] = [n for n in self.region_nodes(region)
+                                         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))]
+        return found
+
+    def _param_assigns(self, region: Region) -> dict[str, list[ast.AST]]:
+        """Parameter name -> the assignments to it in the region's nodes, in their order,
+        listed once per function (`_python_params` reads the names it needs)."""
+        memo = self.__dict__.setdefault("_param_assigns_memo", {})
+        fn = region.node
+        found = memo.get(fn)
+        if found is None:
+            names = {p.arg for p in params_of(fn)}
+            found = memo[fn] = {}
+            for n in self.region_nodes(region):
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        for name in ast.walk(t):
+                            if name.__class__ is ast.Name and name.id in names:
+                                found.setdefault(name.id, []).append(n)
+        return found
+
     def _python_params(self, region: Region, traced: set[str], torch: bool) -> set[str]:
         """Traced parameters the function's own code shows to be Python values:
         - rebound first thing with a static value, not read before
@@ -307,13 +333,7 @@ class ValueModel:
         if not params:
             return set()
         out: set[str] = set()
-        assigns: dict[str, list[ast.AST]] = {}
-        for n in self.region_nodes(region):
-            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                    for name in ast.walk(t):
-                        if name.__class__ is ast.Name and name.id in params:
-                            assigns.setdefault(name.id, []).append(n)
+        assigns = self._param_assigns(region)  # read only for names in `params`
         read_before: set[str] = set()
         for stmt, reads in zip(fn.body, self._param_reads(fn)):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
