@@ -1142,18 +1142,25 @@ class _Builder:
             return []
         if self._by_any_method is None:
             index: dict[str, list[tuple[str, str]]] = {}
-            for frel in sorted(self.m.files):
-                info = self.m.files[frel]
-                if not info.hint or not (self.m.scope.get(frel) or info.tags & set(SCOPE_TAGS)):
-                    continue
-                s = self.summary(frel)
-                for cname, c in (s["classes"] if s else {}).items():
-                    if not c["flax"] and c["bases"]:
-                        for meth in c["methods"]:
-                            index.setdefault(meth, []).append((frel, cname))
+            for frel, cname, c in self._torch_classes_in_scope():
+                for meth in c["methods"]:
+                    index.setdefault(meth, []).append((frel, cname))
             self._by_any_method = index
         return [(crel, f"{cname}.{name}") for crel, cname in self._by_any_method.get(name, ())
                 if (crel, cname) != (rel, cls) and self._descends(crel, cname, (rel, cls))]
+
+    def _torch_classes_in_scope(self):
+        """(file, class name, class summary) of every non-Flax class with a base in the files
+        that hold per-step code in scope, files in sorted order: where methods are looked up
+        by name (`overrides`, `methods_named`)."""
+        for rel in sorted(self.m.files):
+            info = self.m.files[rel]
+            if not info.hint or not (self.m.scope.get(rel) or info.tags & set(SCOPE_TAGS)):
+                continue
+            s = self.summary(rel)
+            for cname, c in (s["classes"] if s else {}).items():
+                if not c["flax"] and c["bases"]:
+                    yield rel, cname, c
 
     def _descends(self, rel: str, cls: str, ancestor: tuple[str, str], depth: int = 0) -> bool:
         """Is the class `cls` of file `rel` a subclass of `ancestor` (file, class name)?"""
@@ -1199,14 +1206,8 @@ class _Builder:
         unknown class can run. A name more than _MAX_BY_NAME classes define says nothing."""
         if self._by_method is None:
             index: dict[str, list[tuple[str, str]]] = {}
-            for rel in sorted(self.m.files):
-                info = self.m.files[rel]
-                if not info.hint or not (self.m.scope.get(rel) or info.tags & set(SCOPE_TAGS)):
-                    continue
-                s = self.summary(rel)
-                for cname, c in (s["classes"] if s else {}).items():
-                    if c["flax"] or not c["bases"] or "forward" not in c["methods"]:
-                        continue
+            for rel, cname, c in self._torch_classes_in_scope():
+                if "forward" in c["methods"]:
                     for meth in c["methods"]:
                         index.setdefault(meth, []).append((rel, f"{cname}.{meth}"))
             self._by_method = index
