@@ -15,6 +15,7 @@ from portlint.python import rewrites
 from portlint.python.guards import guard_map
 from portlint.python.traced import Region, TracedMap, dotted, params_of, traced_map
 from portlint.python.traced_regions import annotated_tensor
+from portlint.python.traced_values import to_cpu_args
 from portlint.registry import detector
 
 TOKENS = ("jax", "flax", "optax", "equinox", "haiku", "xla", "hpu", "habana", "neuron", "htcore")
@@ -872,10 +873,7 @@ def _to_host(call: ast.Call) -> bool:
         return False
     if func.attr in ("cpu", "numpy"):
         return True
-    if func.attr == "to":
-        args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
-        return any(isinstance(a, ast.Constant) and a.value == "cpu" for a in args)
-    return False
+    return func.attr == "to" and to_cpu_args(call)
 
 
 def _self_attributes(target: ast.AST) -> list[str]:

@@ -134,8 +134,8 @@ def _computed(e: ast.AST) -> bool:
     return False
 
 
-def _to_cpu_args(call: ast.Call) -> bool:
-    """`.to("cpu")` / `.to(device="cpu")`."""
+def to_cpu_args(call: ast.Call) -> bool:
+    """`.to("cpu")` / `.to(device="cpu")` (the arguments of a `.to` call that name the host)."""
     args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
     return any(isinstance(a, ast.Constant) and a.value == "cpu" for a in args)
 
@@ -569,7 +569,7 @@ class ValueModel:
             if isinstance(e.func, ast.Attribute):
                 if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES:
                     return False
-                if torch and e.func.attr == "to" and _to_cpu_args(e):
+                if torch and e.func.attr == "to" and to_cpu_args(e):
                     return False  # `t.to("cpu")` is a host copy too (reported by PTL803 itself)
                 if torch and (e.func.attr == "get" or e.func.attr.startswith("get_")):
                     return False  # dict lookups and object queries, not tensor ops
