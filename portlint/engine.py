@@ -515,16 +515,19 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
     session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
     jobs = settings.jobs or default_jobs()
     cache = _open_cache(settings)
+    # a cache that holds no result yet (the first scan, a CI run) would miss every lookup:
+    # the files go straight to the analysis, which keys and stores them where it runs
+    lookups = None if cache is None or cache.holds_no_results() else cache
     collected = _Collector(files, progress)
     python = [i for i, sf in enumerate(files) if _is_python(sf)]
     model_notices: list[Notice] = []
     frozen = False
     try:
         if not python:
-            pending = _look_up(list(range(len(files))), files, settings, cache, collected)
+            pending = _look_up(list(range(len(files))), files, settings, lookups, collected)
         else:
             python_set = set(python)
-            others = _look_up([i for i in range(len(files)) if i not in python_set], files, settings, cache, collected)
+            others = _look_up([i for i in range(len(files)) if i not in python_set], files, settings, lookups, collected)
             early = None
             if _pool_worth_it(others, jobs):
                 from portlint.workers import EarlyStart
@@ -550,7 +553,7 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
                     frozen = True
                 if early is not None:
                     others = early.finish(collected.done)
-            pending = others + _look_up(python, files, settings, cache, collected)
+            pending = others + _look_up(python, files, settings, lookups, collected)
         if _pool_worth_it(pending, jobs):
             from portlint.workers import scan_parallel
 
