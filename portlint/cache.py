@@ -105,6 +105,18 @@ class Cache:
         return digest.digest()
 
     # ---- entries ------------------------------------------------------------------------------
+    def holds_no_results(self) -> bool:
+        """True when no entry can be found here (the directory is missing or holds no entry
+        folder): every lookup would miss, so a scan need not look files up before analysing
+        them. False when the directory cannot be listed (the lookups then say)."""
+        try:
+            with os.scandir(self.dir) as entries:
+                return not any(len(e.name) == 2 and all(c in "0123456789abcdef" for c in e.name) for e in entries)
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+
     def _path(self, key: str) -> Path:
         return _entry_path(self.dir, key)
 

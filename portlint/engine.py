@@ -440,58 +440,48 @@ def _size(sf: SourceFile) -> int:
         return 0
 
 
-def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
-    import gc
-
-    session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
-    python = [sf.real for sf in files if sf.real.suffix.lower() in (".py", ".pyi")]
-    model_notices: list[Notice] = []
-    frozen = False
-    if python:  # the project model, built before any file is looked up or scanned
-        from portlint.python.project import model_error, scan_model
-
-        # The model parses and keeps the trees of the files it summarises (the scan takes
-        # them over) and their summaries: millions of acyclic objects that live on. The
-        # cyclic collector would traverse them again and again while they pile up and
-        # while the files are scanned (0.3 s of a 1,175-file serial scan), so it is paused
-        # for the build and what is alive then is kept out of its passes (`gc.freeze`)
-        # until the scan ends. Nothing is freed later than without: refcounting frees them.
-        paused = gc.isenabled() and gc.get_freeze_count() == 0
-        if paused:
-            gc.disable()
-        try:
-            model = scan_model(settings, python)
-        finally:
-            if paused:
-                gc.freeze()
-                gc.enable()
-                frozen = True
-        if model is None and model_error(settings):
-            model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
-    try:
-        return _scan_all(files, settings, progress, model_notices)
-    finally:
-        if frozen:
-            gc.unfreeze()
+def _is_python(sf: SourceFile) -> bool:
+    return sf.real.suffix.lower() in (".py", ".pyi")
 
 
-def _scan_all(files: list[SourceFile], settings: Settings, progress, model_notices: list[Notice]) -> ScanResult:
-    from portlint.config import default_jobs
+class _Collector:
+    """Each file's result in its slot; the report is assembled from the slots in file order
+    and sorted, so neither the worker count nor the completion order can change it."""
 
-    jobs = settings.jobs or default_jobs()
-    cache = _open_cache(settings)
-    results: list[FileResult | None] = [None] * len(files)
-    finished = 0
+    def __init__(self, files: list[SourceFile], progress):
+        self.files = files
+        self.results: list[FileResult | None] = [None] * len(files)
+        self.finished = 0
+        self.progress = progress
 
-    def done(index: int, result: FileResult) -> None:
-        nonlocal finished
-        results[index] = result
-        finished += 1
-        if progress:
-            progress(finished, len(files))
+    def done(self, index: int, result: FileResult) -> None:
+        self.results[index] = result
+        self.finished += 1
+        if self.progress:
+            self.progress(self.finished, len(self.files))
 
+    def report(self, model_notices: list[Notice]) -> ScanResult:
+        results = self.results
+        out = ScanResult(files_scanned=sum(1 for r in results if r is not None and r.scanned))
+        out.notices.extend(model_notices)
+        for r in results:
+            assert r is not None
+            out.findings.extend(r.findings)
+            out.notices.extend(r.notices)
+            for k, v in r.counters.items():
+                out.counters[k] = out.counters.get(k, 0) + v
+        out.findings.sort(key=Finding.sort_key)
+        out.notices.sort(key=Notice.sort_key)
+        out.counters = dict(sorted(out.counters.items()))
+        return out
+
+
+def _look_up(indices: list[int], files: list[SourceFile], settings: Settings, cache, collected: _Collector) -> list[tuple[int, SourceFile, int, tuple[str, str] | None]]:
+    """The files of `indices` that need analysis, as (index, file, size, known); the others
+    (cached, unreadable, skipped) go to `collected` now."""
     pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]] = []
-    for i, sf in enumerate(files):
+    for i in indices:
+        sf = files[i]
         if cache is None:
             pending.append((i, sf, _size(sf), None))
             continue
@@ -502,26 +492,90 @@ def _scan_all(files: list[SourceFile], settings: Settings, progress, model_notic
         if hit is None:
             pending.append((i, sf, size, known))
         else:
-            done(i, hit)
-    if jobs > 1 and len(pending) >= max(_POOL_MIN_FILES, 2 * jobs):
-        from portlint.workers import scan_parallel
+            collected.done(i, hit)
+    return pending
 
-        scan_parallel(pending, settings, cache, jobs, done)
-    else:
-        for i, sf, _, known in pending:
-            done(i, _scan_isolated(sf, settings, cache, known))
-    out = ScanResult(files_scanned=sum(1 for r in results if r is not None and r.scanned))
-    out.notices.extend(model_notices)
-    for r in results:
-        assert r is not None
-        out.findings.extend(r.findings)
-        out.notices.extend(r.notices)
-        for k, v in r.counters.items():
-            out.counters[k] = out.counters.get(k, 0) + v
-    out.findings.sort(key=Finding.sort_key)
-    out.notices.sort(key=Notice.sort_key)
-    out.counters = dict(sorted(out.counters.items()))
-    return out
+
+def _pool_worth_it(pending: list, jobs: int) -> bool:
+    return jobs > 1 and len(pending) >= max(_POOL_MIN_FILES, 2 * jobs)
+
+
+def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
+    """Scan `files`: look each one up in the cache (in this process: a warm rescan starts no
+    worker), analyse the misses, in worker processes when there are enough of them.
+
+    With Python files among them, the Python project model is built first, in this process,
+    before any Python file is looked up (a Python file's cache key holds the model's facts
+    about it) or analysed. The other files do not depend on the model: their misses start in
+    worker processes forked before the build (`workers.EarlyStart`), which take them largest
+    first while this process builds the model; those left when the model is ready go to the
+    pool of the Python files (forked after the build, so its workers inherit the model)."""
+    from portlint.config import default_jobs
+
+    session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
+    jobs = settings.jobs or default_jobs()
+    cache = _open_cache(settings)
+    # a cache that holds no result yet (the first scan, a CI run) would miss every lookup:
+    # the files go straight to the analysis, which keys and stores them where it runs
+    lookups = None if cache is None or cache.holds_no_results() else cache
+    collected = _Collector(files, progress)
+    python = [i for i, sf in enumerate(files) if _is_python(sf)]
+    model_notices: list[Notice] = []
+    frozen = False
+    try:
+        if not python:
+            pending = _look_up(list(range(len(files))), files, settings, lookups, collected)
+        else:
+            python_set = set(python)
+            others = _look_up([i for i in range(len(files)) if i not in python_set], files, settings, lookups, collected)
+            early = None
+            if _pool_worth_it(others, jobs):
+                from portlint.workers import EarlyStart
+
+                early = EarlyStart.begin(others, settings, cache, jobs)
+            # The model parses and keeps the trees of the files it summarises (the scan takes
+            # them over) and their summaries: millions of acyclic objects that live on. The
+            # cyclic collector would traverse them again and again while they pile up and
+            # while the files are scanned (0.3 s of a 1,175-file serial scan), so it is paused
+            # for the build and what is alive then is kept out of its passes (`gc.freeze`)
+            # until the scan ends. Nothing is freed later than without: refcounting frees them.
+            import gc
+
+            paused = gc.isenabled() and gc.get_freeze_count() == 0
+            if paused:
+                gc.disable()
+            try:
+                _build_model(settings, [files[i].real for i in python], model_notices)
+            finally:
+                if paused:
+                    gc.freeze()
+                    gc.enable()
+                    frozen = True
+                if early is not None:
+                    others = early.finish(collected.done)
+            pending = others + _look_up(python, files, settings, lookups, collected)
+        if _pool_worth_it(pending, jobs):
+            from portlint.workers import scan_parallel
+
+            scan_parallel(pending, settings, cache, jobs, collected.done)
+        else:
+            for i, sf, _, known in pending:
+                collected.done(i, _scan_isolated(sf, settings, cache, known))
+        return collected.report(model_notices)
+    finally:
+        if frozen:
+            import gc
+
+            gc.unfreeze()
+
+
+def _build_model(settings: Settings, python: list, model_notices: list[Notice]) -> None:
+    """Build the scan's Python project model; a failure inside it is one notice and the
+    Python files are then analysed one by one."""
+    from portlint.python.project import model_error, scan_model
+
+    if scan_model(settings, python) is None and model_error(settings):
+        model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
 
 
 def worst_severity(findings: list[Finding]) -> Severity | None:

@@ -133,6 +133,95 @@ def scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | No
         remaining = [item for item in remaining if item[0] not in settled]
 
 
+class EarlyStart:
+    """Files that do not depend on the Python project model (CUDA, C++, build files),
+    analysed in worker processes while the parent builds the model.
+
+    The workers are forked before the build (the parent runs one thread then), one fewer
+    than `jobs` so that the build has a core of its own. Each takes the next file of a
+    shared list, largest first, until the list is done or the parent says stop (`finish`,
+    when the model is ready): the files no worker took then go to the pool that scans the
+    Python files, forked after the build so that its workers inherit the model. A worker
+    that dies costs nothing here: every file whose result did not come back goes to that
+    pool, whose own recovery names a file that kills its process again."""
+
+    def __init__(self, pending, pool, futures, stop):
+        self.pending = pending
+        self.pool = pool
+        self.futures = futures
+        self.stop = stop
+
+    @classmethod
+    def begin(cls, pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]], settings: Settings, cache, jobs: int) -> "EarlyStart | None":
+        """Start the workers on `pending`, or None where forking is not safe (threads)."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        if _start_method() != "fork":
+            return None
+        from portlint.languages import classify
+
+        _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
+        context = multiprocessing.get_context("fork")
+        count = max(1, jobs - 1)
+        items = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
+        claimed = context.Value("i", 0)
+        stop = context.Value("b", 0, lock=False)
+        slots = context.Array("q", [-1] * count, lock=False)
+        counter = context.Value("i", 0)
+        pool = ProcessPoolExecutor(count, mp_context=context, initializer=_init_early,
+                                   initargs=(settings, cache, slots, counter, items, claimed, stop))
+        try:
+            futures = [pool.submit(_claim_files) for _ in range(count)]
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        return cls(pending, pool, futures, stop)
+
+    def finish(self, done) -> list[tuple[int, SourceFile, int, tuple[str, str] | None]]:
+        """Stop taking files, hand the results that came back to `done` and return the
+        files that still need analysis."""
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        self.stop.value = 1
+        finished: set[int] = set()
+        try:
+            for future in as_completed(self.futures):
+                for index, data in future.result():
+                    finished.add(index)
+                    done(index, FileResult.from_dict(data))
+        except BrokenProcessPool:
+            pass
+        finally:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        return [p for p in self.pending if p[0] not in finished]
+
+
+_EARLY: tuple | None = None  # (the shared list of files, the count taken, the stop flag)
+
+
+def _init_early(settings: Settings, cache, slots, counter, items, claimed, stop) -> None:
+    global _EARLY
+    _init_worker(settings, cache, slots, counter)
+    _EARLY = (items, claimed, stop)
+
+
+def _claim_files() -> list[tuple[int, dict]]:
+    """Take files from the shared list until it is done or the parent says stop."""
+    assert _EARLY is not None
+    items, claimed, stop = _EARLY
+    out = []
+    while not stop.value:
+        with claimed.get_lock():
+            k = claimed.value
+            if k >= len(items):
+                break
+            claimed.value = k + 1
+        out.extend(_work_chunk([items[k]]))
+    return out
+
+
 _WORKER_DIED = "the process analysing this file died (killed, or a crash in native code): skipped, no findings for it"
 
 

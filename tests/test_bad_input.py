@@ -277,6 +277,30 @@ def test_a_worker_process_that_dies_costs_only_its_file(tmp_path):
     assert scanned == 12
 
 
+def test_a_worker_that_dies_while_the_python_model_is_built_costs_only_its_file(tmp_path):
+    """With Python files in the scan, the CUDA files start in workers forked before the
+    project model is built (workers.EarlyStart); a death there loses no other file either."""
+    import subprocess
+    import sys
+
+    for i in range(12):
+        (tmp_path / f"good{i:02}.cu").write_text(BAD_ASM)
+    (tmp_path / "deadly.cu").write_text(BAD_ASM.replace("{\n", "{  // KILL-THE-WORKER\n", 1) + "\n" * 400)  # largest: taken first
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/train.py").write_text("import jax\n\n\n@jax.jit\ndef step(x):\n    if x > 0:\n        return x\n    return -x\n")
+    proc = subprocess.run([sys.executable, "-c", _KILLER, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert proc.returncode == 0, proc.stderr
+    import ast
+
+    paths, notices, scanned = (ast.literal_eval(line) for line in proc.stdout.strip().splitlines())
+    assert paths == [f"good{i:02}.cu" for i in range(12)] + ["pkg/train.py"]
+    (notice,) = notices
+    assert notice[0] == "deadly.cu" and "died" in notice[1]
+    assert scanned == 14
+
+
 @pytest.mark.parametrize("with_cache", [False, True])
 def test_failure_while_reading_is_a_notice_for_that_file(tmp_path, monkeypatch, with_cache):
     import portlint.engine as engine
