@@ -10,7 +10,7 @@ dependency files (pyproject.toml, setup.cfg, setup.py, requirements*.txt) are re
 Cost. Every file is read and hashed (the model is cached by content); only files that can
 hold a traced entry point (a cheap byte test) and the files their calls lead to are parsed,
 each once, and their summaries are kept by sha256 (in memory, and under the cache dir when
-there is one). The byte facts and the whole model are kept by content too, in this
+there is one, all of a root's in one entry). The byte facts and the whole model are kept by content too, in this
 process's memory (`_MEMORY`: the language server and any caller scanning again reuse the
 model of unchanged files) and under the cache dir. A warm one-file call reads one JSON entry.
 
@@ -644,7 +644,9 @@ def key_known(info: FileInfo) -> bool:
     return _summary_key(info) in _SUMMARIES
 
 
-def _summary_of(info: FileInfo, store, trees: dict | None = None, root: Path | None = None) -> dict | None:
+def _summary_of(info: FileInfo, store: "_SummaryBatch | None", trees: dict | None = None, root: Path | None = None) -> dict | None:
+    """The file's summary: from this process's memo, else `store` (what the cache dir kept),
+    else its bytes, parsed (the tree goes to `trees` for the scan to take over)."""
     key = _summary_key(info)
     if key in _SUMMARIES:
         return _SUMMARIES[key]
@@ -662,8 +664,6 @@ def _summary_of(info: FileInfo, store, trees: dict | None = None, root: Path | N
             def keep(tree, all_nodes, table):
                 trees[info.rel] = (info.sha, tree, all_nodes, table)
         summary = summarize(info.data, info.module, info.is_package, keep)
-        if store is not None and summary is not None:
-            store.put(key, summary)
     _SUMMARIES[key] = summary
     return summary
 
@@ -721,6 +721,38 @@ class _Recall:
         _MEMORY.put(key, value)
         if self.store is not None:
             self.store.put(key, value)
+
+
+class _SummaryBatch:
+    """The summaries of one project root's files, kept under the cache dir as ONE entry
+    (`("summaries", root)`: summary key -> summary) instead of one entry per file: a cold
+    build of a few hundred files then writes one entry, not hundreds (each a temporary
+    file, a rename and its folders), and a rebuild reads one. Each summary is still found
+    by its content key (sha256, module name), so a changed file misses and is parsed again.
+    The entry is rewritten when the build summarised a different set of files."""
+
+    def __init__(self, store: "_Store", root: Path):
+        self.store = store
+        self.key = ("summaries", str(root))
+        loaded = store.get(self.key)
+        self.known: dict[str, dict] = loaded if isinstance(loaded, dict) else {}
+        self.used: dict[str, dict] = {}
+
+    @staticmethod
+    def _name(key: tuple[str, str]) -> str:
+        return f"{key[0]}:{key[1]}"
+
+    def get(self, key: tuple[str, str]):
+        value = self.known.get(self._name(key))
+        return value if isinstance(value, dict) else None
+
+    def keep(self, key: tuple[str, str], value: dict | None) -> None:
+        if value is not None:
+            self.used[self._name(key)] = value
+
+    def save(self) -> None:
+        if self.used.keys() != self.known.keys():
+            self.store.put(self.key, self.used)
 
 
 class _Store:
@@ -806,14 +838,19 @@ def build(root: Path, settings) -> ProjectModel:
         model.stats["cached"] = 1
     elif _reuse_latest(model, recall.get(("model-latest", str(root))), setting):
         model.stats["reused"] = 1
-        recall.put(("model", str(root), digest), _dump(model, setting))
-        recall.put(("model-latest", str(root)), _dump(model, setting))
+        dump = _dump(model, setting)
+        recall.put(("model", str(root), digest), dump)
+        recall.put(("model-latest", str(root)), dump)
     else:
-        model._resolver = _Builder(model, store, dependencies)
+        batch = _SummaryBatch(store, root) if store is not None else None
+        model._resolver = _Builder(model, batch, dependencies)
         model._resolver.run()
+        if batch is not None:
+            batch.save()
         model.shapes = {rel: _shape(_SUMMARIES.get(_summary_key(model.files[rel]))) for rel in sorted(model._resolver.summarized)}
-        recall.put(("model", str(root), digest), _dump(model, setting))
-        recall.put(("model-latest", str(root)), _dump(model, setting))
+        dump = _dump(model, setting)
+        recall.put(("model", str(root), digest), dump)
+        recall.put(("model-latest", str(root)), dump)
     for info in model.files.values():
         info.data = None  # read again from disk (and checked) if a lookup needs it later
     return model
@@ -946,7 +983,7 @@ def _tags_in_dependency_text(name: str, text: str) -> set[str]:
 
 
 class _Builder:
-    def __init__(self, model: ProjectModel, store, dependencies: dict[str, list[str]]):
+    def __init__(self, model: ProjectModel, store: "_SummaryBatch | None", dependencies: dict[str, list[str]]):
         self.m = model
         self.store = store
         self.dependencies = dependencies
@@ -955,6 +992,7 @@ class _Builder:
             self.by_module.setdefault(info.module, []).append(rel)
         self.parsed = 0
         self.summarized: set[str] = set()
+        self._kept: set[str] = set()  # files whose summary `store` (a _SummaryBatch) has
         self._by_method: dict[str, list[tuple[str, str]]] | None = None
         self._by_any_method: dict[str, list[tuple[str, str]]] | None = None  # method -> classes (`overrides`)
         self._descent: dict[tuple, bool] = {}
@@ -967,7 +1005,11 @@ class _Builder:
         if not key_known(info):
             self.parsed += 1
         self.summarized.add(rel)
-        return _summary_of(info, self.store, self.m.trees, self.m.root)
+        s = _summary_of(info, self.store, self.m.trees, self.m.root)
+        if self.store is not None and rel not in self._kept:  # wherever it came from
+            self._kept.add(rel)
+            self.store.keep(_summary_key(info), s)
+        return s
 
     def run(self) -> None:
         self._scope()
