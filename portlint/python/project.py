@@ -45,6 +45,8 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 
 from portlint.python.names import ImportTable, dotted_name
@@ -107,6 +109,7 @@ def _method_by_name(receiver: str, attr: str) -> bool:
 # a set, not a tuple: a class not in it is found absent by one hash lookup instead of
 # three comparisons (this test runs on every node of every summarised file)
 _LOOP_CLASSES = frozenset((ast.For, ast.While, ast.AsyncFor))
+_POSITION = attrgetter("lineno", "col_offset")  # a node's (line, column), for sorting
 
 
 class _Summarizer:
@@ -116,12 +119,15 @@ class _Summarizer:
         self.t = _jax_tables()
         self.table = table if table is not None else ImportTable(tree, module, is_package)
         self.module = module
-        self.torch = "torch" in self.table.names.values() or any(v.startswith("torch.") for v in self.table.names.values())
+        imported = self.table.names.values()
+        self.torch = "torch" in imported or any(map(str.startswith, imported, repeat("torch.")))
         # one walk of the file: calls in line order, found for a def or loop by bisection
-        self.calls = sorted((n for n in all_nodes if n.__class__ is ast.Call), key=lambda c: (c.lineno, c.col_offset))
+        call, assign = ast.Call, ast.Assign
+        self.calls = [n for n in all_nodes if n.__class__ is call]
+        self.calls.sort(key=_POSITION)
         self.call_lines = [c.lineno for c in self.calls]
         self.loops = [n for n in all_nodes if n.__class__ in _LOOP_CLASSES]
-        self.assigns = [n for n in all_nodes if n.__class__ is ast.Assign]
+        self.assigns = [n for n in all_nodes if n.__class__ is assign]
         self.top: set[str] = set()
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -160,27 +166,33 @@ class _Summarizer:
         (super().attr(...)) or "C:<class>" (Class(...)(x)); the positions and keywords are
         the arguments that are static at every such call (literals, shapes, lengths)."""
         out: dict[str, list] = {}
+        names, top, expand, host = self.table.names, self.top, self.table.expand, self.t.HOST_CALLBACKS
 
         def add(ref: str, call: ast.Call | None) -> None:
-            if call is None:
-                pos: set[int] = set()
-                kws: set[str] = set()
-            else:
-                pos = {i for i, a in enumerate(call.args) if _static_arg(a)}
-                kws = {k.arg for k in call.keywords if k.arg and _static_arg(k.value)}
-            if ref in out:
-                out[ref][1] &= pos
-                out[ref][2] &= kws
-            else:
-                out[ref] = [ref, pos, kws]
+            entry = out.get(ref)
+            if entry is None:
+                if call is None:
+                    out[ref] = [ref, set(), set()]
+                else:
+                    out[ref] = [ref, {i for i, a in enumerate(call.args) if _static_arg(a)},
+                                {k.arg for k in call.keywords if k.arg and _static_arg(k.value)}]
+            elif call is None:
+                entry[1] = set()
+                entry[2] = set()
+            else:  # what stays static: only the arguments static at every call so far are looked at
+                if entry[1]:
+                    args = call.args
+                    entry[1] = {i for i in entry[1] if i < len(args) and _static_arg(args[i])}
+                if entry[2]:
+                    given = {k.arg: k.value for k in call.keywords if k.arg}
+                    entry[2] = {a for a in entry[2] if a in given and _static_arg(given[a])}
 
         for node in calls:
             func = node.func
             name = dotted_name(func)
-            canon = self.table.expand(name) if name else ""
-            if canon in self.t.HOST_CALLBACKS:
-                continue
             if name is not None:
+                if expand(name) in host:
+                    continue
                 if name.startswith("self.") and name.count(".") == 1:
                     add("S:" + name[5:], node)
                 else:
@@ -196,13 +208,13 @@ class _Summarizer:
                 q = self.qualify(inner) if inner else None
                 if q:
                     add("C:" + q, node)
-            # functions handed to transformations and callbacks run where the caller runs
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                if isinstance(arg, (ast.Name, ast.Attribute)):
+            # functions handed to transformations and callbacks run where the caller runs:
+            # a project function or an imported name (either qualifies)
+            for arg in [*node.args, *(k.value for k in node.keywords)] if node.args or node.keywords else ():
+                if arg.__class__ is ast.Name or arg.__class__ is ast.Attribute:
                     argname = dotted_name(arg)
-                    q = self.qualify(argname) if argname else None
-                    if q and (argname in self.top or argname.partition(".")[0] in self.table.names):
-                        add("Q:" + q, None)
+                    if argname and (argname in top or argname.partition(".")[0] in names):
+                        add("Q:" + self.qualify(argname), None)
         return [[ref, sorted(pos), sorted(kws)] for ref, pos, kws in out.values()]
 
     # definitions
@@ -612,8 +624,7 @@ def project_root(settings, paths: list[Path]) -> Path | None:
     folder itself)."""
     if not paths:
         return None
-    reals = [os.path.realpath(p) for p in paths]
-    first = Path(reals[0])
+    first = Path(os.path.realpath(paths[0]))  # the others are resolved only when no root holds the first
     cfg = getattr(settings, "config_file", None)
     if cfg is not None:
         croot = Path(os.path.realpath(Path(cfg).parent))
@@ -624,6 +635,7 @@ def project_root(settings, paths: list[Path]) -> Path | None:
     groot = git_root(first)
     if groot is not None:
         return Path(os.path.realpath(groot))
+    reals = [str(first), *(os.path.realpath(p) for p in paths[1:])]
     common = Path(os.path.commonpath(reals)) if len(reals) > 1 else first
     folder = common if common.is_dir() else common.parent
     if len(folder.parts) < 3:  # files from unrelated trees: the first file's own folder
@@ -911,8 +923,10 @@ def _dispatch_tags(data: bytes) -> frozenset[str]:
 
 
 # `lib.models.x.Decoder.forward = fast_forward` (`_Summarizer._patches`): an attribute two
-# or more dots deep, not of self, assigned a bare name
+# or more dots deep, not of self, assigned a bare name; on the first line, and after each
+# newline (searched for that literal byte instead of trying `^` at every offset)
 _PATCH_LINE = re.compile(rb"^[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
+_PATCH_AFTER_NEWLINE = re.compile(rb"\n[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
 
 
 def _has_entry_hint(data: bytes) -> int:
@@ -920,7 +934,9 @@ def _has_entry_hint(data: bytes) -> int:
     when the file is in scope) or a patch of the package's functions into a library; 0: none."""
     if any(word in data for word in _ENTRY_WORDS):
         return 2
-    return 1 if any(word in data for word in _TORCH_STEP_WORDS) or _PATCH_LINE.search(data) else 0
+    if any(word in data for word in _TORCH_STEP_WORDS):
+        return 1
+    return 1 if _PATCH_LINE.match(data) or _PATCH_AFTER_NEWLINE.search(data) else 0
 
 
 def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
