@@ -516,7 +516,8 @@ class ProjectModel:
         if key not in self._rels:
             rel = None
             prefix = str(self.root) + os.sep
-            for candidate in (os.path.abspath(key), os.path.realpath(key)):
+            for resolve in (os.path.abspath, os.path.realpath):  # resolved only when the path as given is not one
+                candidate = resolve(key)
                 if candidate.startswith(prefix) and candidate[len(prefix):].replace(os.sep, "/") in self.files:
                     rel = candidate[len(prefix):].replace(os.sep, "/")
                     break
