@@ -109,7 +109,9 @@ def _method_by_name(receiver: str, attr: str) -> bool:
 # a set, not a tuple: a class not in it is found absent by one hash lookup instead of
 # three comparisons (this test runs on every node of every summarised file)
 _LOOP_CLASSES = frozenset((ast.For, ast.While, ast.AsyncFor))
+_SUMMARY_CLASSES = _LOOP_CLASSES | {ast.Call, ast.Assign}
 _POSITION = attrgetter("lineno", "col_offset")  # a node's (line, column), for sorting
+_STEP_CALL_ATTRS = frozenset(("backward", "mark_step", "optimizer_step", "sync", "step"))  # `_Summarizer._is_step_call`
 
 
 class _Summarizer:
@@ -122,12 +124,14 @@ class _Summarizer:
         imported = self.table.names.values()
         self.torch = "torch" in imported or any(map(str.startswith, imported, repeat("torch.")))
         # one walk of the file: calls in line order, found for a def or loop by bisection
+        # one pass over all the nodes picks the few kinds read here (each in walk order)
+        picked = [n for n in all_nodes if n.__class__ in _SUMMARY_CLASSES]
         call, assign = ast.Call, ast.Assign
-        self.calls = [n for n in all_nodes if n.__class__ is call]
+        self.calls = [n for n in picked if n.__class__ is call]
         self.calls.sort(key=_POSITION)
         self.call_lines = [c.lineno for c in self.calls]
-        self.loops = [n for n in all_nodes if n.__class__ in _LOOP_CLASSES]
-        self.assigns = [n for n in all_nodes if n.__class__ is assign]
+        self.loops = [n for n in picked if n.__class__ in _LOOP_CLASSES]
+        self.assigns = [n for n in picked if n.__class__ is assign]
         self.top: set[str] = set()
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -187,16 +191,19 @@ class _Summarizer:
                     given = {k.arg: k.value for k in call.keywords if k.arg}
                     entry[2] = {a for a in entry[2] if a in given and _static_arg(given[a])}
 
+        module = self.module
         for node in calls:
             func = node.func
             name = dotted_name(func)
             if name is not None:
-                if expand(name) in host:
+                canon = expand(name)
+                if canon in host:
                     continue
                 if name.startswith("self.") and name.count(".") == 1:
                     add("S:" + name[5:], node)
                 else:
-                    q = self.qualify(name)
+                    head = name.partition(".")[0]  # `qualify`, with the expansion made above
+                    q = canon if head in names else (f"{module}.{name}" if module else name) if head in top else None
                     if q:
                         add("Q:" + q, node)
                     elif self.torch and name.count(".") == 1 and _method_by_name(*name.split(".")):
@@ -211,10 +218,16 @@ class _Summarizer:
             # functions handed to transformations and callbacks run where the caller runs:
             # a project function or an imported name (either qualifies)
             for arg in [*node.args, *(k.value for k in node.keywords)] if node.args or node.keywords else ():
-                if arg.__class__ is ast.Name or arg.__class__ is ast.Attribute:
-                    argname = dotted_name(arg)
-                    if argname and (argname in top or argname.partition(".")[0] in names):
-                        add("Q:" + self.qualify(argname), None)
+                kind = arg.__class__
+                if kind is ast.Name:
+                    if arg.id in top or arg.id in names:
+                        add("Q:" + self.qualify(arg.id), None)
+                elif kind is ast.Attribute:  # `m.f`: only when `m` is an imported name
+                    base = arg.value
+                    while base.__class__ is ast.Attribute:
+                        base = base.value
+                    if base.__class__ is ast.Name and base.id in names:
+                        add("Q:" + self.qualify(dotted_name(arg)), None)
         return [[ref, sorted(pos), sorted(kws)] for ref, pos, kws in out.values()]
 
     # definitions
@@ -231,7 +244,8 @@ class _Summarizer:
         lname = fn.name.lower()
         if self.torch and self.t._per_step_def(fn) and not any(w in lname for w in self.t.TracedMap._NOT_STEP):
             self.entries.append([qual, "torch", f"step function {fn.name}", fn.lineno, None])
-        steps = [c for c in calls if self._is_step_call(c)]
+        attribute = ast.Attribute
+        steps = [c for c in calls if c.func.__class__ is attribute and c.func.attr in _STEP_CALL_ATTRS and self._is_step_call(c)]
         if steps:
             loops = [lp for lp in self.loops if _inside(lp, fn)]
             for loop in self._step_loops(loops, steps):
@@ -267,7 +281,7 @@ class _Summarizer:
         stepping = [lp for lp in loops if any(_inside(c, lp) for c in steps)]
         return [lp for lp in stepping if not any(o is not lp and _inside(o, lp) for o in stepping)]
 
-    def _is_step_call(self, n: ast.Call) -> bool:
+    def _is_step_call(self, n: ast.Call) -> bool:  # the attributes it accepts: _STEP_CALL_ATTRS
         if not isinstance(n.func, ast.Attribute):
             return False
         if n.func.attr == "backward" and not n.args:
