@@ -94,6 +94,6 @@ def python_tags(data: bytes) -> frozenset[str]:
 
 
 def is_source_candidate(path: str | PurePath) -> bool:
-    suffix = PurePath(path).suffix.lower()
+    suffix = (path if isinstance(path, PurePath) else PurePath(path)).suffix.lower()  # a walk's Path is not parsed again
     return (suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS or suffix in PYTHON_EXTENSIONS
             or suffix in PTX_EXTENSIONS or is_build_name(path))
