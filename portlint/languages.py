@@ -73,11 +73,20 @@ def classify(path: str | PurePath, head: bytes) -> tuple[str | None, frozenset[s
     return None, frozenset()
 
 
-def python_tags(data: bytes) -> frozenset[str]:
-    from portlint.python.names import modules_on_import_lines, names_module
+# the most dotted parts a module of _PY_IMPORTS has (`optimum.habana`: 2)
+_PY_IMPORT_DEPTH = max(root.count(".") + 1 for roots in _PY_IMPORTS.values() for root in roots)
 
-    modules = modules_on_import_lines(data)  # one pass over the file for every tag
-    tags = {tag for tag, roots in _PY_IMPORTS.items() if names_module(modules, roots)}
+
+def python_tags(data: bytes) -> frozenset[str]:
+    from portlint.python.names import modules_on_import_lines
+
+    # one pass over the file for every tag; a module names a root when the root is one of
+    # its dotted prefixes (`torch.nn` names `torch`), so the prefixes are matched as a set
+    heads: set[str] = set()
+    for module in modules_on_import_lines(data):
+        parts = module.split(".", _PY_IMPORT_DEPTH)
+        heads.update(".".join(parts[:i]) for i in range(1, min(len(parts), _PY_IMPORT_DEPTH) + 1))
+    tags = {tag for tag, roots in _PY_IMPORTS.items() if not heads.isdisjoint(roots)}
     for tag, (needles, rx) in _PY_DEVICE_HINTS.items():
         if any(n in data for n in needles) and rx.search(data):
             tags.add(tag)
@@ -85,6 +94,6 @@ def python_tags(data: bytes) -> frozenset[str]:
 
 
 def is_source_candidate(path: str | PurePath) -> bool:
-    suffix = PurePath(path).suffix.lower()
+    suffix = (path if isinstance(path, PurePath) else PurePath(path)).suffix.lower()  # a walk's Path is not parsed again
     return (suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS or suffix in PYTHON_EXTENSIONS
             or suffix in PTX_EXTENSIONS or is_build_name(path))

@@ -144,3 +144,34 @@ def test_table_needles_on_the_fixtures():
                 matched += 1
                 assert needles is None or any(n in text for n in needles), pattern.pattern
     assert matched > 20
+
+
+# Line-anchored byte scans of Python files (portlint/python/names.py, project.py), spelled as
+# "the first line, or after a newline" so the regex engine searches for the newline byte:
+# they must find what the `^`-anchored (re.M) plain spelling finds.
+_PLAIN_IMPORT_LINE = re.compile(rb"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", re.M)
+_PLAIN_PATCH_LINE = re.compile(rb"^[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
+_LINE_PIECES = ("import", "from", "self", "self.", "a", "b1", "_x", ".", "..", "=", "==", "(", ")", " ", "\t", "\n",
+                "\r", "\f", "\v", "\r\n", "torch", "x.y.z", "#", "é", "9")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=12))
+def test_line_scans_find_what_their_anchored_spelling_finds(pieces):
+    from portlint.python.names import modules_on_import_lines
+    from portlint.python.project import _has_entry_hint
+
+    data = "".join(pieces).encode()
+    assert modules_on_import_lines(data) == {m.decode() for m in _PLAIN_IMPORT_LINE.findall(data)}, data
+    assert _has_entry_hint(data) == (1 if _PLAIN_PATCH_LINE.search(data) else 0), data
+
+
+def test_line_scans_on_the_fixtures():
+    from portlint.python.names import modules_on_import_lines
+    from portlint.python.project import _ENTRY_WORDS, _TORCH_STEP_WORDS, _has_entry_hint
+
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        data = path.read_bytes()
+        assert modules_on_import_lines(data) == {m.decode() for m in _PLAIN_IMPORT_LINE.findall(data)}, path
+        if not any(w in data for w in (*_ENTRY_WORDS, *_TORCH_STEP_WORDS)):
+            assert _has_entry_hint(data) == (1 if _PLAIN_PATCH_LINE.search(data) else 0), path

@@ -231,6 +231,35 @@ def test_warm_cache_is_not_stale_when_another_file_changes_what_reaches_a_helper
     assert found(scan([root], root, cache_dir=cache)) == found(first)
 
 
+def test_a_rebuild_in_a_new_process_parses_only_the_files_that_changed(tmp_path, monkeypatch):
+    """The summaries live under the cache dir (one entry for the root) by content: a model
+    rebuilt after an edit, with nothing in this process's memory, parses only the edited
+    file; a summary stored for other bytes is never taken for the new ones."""
+    from portlint.python import project
+
+    def fresh_process():
+        monkeypatch.setattr(project, "_SUMMARIES", {})
+        monkeypatch.setattr(project, "_MEMORY", project._Memory())
+
+    root = jax_package(tmp_path)
+    settings = Settings(root=root, cache_dir=tmp_path / "cache")
+    paths = sorted(root.rglob("*.py"))
+    fresh_process()  # an earlier test may have built the model of these very bytes
+    first = ProjectModel.for_scan(settings, paths)
+    assert set(first.trees) == {"jaxpkg/__init__.py", "jaxpkg/helpers.py", "jaxpkg/train.py"}  # cold: all parsed
+    # an edit that changes what the model knows of train.py (a new callee): rebuilt, not reused
+    (root / "jaxpkg/train.py").write_text(TRAIN.replace("return clip(loss, 1.0)", "return clip(jnp.abs(loss), 1.0)"))
+    fresh_process()
+    second = ProjectModel.for_scan(settings, paths)
+    assert "reused" not in second.stats and "cached" not in second.stats
+    assert set(second.trees) == {"jaxpkg/train.py"}
+    assert set(second.reached_in("jaxpkg/helpers.py")) == {"clip", "width"}
+    fresh_process()
+    third = ProjectModel.for_scan(settings, paths)  # the same bytes again: the whole model is cached
+    assert third.trees == {} and third.stats.get("cached") == 1
+    assert set(third.reached_in("jaxpkg/helpers.py")) == {"clip", "width"}
+
+
 def test_one_file_call_with_a_warm_model_is_fast(tmp_path):
     """A median-size file among a few hundred others: the model comes from the cache."""
     files = {f"big/pkg/m{i}.py": f"import torch\n\n\ndef f{i}(x):\n    return x * {i}\n" * 40 for i in range(300)}

@@ -128,14 +128,21 @@ def bindings(stmt: ast.AST, module_name: str = "", is_package: bool = False) -> 
     return []
 
 
-# the module named first on each import line, read from bytes before any parse
+# the module named first on each import line, read from bytes before any parse: on the
+# first line, and after each newline (a pattern that starts with a literal byte is
+# searched for that byte; one that starts with `^` is tried at every offset)
 _IMPORT_LINE = re.compile(rb"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", re.M)
+_IMPORT_AFTER_NEWLINE = re.compile(rb"\n\s*(?:import|from)\s+([A-Za-z_][\w.]*)")
 
 
 def modules_on_import_lines(data: bytes) -> set[str]:
     """The module named first on each line that starts with `import` / `from`, from the raw
     bytes (one pass; no parse, so it also sees lines a parse would reject)."""
-    return {m.decode("ascii") for m in _IMPORT_LINE.findall(data)}
+    found = {m.decode("ascii") for m in _IMPORT_AFTER_NEWLINE.findall(data)}
+    first = _IMPORT_LINE.match(data)
+    if first is not None:
+        found.add(first.group(1).decode("ascii"))
+    return found
 
 
 def names_module(modules: set[str], roots) -> bool:

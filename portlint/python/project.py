@@ -10,7 +10,7 @@ dependency files (pyproject.toml, setup.cfg, setup.py, requirements*.txt) are re
 Cost. Every file is read and hashed (the model is cached by content); only files that can
 hold a traced entry point (a cheap byte test) and the files their calls lead to are parsed,
 each once, and their summaries are kept by sha256 (in memory, and under the cache dir when
-there is one). The byte facts and the whole model are kept by content too, in this
+there is one, all of a root's in one entry). The byte facts and the whole model are kept by content too, in this
 process's memory (`_MEMORY`: the language server and any caller scanning again reuse the
 model of unchanged files) and under the cache dir. A warm one-file call reads one JSON entry.
 
@@ -45,6 +45,8 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 
 from portlint.python.names import ImportTable, dotted_name
@@ -107,6 +109,9 @@ def _method_by_name(receiver: str, attr: str) -> bool:
 # a set, not a tuple: a class not in it is found absent by one hash lookup instead of
 # three comparisons (this test runs on every node of every summarised file)
 _LOOP_CLASSES = frozenset((ast.For, ast.While, ast.AsyncFor))
+_SUMMARY_CLASSES = _LOOP_CLASSES | {ast.Call, ast.Assign}
+_POSITION = attrgetter("lineno", "col_offset")  # a node's (line, column), for sorting
+_STEP_CALL_ATTRS = frozenset(("backward", "mark_step", "optimizer_step", "sync", "step"))  # `_Summarizer._is_step_call`
 
 
 class _Summarizer:
@@ -116,12 +121,17 @@ class _Summarizer:
         self.t = _jax_tables()
         self.table = table if table is not None else ImportTable(tree, module, is_package)
         self.module = module
-        self.torch = "torch" in self.table.names.values() or any(v.startswith("torch.") for v in self.table.names.values())
+        imported = self.table.names.values()
+        self.torch = "torch" in imported or any(map(str.startswith, imported, repeat("torch.")))
         # one walk of the file: calls in line order, found for a def or loop by bisection
-        self.calls = sorted((n for n in all_nodes if n.__class__ is ast.Call), key=lambda c: (c.lineno, c.col_offset))
+        # one pass over all the nodes picks the few kinds read here (each in walk order)
+        picked = [n for n in all_nodes if n.__class__ in _SUMMARY_CLASSES]
+        call, assign = ast.Call, ast.Assign
+        self.calls = [n for n in picked if n.__class__ is call]
+        self.calls.sort(key=_POSITION)
         self.call_lines = [c.lineno for c in self.calls]
-        self.loops = [n for n in all_nodes if n.__class__ in _LOOP_CLASSES]
-        self.assigns = [n for n in all_nodes if n.__class__ is ast.Assign]
+        self.loops = [n for n in picked if n.__class__ in _LOOP_CLASSES]
+        self.assigns = [n for n in picked if n.__class__ is assign]
         self.top: set[str] = set()
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -160,31 +170,40 @@ class _Summarizer:
         (super().attr(...)) or "C:<class>" (Class(...)(x)); the positions and keywords are
         the arguments that are static at every such call (literals, shapes, lengths)."""
         out: dict[str, list] = {}
+        names, top, expand, host = self.table.names, self.top, self.table.expand, self.t.HOST_CALLBACKS
 
         def add(ref: str, call: ast.Call | None) -> None:
-            if call is None:
-                pos: set[int] = set()
-                kws: set[str] = set()
-            else:
-                pos = {i for i, a in enumerate(call.args) if _static_arg(a)}
-                kws = {k.arg for k in call.keywords if k.arg and _static_arg(k.value)}
-            if ref in out:
-                out[ref][1] &= pos
-                out[ref][2] &= kws
-            else:
-                out[ref] = [ref, pos, kws]
+            entry = out.get(ref)
+            if entry is None:
+                if call is None:
+                    out[ref] = [ref, set(), set()]
+                else:
+                    out[ref] = [ref, {i for i, a in enumerate(call.args) if _static_arg(a)},
+                                {k.arg for k in call.keywords if k.arg and _static_arg(k.value)}]
+            elif call is None:
+                entry[1] = set()
+                entry[2] = set()
+            else:  # what stays static: only the arguments static at every call so far are looked at
+                if entry[1]:
+                    args = call.args
+                    entry[1] = {i for i in entry[1] if i < len(args) and _static_arg(args[i])}
+                if entry[2]:
+                    given = {k.arg: k.value for k in call.keywords if k.arg}
+                    entry[2] = {a for a in entry[2] if a in given and _static_arg(given[a])}
 
+        module = self.module
         for node in calls:
             func = node.func
             name = dotted_name(func)
-            canon = self.table.expand(name) if name else ""
-            if canon in self.t.HOST_CALLBACKS:
-                continue
             if name is not None:
+                canon = expand(name)
+                if canon in host:
+                    continue
                 if name.startswith("self.") and name.count(".") == 1:
                     add("S:" + name[5:], node)
                 else:
-                    q = self.qualify(name)
+                    head = name.partition(".")[0]  # `qualify`, with the expansion made above
+                    q = canon if head in names else (f"{module}.{name}" if module else name) if head in top else None
                     if q:
                         add("Q:" + q, node)
                     elif self.torch and name.count(".") == 1 and _method_by_name(*name.split(".")):
@@ -196,13 +215,19 @@ class _Summarizer:
                 q = self.qualify(inner) if inner else None
                 if q:
                     add("C:" + q, node)
-            # functions handed to transformations and callbacks run where the caller runs
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                if isinstance(arg, (ast.Name, ast.Attribute)):
-                    argname = dotted_name(arg)
-                    q = self.qualify(argname) if argname else None
-                    if q and (argname in self.top or argname.partition(".")[0] in self.table.names):
-                        add("Q:" + q, None)
+            # functions handed to transformations and callbacks run where the caller runs:
+            # a project function or an imported name (either qualifies)
+            for arg in [*node.args, *(k.value for k in node.keywords)] if node.args or node.keywords else ():
+                kind = arg.__class__
+                if kind is ast.Name:
+                    if arg.id in top or arg.id in names:
+                        add("Q:" + self.qualify(arg.id), None)
+                elif kind is ast.Attribute:  # `m.f`: only when `m` is an imported name
+                    base = arg.value
+                    while base.__class__ is ast.Attribute:
+                        base = base.value
+                    if base.__class__ is ast.Name and base.id in names:
+                        add("Q:" + self.qualify(dotted_name(arg)), None)
         return [[ref, sorted(pos), sorted(kws)] for ref, pos, kws in out.values()]
 
     # definitions
@@ -219,7 +244,8 @@ class _Summarizer:
         lname = fn.name.lower()
         if self.torch and self.t._per_step_def(fn) and not any(w in lname for w in self.t.TracedMap._NOT_STEP):
             self.entries.append([qual, "torch", f"step function {fn.name}", fn.lineno, None])
-        steps = [c for c in calls if self._is_step_call(c)]
+        attribute = ast.Attribute
+        steps = [c for c in calls if c.func.__class__ is attribute and c.func.attr in _STEP_CALL_ATTRS and self._is_step_call(c)]
         if steps:
             loops = [lp for lp in self.loops if _inside(lp, fn)]
             for loop in self._step_loops(loops, steps):
@@ -255,7 +281,7 @@ class _Summarizer:
         stepping = [lp for lp in loops if any(_inside(c, lp) for c in steps)]
         return [lp for lp in stepping if not any(o is not lp and _inside(o, lp) for o in stepping)]
 
-    def _is_step_call(self, n: ast.Call) -> bool:
+    def _is_step_call(self, n: ast.Call) -> bool:  # the attributes it accepts: _STEP_CALL_ATTRS
         if not isinstance(n.func, ast.Attribute):
             return False
         if n.func.attr == "backward" and not n.args:
@@ -504,7 +530,8 @@ class ProjectModel:
         if key not in self._rels:
             rel = None
             prefix = str(self.root) + os.sep
-            for candidate in (os.path.abspath(key), os.path.realpath(key)):
+            for resolve in (os.path.abspath, os.path.realpath):  # resolved only when the path as given is not one
+                candidate = resolve(key)
                 if candidate.startswith(prefix) and candidate[len(prefix):].replace(os.sep, "/") in self.files:
                     rel = candidate[len(prefix):].replace(os.sep, "/")
                     break
@@ -612,8 +639,7 @@ def project_root(settings, paths: list[Path]) -> Path | None:
     folder itself)."""
     if not paths:
         return None
-    reals = [os.path.realpath(p) for p in paths]
-    first = Path(reals[0])
+    first = Path(os.path.realpath(paths[0]))  # the others are resolved only when no root holds the first
     cfg = getattr(settings, "config_file", None)
     if cfg is not None:
         croot = Path(os.path.realpath(Path(cfg).parent))
@@ -624,6 +650,7 @@ def project_root(settings, paths: list[Path]) -> Path | None:
     groot = git_root(first)
     if groot is not None:
         return Path(os.path.realpath(groot))
+    reals = [str(first), *(os.path.realpath(p) for p in paths[1:])]
     common = Path(os.path.commonpath(reals)) if len(reals) > 1 else first
     folder = common if common.is_dir() else common.parent
     if len(folder.parts) < 3:  # files from unrelated trees: the first file's own folder
@@ -644,7 +671,9 @@ def key_known(info: FileInfo) -> bool:
     return _summary_key(info) in _SUMMARIES
 
 
-def _summary_of(info: FileInfo, store, trees: dict | None = None, root: Path | None = None) -> dict | None:
+def _summary_of(info: FileInfo, store: "_SummaryBatch | None", trees: dict | None = None, root: Path | None = None) -> dict | None:
+    """The file's summary: from this process's memo, else `store` (what the cache dir kept),
+    else its bytes, parsed (the tree goes to `trees` for the scan to take over)."""
     key = _summary_key(info)
     if key in _SUMMARIES:
         return _SUMMARIES[key]
@@ -662,8 +691,6 @@ def _summary_of(info: FileInfo, store, trees: dict | None = None, root: Path | N
             def keep(tree, all_nodes, table):
                 trees[info.rel] = (info.sha, tree, all_nodes, table)
         summary = summarize(info.data, info.module, info.is_package, keep)
-        if store is not None and summary is not None:
-            store.put(key, summary)
     _SUMMARIES[key] = summary
     return summary
 
@@ -721,6 +748,38 @@ class _Recall:
         _MEMORY.put(key, value)
         if self.store is not None:
             self.store.put(key, value)
+
+
+class _SummaryBatch:
+    """The summaries of one project root's files, kept under the cache dir as ONE entry
+    (`("summaries", root)`: summary key -> summary) instead of one entry per file: a cold
+    build of a few hundred files then writes one entry, not hundreds (each a temporary
+    file, a rename and its folders), and a rebuild reads one. Each summary is still found
+    by its content key (sha256, module name), so a changed file misses and is parsed again.
+    The entry is rewritten when the build summarised a different set of files."""
+
+    def __init__(self, store: "_Store", root: Path):
+        self.store = store
+        self.key = ("summaries", str(root))
+        loaded = store.get(self.key)
+        self.known: dict[str, dict] = loaded if isinstance(loaded, dict) else {}
+        self.used: dict[str, dict] = {}
+
+    @staticmethod
+    def _name(key: tuple[str, str]) -> str:
+        return f"{key[0]}:{key[1]}"
+
+    def get(self, key: tuple[str, str]):
+        value = self.known.get(self._name(key))
+        return value if isinstance(value, dict) else None
+
+    def keep(self, key: tuple[str, str], value: dict | None) -> None:
+        if value is not None:
+            self.used[self._name(key)] = value
+
+    def save(self) -> None:
+        if self.used.keys() != self.known.keys():
+            self.store.put(self.key, self.used)
 
 
 class _Store:
@@ -806,14 +865,19 @@ def build(root: Path, settings) -> ProjectModel:
         model.stats["cached"] = 1
     elif _reuse_latest(model, recall.get(("model-latest", str(root))), setting):
         model.stats["reused"] = 1
-        recall.put(("model", str(root), digest), _dump(model, setting))
-        recall.put(("model-latest", str(root)), _dump(model, setting))
+        dump = _dump(model, setting)
+        recall.put(("model", str(root), digest), dump)
+        recall.put(("model-latest", str(root)), dump)
     else:
-        model._resolver = _Builder(model, store, dependencies)
+        batch = _SummaryBatch(store, root) if store is not None else None
+        model._resolver = _Builder(model, batch, dependencies)
         model._resolver.run()
+        if batch is not None:
+            batch.save()
         model.shapes = {rel: _shape(_SUMMARIES.get(_summary_key(model.files[rel]))) for rel in sorted(model._resolver.summarized)}
-        recall.put(("model", str(root), digest), _dump(model, setting))
-        recall.put(("model-latest", str(root)), _dump(model, setting))
+        dump = _dump(model, setting)
+        recall.put(("model", str(root), digest), dump)
+        recall.put(("model-latest", str(root)), dump)
     for info in model.files.values():
         info.data = None  # read again from disk (and checked) if a lookup needs it later
     return model
@@ -874,8 +938,10 @@ def _dispatch_tags(data: bytes) -> frozenset[str]:
 
 
 # `lib.models.x.Decoder.forward = fast_forward` (`_Summarizer._patches`): an attribute two
-# or more dots deep, not of self, assigned a bare name
+# or more dots deep, not of self, assigned a bare name; on the first line, and after each
+# newline (searched for that literal byte instead of trying `^` at every offset)
 _PATCH_LINE = re.compile(rb"^[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
+_PATCH_AFTER_NEWLINE = re.compile(rb"\n[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
 
 
 def _has_entry_hint(data: bytes) -> int:
@@ -883,7 +949,9 @@ def _has_entry_hint(data: bytes) -> int:
     when the file is in scope) or a patch of the package's functions into a library; 0: none."""
     if any(word in data for word in _ENTRY_WORDS):
         return 2
-    return 1 if any(word in data for word in _TORCH_STEP_WORDS) or _PATCH_LINE.search(data) else 0
+    if any(word in data for word in _TORCH_STEP_WORDS):
+        return 1
+    return 1 if _PATCH_LINE.match(data) or _PATCH_AFTER_NEWLINE.search(data) else 0
 
 
 def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
@@ -946,7 +1014,7 @@ def _tags_in_dependency_text(name: str, text: str) -> set[str]:
 
 
 class _Builder:
-    def __init__(self, model: ProjectModel, store, dependencies: dict[str, list[str]]):
+    def __init__(self, model: ProjectModel, store: "_SummaryBatch | None", dependencies: dict[str, list[str]]):
         self.m = model
         self.store = store
         self.dependencies = dependencies
@@ -955,6 +1023,7 @@ class _Builder:
             self.by_module.setdefault(info.module, []).append(rel)
         self.parsed = 0
         self.summarized: set[str] = set()
+        self._kept: set[str] = set()  # files whose summary `store` (a _SummaryBatch) has
         self._by_method: dict[str, list[tuple[str, str]]] | None = None
         self._by_any_method: dict[str, list[tuple[str, str]]] | None = None  # method -> classes (`overrides`)
         self._descent: dict[tuple, bool] = {}
@@ -967,7 +1036,11 @@ class _Builder:
         if not key_known(info):
             self.parsed += 1
         self.summarized.add(rel)
-        return _summary_of(info, self.store, self.m.trees, self.m.root)
+        s = _summary_of(info, self.store, self.m.trees, self.m.root)
+        if self.store is not None and rel not in self._kept:  # wherever it came from
+            self._kept.add(rel)
+            self.store.keep(_summary_key(info), s)
+        return s
 
     def run(self) -> None:
         self._scope()
