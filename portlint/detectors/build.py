@@ -210,6 +210,8 @@ def _flag_findings(ctx, want: str):
         def options(text: str) -> list:
             # an option is the string itself (or its first word), not prose that names one
             first = text.lstrip()
+            if want == "arch" and not first.startswith(_ARCH_STARTS):
+                return []  # every architecture flag starts so (flags._ARCH_TOKEN): no hit can lead the string
             return [hit for hit in flagmod.flag_hits(text) if hit.kind == want and first.startswith(hit.token)]
 
         for node, hits in _python_strings(ctx, options):
@@ -219,6 +221,8 @@ def _flag_findings(ctx, want: str):
                     yield span, hit
 
 
+# how every token `flags.is_arch_token` accepts begins
+_ARCH_STARTS = ("-", "arch=")
 _ARCH_TOKENS = ("gencode", "generate-code", "arch=", "sm_", "compute_", "CUDA_ARCH", "gpu-architecture")
 
 

@@ -361,18 +361,30 @@ class ValueModel:
 
     def _size_params(self, region: Region, params: set[str]) -> set[str]:
         """torch parameters compared with a size and never used as a tensor (`_python_params`)."""
-        compared: set[str] = set()
-        as_tensor: set[str] = set()
-        counters = _loop_counters(self.region_nodes(region))
-        for n in self.region_nodes(region):
-            if n.__class__ is ast.Compare and len(n.comparators) == 1:
-                sides = (n.left, n.comparators[0])
-                for a, b in (sides, sides[::-1]):
-                    if a.__class__ is ast.Name and a.id in params and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
-                        compared.add(a.id)
-            elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name and n.value.id in params:
-                as_tensor.add(n.value.id)
-        return compared - as_tensor
+        compared, as_tensor = self._size_uses(region)
+        return (compared & params) - as_tensor
+
+    def _size_uses(self, region: Region) -> tuple[frozenset[str], frozenset[str]]:
+        """(names compared with a size or a loop counter, names used as a tensor: an
+        attribute or subscript of them) in the region's nodes, whatever the parameters:
+        the facts `_size_params` narrows to its parameters, read once per function or loop
+        (the region's value model is recomputed on every round of propagation)."""
+        memo = self.__dict__.setdefault("_size_uses_memo", {})
+        found = memo.get(region.node)
+        if found is None:
+            compared: set[str] = set()
+            as_tensor: set[str] = set()
+            counters = _loop_counters(self.region_nodes(region))
+            for n in self.region_nodes(region):
+                if n.__class__ is ast.Compare and len(n.comparators) == 1:
+                    sides = (n.left, n.comparators[0])
+                    for a, b in (sides, sides[::-1]):
+                        if a.__class__ is ast.Name and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
+                            compared.add(a.id)
+                elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name:
+                    as_tensor.add(n.value.id)
+            found = memo[region.node] = (frozenset(compared), frozenset(as_tensor))
+        return found
 
     def _tensor_result(self, e: ast.AST, traced: set[str]) -> bool:
         """torch: a call given a traced value whose result is used as a tensor (a tensor-only
@@ -389,7 +401,7 @@ class ValueModel:
         t = lambda x: self._expr_traced(x, traced, True)  # noqa: E731
         return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords if k.arg is not None)
 
-    def _returns_traced(self, call: ast.Call, traced: set[str]) -> bool:
+    def _returns_traced(self, call: ast.Call, traced: set[str], arg_traced=None) -> bool:
         """torch: a call by name of a function of this file (a module helper, a nested def)
         that returns a traced value for the traced arguments it is given (`lengths =
         _conv_out_length(lengths, 7, 1)` returning `torch.div(...)`). Methods are left out:
@@ -399,7 +411,7 @@ class ValueModel:
         fn = self.resolve(call.func, call)
         if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns or fn in self.kernel_fns:
             return False
-        params = self._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, True))
+        params = self._call_traced_params(fn, call, arg_traced or (lambda e: self._expr_traced(e, traced, True)))
         if not params:
             return False
         # a return computed by a call (`lengths.max()`, `torch.div(...) + 1`), not one that
@@ -407,7 +419,7 @@ class ValueModel:
         computed = any(n.__class__ is ast.Return and n.value is not None and _computed(n.value) for n in self._walk_no_defs(fn.body))
         return computed and not self.fn_returns_static(fn, True, frozenset(params))
 
-    def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False) -> bool:
+    def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False, arg_traced=None) -> bool:
         """Is the value of `call` static, by the callee's summary? The summary of a function
         of this project (this file or, through the project model, another) says, for the set
         of its parameters that are traced at this call, whether every `return` is static
@@ -423,7 +435,7 @@ class ValueModel:
                 return False
         if isinstance(fn, ast.Lambda) or fn in owner.host_fns:
             return False
-        params = owner._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, torch))
+        params = owner._call_traced_params(fn, call, arg_traced or (lambda e: self._expr_traced(e, traced, torch)))
         return owner.fn_returns_static(fn, torch, frozenset(params))
 
     def _foreign_def(self, ref: ast.AST):
@@ -559,7 +571,20 @@ class ValueModel:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
-            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e, traced, torch):
+            # the answer for each argument, shared by the callee summary's test, the tensor
+            # helper test and the test of the arguments below (each used to evaluate them
+            # again, once per level of nested calls): nothing between them changes `traced`,
+            # and whatever a first answer computed on the way (summaries, foreign maps) is
+            # memoised, so a second evaluation would take the same path to the same answer
+            answers: dict[ast.AST, bool] = {}
+
+            def t_arg(x: ast.AST) -> bool:
+                found = answers.get(x)
+                if found is None:
+                    found = answers[x] = self._expr_traced(x, traced, torch)
+                return found
+
+            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e, traced, torch, t_arg):
                 return False  # a helper whose every return is static whatever it is given
             if isinstance(e.func, ast.Name) and e.func.id.startswith(("is_", "has_")) and not (name or "").startswith(ARRAY_NAMESPACES) \
                     and self.resolve(e.func, e) is None and self._foreign_def(e.func)[1] is None:
@@ -576,7 +601,7 @@ class ValueModel:
                 if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
                     return False  # queries of an object's structure (`bias.has_axis(...)`)
                 if name and name.startswith(ARRAY_NAMESPACES):
-                    return not _HOST_API.search(name) and not (torch and _host_factory(name, e, t))
+                    return not _HOST_API.search(name) and not (torch and _host_factory(name, e, t_arg))
                 if t(e.func.value):
                     return True
                 if torch and e.func.attr in TENSOR_METHODS and self._tensor_result(e.func.value, traced):
@@ -587,9 +612,9 @@ class ValueModel:
                 callee = dotted(e.func) or ""
                 tail = callee.rsplit(".", 1)[-1]
                 submodule = callee.startswith("self.") and callee.count(".") == 1 and "_" not in tail  # self.proj(x), self.fc1(x)
-                if not submodule and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced):
+                if not submodule and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced, t_arg):
                     return False  # an unknown function of a tensor returns a Python value here
-            return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords)
+            return any(t_arg(a) for a in e.args) or any(t_arg(k.value) for k in e.keywords)
         if isinstance(e, ast.Compare):
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return False  # identity and membership are Python-level tests
