@@ -116,7 +116,7 @@ def _places_on(fn: ast.AST, name: str, parents: dict | None = None) -> bool:
         return True
     if parents is None or getattr(fn, "name", "") != "__init__":
         return False
-    kept = {t.attr for stmt in ast.walk(fn) if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == name
+    kept = {t.attr for stmt in astindex.walk(fn) if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == name
             for t in stmt.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
     cls = parents.get(fn)
     if not kept or not isinstance(cls, ast.ClassDef):
@@ -151,7 +151,7 @@ def _last(func: ast.AST) -> str:
 def _places_on_value(fn: ast.AST, is_param) -> bool:
     body = fn.body if isinstance(fn.body, list) else [fn.body]
     for stmt in body:
-        for n in ast.walk(stmt):
+        for n in astindex.walk(stmt):
             if not isinstance(n, ast.Call):
                 continue
             if any(k.arg in _DEVICE_KWARGS and is_param(k.value) for k in n.keywords):
@@ -391,7 +391,7 @@ def _tested_calls(ctx) -> frozenset[int]:
         elif isinstance(node, ast.Call) and node.args and dotted(node.func).rsplit(".", 1)[-1] in ("skipIf", "skipUnless", "skipif"):
             tests.append(node.args[0])
         for t in tests:
-            out.update(id(n) for n in ast.walk(t) if isinstance(n, ast.Call))
+            out.update(id(n) for n in astindex.walk(t) if isinstance(n, ast.Call))
     return frozenset(out)
 
 
@@ -534,7 +534,7 @@ _TARGET_WORDS = ("xla", "hpu", "neuron", "torch_xla", "habana", "htcore", "tpu",
 def _mentions_target(nodes) -> bool:
     """Does this code choose or test a non-CUDA device (so the other branch is handled)?"""
     for top in nodes:
-        for n in ast.walk(top):
+        for n in astindex.walk(top):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.lower().split(":")[0] in ("xla", "hpu", "neuron", "tpu"):
                 return True
             if isinstance(n, (ast.Name, ast.Attribute)):
@@ -546,7 +546,7 @@ def _mentions_target(nodes) -> bool:
 
 def _selects_cuda(nodes) -> bool:
     for top in nodes:
-        for n in ast.walk(top):
+        for n in astindex.walk(top):
             if is_cuda_device_value(n):
                 return True
             if isinstance(n, ast.Call):
@@ -563,7 +563,7 @@ _AVAILABILITY_CALLS = {"is_available", "device_count", "is_cuda_available", "is_
 
 def _is_availability_probe(test: ast.AST) -> bool:
     """The test asks whether CUDA exists (not what an existing tensor or device is)."""
-    for n in ast.walk(test):
+    for n in astindex.walk(test):
         if isinstance(n, ast.Call):
             name = dotted(n.func)
             last = name.rsplit(".", 1)[-1]
@@ -774,7 +774,7 @@ def _precision_choices(ctx) -> _Spans:
         if not isinstance(node, (ast.If, ast.IfExp)):
             continue
         idents = set()
-        for n in ast.walk(node.test):
+        for n in astindex.walk(node.test):
             if isinstance(n, ast.Name):
                 idents.update(words(n.id))
             elif isinstance(n, ast.Attribute):

@@ -167,7 +167,7 @@ _PORTABLE_LIBDEVICE = ("triton.language.extra", "triton.language.extra.libdevice
 
 def _portable_libdevice_import(stmts) -> bool:
     for s in stmts:
-        for n in ast.walk(s):
+        for n in astindex.walk(s):
             if isinstance(n, ast.ImportFrom) and any(b.module in _PORTABLE_LIBDEVICE for b in bindings(n)):
                 return True
     return False

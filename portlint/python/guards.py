@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass
 
 from portlint.python.rocm_branches import nvidia_twin, polarity
+from portlint.python.astindex import walk
 
 NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER = "nvidia", "rocm", "tpu", "trainium", "gaudi", "cpu", "other"
 ALL: frozenset[str] = frozenset({NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER})
@@ -479,7 +480,7 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
         value = last.value
         if isinstance(value, ast.Name):
             name, cur = value.id, None
-            for stmt in ast.walk(fn):
+            for stmt in walk(fn):
                 if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(getattr(stmt, "target", None), ast.Name) and stmt.target.id == name:
                     cur = None
                     break
@@ -562,7 +563,7 @@ def exits_for_values_on(stmt: ast.stmt, platforms) -> bool:
 def is_probe(test: ast.AST) -> bool:
     """The test asks whether a platform is present (`torch.cuda.is_available()`,
     `torch.cuda.device_count()`, `is_torch_xla_available()`), not what a tensor is on."""
-    for n in ast.walk(test):
+    for n in walk(test):
         if isinstance(n, ast.Call):
             last = _last_name(n.func)
             if last in ("is_available", "device_count") or (last.startswith("is_") and last.endswith("available")):
@@ -736,7 +737,7 @@ class Guards:
         only where they do: `def agg(t): return t.cuda()` ... `agg if should_agg else None`
         with `should_agg = self.is_fsdp and ...`. Module-level functions may be imported
         elsewhere, so only nested ones are followed."""
-        from portlint.python.astindex import nodes, parents, walk
+        from portlint.python.astindex import nodes, parents
 
         defs = (ast.FunctionDef, ast.AsyncFunctionDef)
         every = nodes(module)

@@ -13,6 +13,7 @@ import re
 
 from portlint.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
 from portlint.python.traced_regions import Region, _positional, params_of, read_as_tensor, torch_static_param
+from portlint.python.astindex import walk
 
 STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
@@ -264,7 +265,7 @@ class ValueModel:
                                 if isinstance(te, ast.Name) and self._expr_traced(ve, traced, torch):
                                     traced.add(te.id)
                             continue
-                        for n in ast.walk(t):
+                        for n in walk(t):
                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                                 if is_t:
                                     traced.add(n.id)
@@ -274,14 +275,14 @@ class ValueModel:
                     it = node.iter
                     if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and it.args and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
                         if self._expr_traced(it.args[0], traced, torch):
-                            traced |= {n.id for n in ast.walk(node.target.elts[1]) if isinstance(n, ast.Name)}
+                            traced |= {n.id for n in walk(node.target.elts[1]) if isinstance(n, ast.Name)}
                     elif isinstance(it, ast.Call) and dotted(it.func) == "range":
                         pass
                     elif self._expr_traced(it, traced, torch):
-                        traced |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                        traced |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                     if self._expr_traced(node.context_expr, traced, torch):
-                        traced |= {n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name)}
+                        traced |= {n.id for n in walk(node.optional_vars) if isinstance(n, ast.Name)}
             if len(traced) == before:
                 break
         traced = {n for n in traced if not _SHAPE_NAME.search(n)}
@@ -315,7 +316,7 @@ class ValueModel:
             for n in self.region_nodes(region):
                 if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                        for name in ast.walk(t):
+                        for name in walk(t):
                             if name.__class__ is ast.Name and name.id in names:
                                 found.setdefault(name.id, []).append(n)
         return found
@@ -354,8 +355,6 @@ class ValueModel:
         memo = self.__dict__.setdefault("_param_reads_memo", {})
         if fn not in memo:
             names = {p.arg for p in params_of(fn)}
-            from portlint.python.astindex import walk
-
             memo[fn] = [frozenset(n.id for n in walk(stmt) if n.__class__ is ast.Name and n.id in names) for stmt in fn.body]
         return memo[fn]
 
@@ -524,7 +523,7 @@ class ValueModel:
         value: `n = n.item()`, `total = gather(t).sum().item()` and then `if n > 0:`. The
         region's value model has one answer per name; this gives the use its own (an
         assignment counts when its block holds the use, so it ran before it)."""
-        names = {n.id for n in ast.walk(expr) if n.__class__ is ast.Name and n.id in region.traced}
+        names = {n.id for n in walk(expr) if n.__class__ is ast.Name and n.id in region.traced}
         if not names:
             return set()
         index = region._assigns
@@ -645,7 +644,7 @@ class ValueModel:
             inner = set(traced)
             for g in e.generators:
                 if t(g.iter):
-                    inner |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+                    inner |= {n.id for n in walk(g.target) if isinstance(n, ast.Name)}
             return self._expr_traced(e.elt, inner, torch)
         return False
 
