@@ -250,9 +250,20 @@ class ValueModel:
         traced = set(region.traced) | inherited
         traced -= self._python_params(region, traced, torch)
         bindings = self._bindings(region)
+        reads = self._binding_reads(region)
+        # a binding's answers depend on `traced` only through the names it mentions (every
+        # test of `_expr_traced` is a name's membership): one whose mentioned traced names
+        # are those of its last pass here gives the same answers, and adds names it already
+        # added, so it is not evaluated again (the summaries and foreign maps a first pass
+        # computed on the way are memoised: a second pass would only find them)
+        last_seen: dict[ast.AST, frozenset[str]] = {}
         for _ in range(8):
             before = len(traced)
-            for node in bindings:
+            for node, mentioned in zip(bindings, reads):
+                seen = mentioned.intersection(traced)
+                if last_seen.get(node) == seen:
+                    continue
+                last_seen[node] = seen
                 if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                     value = node.value
                     if value is None:
@@ -302,6 +313,14 @@ class ValueModel:
         if found is None:
             found = memo[region.node] = [n for n in self.region_nodes(region)
                                          if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))]
+        return found
+
+    def _binding_reads(self, region: Region) -> list[frozenset[str]]:
+        """For each of `_bindings(region)`, the names it mentions (every `Name` under it)."""
+        memo = self.__dict__.setdefault("_binding_reads_memo", {})
+        found = memo.get(region.node)
+        if found is None:
+            found = memo[region.node] = [frozenset(n.id for n in walk(b) if n.__class__ is ast.Name) for b in self._bindings(region)]
         return found
 
     def _param_assigns(self, region: Region) -> dict[str, list[ast.AST]]:
