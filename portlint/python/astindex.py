@@ -205,9 +205,13 @@ def of_class(module: ast.AST, *classes: type) -> list[ast.AST]:
     if len(classes) == 1:
         found = lists.get(classes[0])
         if found is None:
-            found = lists[classes[0]] = [all_nodes[i] for i in positions.get(classes[0], ())]
+            found = lists[classes[0]] = list(map(all_nodes.__getitem__, positions.get(classes[0], ())))
         return found
-    return [all_nodes[i] for i in sorted(i for cls in set(classes) for i in positions.get(cls, ()))]
+    merged: list[int] = []
+    for cls in set(classes):
+        merged.extend(positions.get(cls, ()))
+    merged.sort()  # positions are distinct: walk order
+    return list(map(all_nodes.__getitem__, merged))
 
 
 def node_classes(module: ast.AST) -> list[type]:
