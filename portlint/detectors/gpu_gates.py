@@ -62,26 +62,26 @@ def _source_kind(node: ast.AST) -> str | None:
 
 def _own_assignments(scope: ast.AST):
     """Assignments in `scope` itself, not in functions nested in it."""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = astindex.children(scope)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
         if isinstance(node, ast.Assign):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(astindex.children(node))
 
 
 def _own_returns(fn: ast.AST):
     """`return <value>` statements of `fn` itself, not of functions nested in it."""
-    stack = list(ast.iter_child_nodes(fn))
+    stack = astindex.children(fn)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, ast.Return):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(astindex.children(node))
 
 
 class _Scopes:

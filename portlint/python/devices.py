@@ -12,7 +12,7 @@ import re
 
 from portlint.python.guards import GAUDI, TPU, TRAINIUM, dotted, guard_map
 from portlint.python.names import modules_on_import_lines, names_module
-from portlint.python.astindex import nodes, walk
+from portlint.python.astindex import children, nodes, walk
 
 _NEURON_MODULES = ("torch_neuronx", "neuronx_distributed", "neuronxcc", "libneuronxla")
 _TPU_HINT = re.compile(rb"\bTPU\b|\btpu\b|PJRT_DEVICE")
@@ -119,7 +119,7 @@ def _module_level(ctx):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
 
 
 def shimmed(ctx, member: str) -> bool:
