@@ -15,7 +15,7 @@ from pathlib import PurePath
 from portlint.build import flags as flagmod
 from portlint.build.cmake import parse_cmake
 from portlint.model import Span
-from portlint.python.astindex import nodes, of_class
+from portlint.python.astindex import of_class
 from portlint.registry import detector
 
 _FINDCUDA_COMMANDS = {
@@ -159,8 +159,8 @@ def _python_strings(ctx, wanted):
     from portlint.python.guards import guard_map
 
     guards = None
-    for node in nodes(ctx.module):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 2000:
+    for node in of_class(ctx.module, ast.Constant):
+        if isinstance(node.value, str) and len(node.value) < 2000:
             found = wanted(node.value)
             if not found:
                 continue

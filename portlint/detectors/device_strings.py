@@ -133,7 +133,7 @@ def _callers_always_pass(ctx, fn: ast.AST, param: ast.arg) -> bool:
         return False
     positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
     index = positional.index(param.arg) if param.arg in positional else None
-    calls = [n for n in astindex.nodes(ctx.module) if isinstance(n, ast.Call) and _last(n.func) == name]
+    calls = [n for n in astindex.of_class(ctx.module, ast.Call) if _last(n.func) == name]
     if not calls:
         return False
     for call in calls:
@@ -382,7 +382,8 @@ _XLA_HINTS = {
 def _tested_calls(ctx) -> frozenset[int]:
     """ids of the calls that sit inside a comparison or a test (if / while / assert / and / or)."""
     out: set[int] = set()
-    for node in astindex.nodes(ctx.module):
+    # the nodes of the classes tested below, in walk order
+    for node in astindex.of_class(ctx.module, ast.Compare, ast.BoolOp, ast.If, ast.IfExp, ast.While, ast.Assert, ast.Call):
         tests: list[ast.AST] = []
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             tests.append(node)
@@ -767,7 +768,7 @@ _PRECISION_WORDS = {"fp16", "float16", "half", "amp", "apex", "precision", "mixe
 def _precision_choices(ctx) -> _Spans:
     """Spans of branches taken on a precision setting (`if args.fp16:`, `if dtype == torch.float16:`)."""
     spans = []
-    for node in astindex.nodes(ctx.module):
+    for node in astindex.of_class(ctx.module, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp):  # in walk order
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and set(words(node.name)) & (_PRECISION_WORDS | {"grad"}):
             spans.append(((node.body[0].lineno, node.body[0].col_offset), (node.body[-1].end_lineno, node.body[-1].end_col_offset)))
             continue

@@ -93,7 +93,7 @@ class _Scopes:
         self.module = module
         self.kinds: dict[ast.AST, dict[str, str]] = {}
         self.attributes: dict[str, str] = {}  # `self.capability = ...` is seen by every method
-        functions = [n for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        functions = astindex.of_class(module, ast.FunctionDef, ast.AsyncFunctionDef)  # in walk order
         scopes = [module] + functions
         own = {scope: list(_own_assignments(scope)) for scope in scopes}  # walked once, read in every round
         self._returns = {fn: list(_own_returns(fn)) for fn in functions}

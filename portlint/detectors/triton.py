@@ -71,8 +71,8 @@ def _str(node) -> str | None:
 def _module_strings(ctx) -> dict[str, str]:
     """Module- and function-level `NAME = "literal"` assignments (asm strings kept in constants)."""
     out: dict[str, str] = {}
-    for node in astindex.nodes(ctx.module):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+    for node in astindex.of_class(ctx.module, ast.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             s = _str(node.value)
             if s is not None:
                 out[node.targets[0].id] = s
