@@ -617,10 +617,18 @@ class RegionFinder:
                         self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
 
     # -- reached from other files (the project model) --
-    def _add_reached(self) -> None:
-        from portlint.python.project import file_model
+    def file_model(self):
+        """(project model, this file's path in it) or (None, None): `project.file_model` of
+        the file, asked once per map (the class, reach and definition lookups all start there)."""
+        found = self.__dict__.get("_file_model")
+        if found is None:
+            from portlint.python.project import file_model
 
-        model, rel = file_model(self.ctx)
+            found = self.__dict__["_file_model"] = file_model(self.ctx)
+        return found
+
+    def _add_reached(self) -> None:
+        model, rel = self.file_model()
         if model is None:
             return
         for qual, reach in sorted(model.reached_in(rel).items()):
@@ -791,10 +799,8 @@ class RegionFinder:
         """Last names of the bases of `cls`'s bases, through this file's classes and, for a
         base defined in another project file, through the project model's class summaries
         (`MeanError(_BaseRegression)` with `_BaseRegression(Metric)` in `_base.py`)."""
-        from portlint.python.project import file_model
-
         out: list[str] = []
-        model, rel = file_model(self.ctx)
+        model, rel = self.file_model()
         stack = [(base, 0) for base in cls.bases]
         while stack:
             base, depth = stack.pop()

@@ -464,9 +464,9 @@ class ValueModel:
             return self, None
         if name not in self._foreign_defs:
             self._foreign_defs[name] = (self, None)
-            from portlint.python.project import file_model, foreign_traced_map
+            from portlint.python.project import foreign_traced_map
 
-            model, rel = file_model(self.ctx)
+            model, rel = self.file_model()
             found = model.find_definition(name, rel) if model is not None and rel is not None else None
             if found is not None and found[0] != rel:
                 other = foreign_traced_map(self.ctx, found[0])
