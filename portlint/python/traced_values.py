@@ -157,6 +157,19 @@ def _loop_counters(nodes) -> set[str]:
     return out
 
 
+def _asked_parts(binding: ast.AST) -> list[ast.AST]:
+    """The parts of a binding node whose tracedness `compute_traced` asks (see there)."""
+    if binding.__class__ in (ast.Assign, ast.AnnAssign, ast.NamedExpr):
+        return [binding.value] if binding.value is not None else []
+    if binding.__class__ is ast.AugAssign:
+        return [binding.value, binding.target]
+    if binding.__class__ in (ast.For, ast.comprehension):
+        return [binding.iter]
+    if binding.__class__ is ast.withitem:
+        return [binding.context_expr]
+    return []
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -316,11 +329,14 @@ class ValueModel:
         return found
 
     def _binding_reads(self, region: Region) -> list[frozenset[str]]:
-        """For each of `_bindings(region)`, the names it mentions (every `Name` under it)."""
+        """For each of `_bindings(region)`, the names under the parts `compute_traced` asks
+        `_expr_traced` about: an assignment's value (and an augmented one's target), a
+        loop's or comprehension's iterable, a `with` item's context expression."""
         memo = self.__dict__.setdefault("_binding_reads_memo", {})
         found = memo.get(region.node)
         if found is None:
-            found = memo[region.node] = [frozenset(n.id for n in walk(b) if n.__class__ is ast.Name) for b in self._bindings(region)]
+            found = memo[region.node] = [frozenset(n.id for part in _asked_parts(b) for n in walk(part) if n.__class__ is ast.Name)
+                                         for b in self._bindings(region)]
         return found
 
     def _param_assigns(self, region: Region) -> dict[str, list[ast.AST]]:
