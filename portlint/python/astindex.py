@@ -96,22 +96,31 @@ class _ModuleNodes(list):
     __slots__ = ("up",)
 
 
-def _walk_module(root: ast.AST) -> _ModuleNodes:
+def _walk_module(root: ast.AST, by_class: dict[type, list[int]] | None = None) -> _ModuleNodes:
     """`_walk(root)`, noting each node's parent position as it goes, so `parents` is a zip of
-    two lists instead of a second pass over every field of every node."""
+    two lists instead of a second pass over every field of every node; with `by_class`, also
+    filing each node's position by its class (the table `of_class` reads) on the way."""
     out = [root]
     up: list[int] = []
     append = out.append
     up_append = up.append
     known = _NODE_FIELDS
+    file_position = by_class.get if by_class is not None else None
     i = 0
     while i < len(out):
         node = out[i]
         here = i
         i += 1
-        fields = known.get(node.__class__)
+        cls = node.__class__
+        if file_position is not None:
+            bucket = file_position(cls)
+            if bucket is None:
+                by_class[cls] = [here]
+            else:
+                bucket.append(here)
+        fields = known.get(cls)
         if fields is None:
-            fields = _node_fields(node.__class__)
+            fields = _node_fields(cls)
         for name in fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
@@ -167,7 +176,13 @@ def _index(module: ast.AST) -> _Index:
     for entry in _recent:
         if entry.module is module:
             return entry
-    return _remember(module, walk(module))
+    if module.__class__ is not ast.Module:
+        return _remember(module, walk(module))
+    # a module walked here is one being scanned: its nodes by class are asked for next
+    by_class: dict[type, list[int]] = {}
+    entry = _remember(module, _walk_module(module, by_class))
+    entry.classes = (by_class, {})
+    return entry
 
 
 def adopt(module: ast.AST, all_nodes: list[ast.AST]) -> None:
