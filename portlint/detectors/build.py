@@ -15,7 +15,7 @@ from pathlib import PurePath
 from portlint.build import flags as flagmod
 from portlint.build.cmake import parse_cmake
 from portlint.model import Span
-from portlint.python.astindex import nodes, of_class
+from portlint.python.astindex import of_class
 from portlint.registry import detector
 
 _FINDCUDA_COMMANDS = {
@@ -159,8 +159,8 @@ def _python_strings(ctx, wanted):
     from portlint.python.guards import guard_map
 
     guards = None
-    for node in nodes(ctx.module):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 2000:
+    for node in of_class(ctx.module, ast.Constant):
+        if isinstance(node.value, str) and len(node.value) < 2000:
             found = wanted(node.value)
             if not found:
                 continue
@@ -210,6 +210,8 @@ def _flag_findings(ctx, want: str):
         def options(text: str) -> list:
             # an option is the string itself (or its first word), not prose that names one
             first = text.lstrip()
+            if want == "arch" and not first.startswith(_ARCH_STARTS):
+                return []  # every architecture flag starts so (flags._ARCH_TOKEN): no hit can lead the string
             return [hit for hit in flagmod.flag_hits(text) if hit.kind == want and first.startswith(hit.token)]
 
         for node, hits in _python_strings(ctx, options):
@@ -219,6 +221,8 @@ def _flag_findings(ctx, want: str):
                     yield span, hit
 
 
+# how every token `flags.is_arch_token` accepts begins
+_ARCH_STARTS = ("-", "arch=")
 _ARCH_TOKENS = ("gencode", "generate-code", "arch=", "sm_", "compute_", "CUDA_ARCH", "gpu-architecture")
 
 

@@ -116,7 +116,7 @@ def _places_on(fn: ast.AST, name: str, parents: dict | None = None) -> bool:
         return True
     if parents is None or getattr(fn, "name", "") != "__init__":
         return False
-    kept = {t.attr for stmt in ast.walk(fn) if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == name
+    kept = {t.attr for stmt in astindex.walk(fn) if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == name
             for t in stmt.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
     cls = parents.get(fn)
     if not kept or not isinstance(cls, ast.ClassDef):
@@ -133,7 +133,7 @@ def _callers_always_pass(ctx, fn: ast.AST, param: ast.arg) -> bool:
         return False
     positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
     index = positional.index(param.arg) if param.arg in positional else None
-    calls = [n for n in astindex.nodes(ctx.module) if isinstance(n, ast.Call) and _last(n.func) == name]
+    calls = [n for n in astindex.of_class(ctx.module, ast.Call) if _last(n.func) == name]
     if not calls:
         return False
     for call in calls:
@@ -151,7 +151,7 @@ def _last(func: ast.AST) -> str:
 def _places_on_value(fn: ast.AST, is_param) -> bool:
     body = fn.body if isinstance(fn.body, list) else [fn.body]
     for stmt in body:
-        for n in ast.walk(stmt):
+        for n in astindex.walk(stmt):
             if not isinstance(n, ast.Call):
                 continue
             if any(k.arg in _DEVICE_KWARGS and is_param(k.value) for k in n.keywords):
@@ -382,7 +382,8 @@ _XLA_HINTS = {
 def _tested_calls(ctx) -> frozenset[int]:
     """ids of the calls that sit inside a comparison or a test (if / while / assert / and / or)."""
     out: set[int] = set()
-    for node in astindex.nodes(ctx.module):
+    # the nodes of the classes tested below, in walk order
+    for node in astindex.of_class(ctx.module, ast.Compare, ast.BoolOp, ast.If, ast.IfExp, ast.While, ast.Assert, ast.Call):
         tests: list[ast.AST] = []
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             tests.append(node)
@@ -391,7 +392,7 @@ def _tested_calls(ctx) -> frozenset[int]:
         elif isinstance(node, ast.Call) and node.args and dotted(node.func).rsplit(".", 1)[-1] in ("skipIf", "skipUnless", "skipif"):
             tests.append(node.args[0])
         for t in tests:
-            out.update(id(n) for n in ast.walk(t) if isinstance(n, ast.Call))
+            out.update(id(n) for n in astindex.walk(t) if isinstance(n, ast.Call))
     return frozenset(out)
 
 
@@ -534,7 +535,7 @@ _TARGET_WORDS = ("xla", "hpu", "neuron", "torch_xla", "habana", "htcore", "tpu",
 def _mentions_target(nodes) -> bool:
     """Does this code choose or test a non-CUDA device (so the other branch is handled)?"""
     for top in nodes:
-        for n in ast.walk(top):
+        for n in astindex.walk(top):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.lower().split(":")[0] in ("xla", "hpu", "neuron", "tpu"):
                 return True
             if isinstance(n, (ast.Name, ast.Attribute)):
@@ -546,7 +547,7 @@ def _mentions_target(nodes) -> bool:
 
 def _selects_cuda(nodes) -> bool:
     for top in nodes:
-        for n in ast.walk(top):
+        for n in astindex.walk(top):
             if is_cuda_device_value(n):
                 return True
             if isinstance(n, ast.Call):
@@ -563,7 +564,7 @@ _AVAILABILITY_CALLS = {"is_available", "device_count", "is_cuda_available", "is_
 
 def _is_availability_probe(test: ast.AST) -> bool:
     """The test asks whether CUDA exists (not what an existing tensor or device is)."""
-    for n in ast.walk(test):
+    for n in astindex.walk(test):
         if isinstance(n, ast.Call):
             name = dotted(n.func)
             last = name.rsplit(".", 1)[-1]
@@ -767,14 +768,14 @@ _PRECISION_WORDS = {"fp16", "float16", "half", "amp", "apex", "precision", "mixe
 def _precision_choices(ctx) -> _Spans:
     """Spans of branches taken on a precision setting (`if args.fp16:`, `if dtype == torch.float16:`)."""
     spans = []
-    for node in astindex.nodes(ctx.module):
+    for node in astindex.of_class(ctx.module, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp):  # in walk order
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and set(words(node.name)) & (_PRECISION_WORDS | {"grad"}):
             spans.append(((node.body[0].lineno, node.body[0].col_offset), (node.body[-1].end_lineno, node.body[-1].end_col_offset)))
             continue
         if not isinstance(node, (ast.If, ast.IfExp)):
             continue
         idents = set()
-        for n in ast.walk(node.test):
+        for n in astindex.walk(node.test):
             if isinstance(n, ast.Name):
                 idents.update(words(n.id))
             elif isinstance(n, ast.Attribute):

@@ -62,26 +62,26 @@ def _source_kind(node: ast.AST) -> str | None:
 
 def _own_assignments(scope: ast.AST):
     """Assignments in `scope` itself, not in functions nested in it."""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = astindex.children(scope)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
         if isinstance(node, ast.Assign):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(astindex.children(node))
 
 
 def _own_returns(fn: ast.AST):
     """`return <value>` statements of `fn` itself, not of functions nested in it."""
-    stack = list(ast.iter_child_nodes(fn))
+    stack = astindex.children(fn)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, ast.Return):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(astindex.children(node))
 
 
 class _Scopes:
@@ -93,7 +93,7 @@ class _Scopes:
         self.module = module
         self.kinds: dict[ast.AST, dict[str, str]] = {}
         self.attributes: dict[str, str] = {}  # `self.capability = ...` is seen by every method
-        functions = [n for n in astindex.nodes(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        functions = astindex.of_class(module, ast.FunctionDef, ast.AsyncFunctionDef)  # in walk order
         scopes = [module] + functions
         own = {scope: list(_own_assignments(scope)) for scope in scopes}  # walked once, read in every round
         self._returns = {fn: list(_own_returns(fn)) for fn in functions}

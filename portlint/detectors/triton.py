@@ -71,8 +71,8 @@ def _str(node) -> str | None:
 def _module_strings(ctx) -> dict[str, str]:
     """Module- and function-level `NAME = "literal"` assignments (asm strings kept in constants)."""
     out: dict[str, str] = {}
-    for node in astindex.nodes(ctx.module):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+    for node in astindex.of_class(ctx.module, ast.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             s = _str(node.value)
             if s is not None:
                 out[node.targets[0].id] = s
@@ -167,7 +167,7 @@ _PORTABLE_LIBDEVICE = ("triton.language.extra", "triton.language.extra.libdevice
 
 def _portable_libdevice_import(stmts) -> bool:
     for s in stmts:
-        for n in ast.walk(s):
+        for n in astindex.walk(s):
             if isinstance(n, ast.ImportFrom) and any(b.module in _PORTABLE_LIBDEVICE for b in bindings(n)):
                 return True
     return False

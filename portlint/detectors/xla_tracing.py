@@ -17,6 +17,7 @@ from portlint.python.traced import Region, TracedMap, dotted, params_of, traced_
 from portlint.python.traced_regions import annotated_tensor
 from portlint.python.traced_values import to_cpu_args
 from portlint.registry import detector
+from portlint.python.astindex import walk
 
 TOKENS = ("jax", "flax", "optax", "equinox", "haiku", "xla", "hpu", "habana", "neuron", "htcore")
 RELEVANT_TAGS = {"jax", "torch_xla", "gaudi"}
@@ -151,7 +152,7 @@ class _Walker:
                         for attr in _self_attributes(t):
                             out.setdefault(attr, []).append(n.value)  # `y_q, self.scale = quantize(y)`
                 elif isinstance(n, (ast.For, ast.comprehension)):
-                    for t in ast.walk(n.target):
+                    for t in walk(n.target):
                         if isinstance(t, ast.Name):
                             out.setdefault(t.id, []).append(n.iter)
                 elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CONTAINER_ADDS
@@ -169,7 +170,7 @@ class _Walker:
             return set()
         out = self.buffers.get(cls)
         if out is None:
-            out = {c.args[0].value for c in ast.walk(cls) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+            out = {c.args[0].value for c in walk(cls) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
                    and c.func.attr == "register_buffer" and c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)}
             self.buffers[cls] = out
         return out
@@ -249,7 +250,7 @@ class _Walker:
     def host_rebound(self, test, region) -> bool:
         """Every traced name `test` reads was last assigned (before it, in the region) a host
         value: `n = gather(n).sum().item()` then `if n > 0:` compares Python numbers."""
-        names = [n for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in region.traced]
+        names = [n for n in walk(test) if isinstance(n, ast.Name) and n.id in region.traced]
         if not names:
             return False
         line = getattr(test, "lineno", 0)
@@ -291,9 +292,9 @@ class _Walker:
         while p is not None and p is not region.node:
             if isinstance(p, ast.If) and child is not p.test:
                 test = p.test
-                if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)):
+                if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in walk(test)):
                     return True
-                if any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in ast.walk(test)):
+                if any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in walk(test)):
                     return True
             if isinstance(child, ast.stmt) and self._after_interval_exit(p, child):
                 return True
@@ -313,8 +314,8 @@ class _Walker:
                 if not isinstance(prev.body[-1], (ast.Return, ast.Continue, ast.Break)):
                     continue
                 test = prev.test
-                if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)) or any(
-                        isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in ast.walk(test)):
+                if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in walk(test)) or any(
+                        isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_NAME.search(dotted(n) or "") for n in walk(test)):
                     return True
         return False
 
@@ -455,7 +456,7 @@ class _Walker:
         if region.kind != "torch":
             return False
         identity = _identity_operands(test)  # `x is None` tests the object, whatever x holds
-        for n in ast.walk(test):
+        for n in walk(test):
             if isinstance(n, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
                 if any(self.tensor_by_form(c, region) for c in (n.left, *n.comparators)):
                     return True
@@ -626,7 +627,7 @@ class _Walker:
 
     def _host_value(self, e, region) -> bool:
         """int(traced) / traced.item() inside an expression (a loop bound read from a tensor)."""
-        for n in ast.walk(e):
+        for n in walk(e):
             if isinstance(n, ast.Call):
                 if dotted(n.func) in _SYNC_BUILTINS and n.args and self.traced(n.args[0], region):
                     return True
@@ -886,7 +887,7 @@ def _self_attributes(target: ast.AST) -> list[str]:
 def _identity_operands(test: ast.AST) -> set[ast.AST]:
     """The operands of identity tests in `test` (`x` of `x is None`)."""
     out: set[ast.AST] = set()
-    for n in ast.walk(test):
+    for n in walk(test):
         if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops):
             out.update((n.left, *n.comparators))
     return out
@@ -1125,7 +1126,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 fresh = isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Call) and canon(arg.func) in ("functools.partial", "partial"))
                 if isinstance(arg, ast.Name):
                     fn = tm.resolve(arg, node)
-                    fresh = fn is not None and any(fn in [s for s in ast.walk(lp)] for lp in loops)
+                    fresh = fn is not None and any(fn in [s for s in walk(lp)] for lp in loops)
                 if fresh:
                     out.add("PTL807", node, JAX_WARNING, "Create the jitted function once, outside the loop, and pass changing values as array arguments.",
                             what=f"{dotted(node.func)}() of a new function object inside a loop", effect="a new function object each iteration: traced and compiled again every time")
@@ -1134,7 +1135,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
             if callee in jitted:
                 counters = _loop_counters(tm, loops)
                 for pos_or_name, arg in _args_at(node, jitted[callee]):
-                    if any(isinstance(n, ast.Name) and n.id in counters for n in ast.walk(arg)):
+                    if any(isinstance(n, ast.Name) and n.id in counters for n in walk(arg)):
                         out.add("PTL807", arg, JAX_WARNING, "Pass the changing value as a traced argument (drop it from static_argnums/static_argnames).",
                                 what=f"loop counter `{ast.unparse(arg)}` passed as static argument {pos_or_name!s} of {callee}", effect="a static argument is part of the compile key: one compile per step")
 

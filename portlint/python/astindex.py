@@ -5,18 +5,16 @@ node; the engine's dispatch, the import table, the traced-value analysis, the RO
 analysis and several detectors each used to walk the whole module again. `nodes(module)`
 lists the nodes once, in `ast.walk`'s order (breadth first), `parents(module)` maps each
 node to its parent and `of_class(module, ast.Call)` lists the nodes of given classes; all
-are kept for the module scanned last (a scan handles one file at a time per process), so
-a second caller gets the same list."""
+are kept for the last few modules asked about (a scan handles one file at a time per
+process, and reads a few others' traced maps on the way), so a second caller gets the
+same list."""
 
 from __future__ import annotations
 
 import ast
+from itertools import islice
 
 _AST = ast.AST
-_last_module: ast.AST | None = None
-_last_nodes: list[ast.AST] = []
-_last_parents: dict[ast.AST, ast.AST] | None = None
-_last_classes: tuple[dict[type, list[int]], dict[type, list[ast.AST]]] | None = None  # positions, lists by class
 
 
 def parse(data: bytes, filename: str = "<unknown>") -> ast.Module:
@@ -91,75 +89,177 @@ def _walk(root: ast.AST) -> list[ast.AST]:
     return out
 
 
+class _ModuleNodes(list):
+    """A module's node list with, in `up`, the position of each node's parent: `up[k]` is
+    where the parent of node `k + 1` is (the root has none)."""
+
+    __slots__ = ("up",)
+
+
+def _walk_module(root: ast.AST, by_class: dict[type, list[int]] | None = None) -> _ModuleNodes:
+    """`_walk(root)`, noting each node's parent position as it goes, so `parents` is a zip of
+    two lists instead of a second pass over every field of every node; with `by_class`, also
+    filing each node's position by its class (the table `of_class` reads) on the way."""
+    out = [root]
+    up: list[int] = []
+    append = out.append
+    up_append = up.append
+    known = _NODE_FIELDS
+    file_position = by_class.get if by_class is not None else None
+    i = 0
+    while i < len(out):
+        node = out[i]
+        here = i
+        i += 1
+        cls = node.__class__
+        if file_position is not None:
+            bucket = file_position(cls)
+            if bucket is None:
+                by_class[cls] = [here]
+            else:
+                bucket.append(here)
+        fields = known.get(cls)
+        if fields is None:
+            fields = _node_fields(cls)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for x in value:
+                    if isinstance(x, _AST):
+                        append(x)
+                        up_append(here)
+            elif isinstance(value, _AST):
+                append(value)
+                up_append(here)
+    found = _ModuleNodes(out)
+    found.up = up
+    return found
+
+
 def walk(root: ast.AST) -> list[ast.AST]:
     """Every node under `root` (itself first) in `ast.walk` order, as a new list."""
-    return _walk(root)
+    return _walk_module(root) if root.__class__ is ast.Module else _walk(root)
+
+
+class _Index:
+    """What is kept of one module: its nodes, and when first asked for, its parent table and
+    its node positions by class."""
+
+    __slots__ = ("module", "nodes", "parents", "classes")
+
+    def __init__(self, module: ast.AST, all_nodes: list[ast.AST]):
+        self.module = module
+        self.nodes = all_nodes
+        self.parents: dict[ast.AST, ast.AST] | None = None
+        self.classes: tuple[dict[type, list[int]], dict[type, list[ast.AST]]] | None = None  # positions, lists by class
+
+
+# the modules asked about last, the latest first: the file scanned now and the files whose
+# traced maps it reads (`project.foreign_traced_map`, built in the middle of the scan of a
+# file), so coming back to the scanned file after building another's map does not walk it again
+_KEEP = 3
+_recent: list[_Index] = []
+
+
+def _remember(module: ast.AST, all_nodes: list[ast.AST]) -> _Index:
+    entry = _Index(module, all_nodes)
+    for i, old in enumerate(_recent):
+        if old.module is module:
+            del _recent[i]
+            break
+    _recent.insert(0, entry)
+    del _recent[_KEEP:]
+    return entry
+
+
+def _index(module: ast.AST) -> _Index:
+    for entry in _recent:
+        if entry.module is module:
+            return entry
+    if module.__class__ is not ast.Module:
+        return _remember(module, walk(module))
+    # a module walked here is one being scanned: its nodes by class are asked for next
+    by_class: dict[type, list[int]] = {}
+    entry = _remember(module, _walk_module(module, by_class))
+    entry.classes = (by_class, {})
+    return entry
 
 
 def adopt(module: ast.AST, all_nodes: list[ast.AST]) -> None:
     """Take `all_nodes` (from `walk(module)`, computed elsewhere) as the module's node list,
     so the next `nodes(module)` does not walk it again."""
-    global _last_module, _last_nodes, _last_parents, _last_classes
-    _last_module, _last_nodes, _last_parents, _last_classes = module, all_nodes, None, None
+    _remember(module, all_nodes)
 
 
 def nodes(module: ast.AST) -> list[ast.AST]:
     """Every node under `module` (itself first) in `ast.walk` order. Do not mutate."""
-    global _last_module, _last_nodes, _last_parents, _last_classes
-    if module is not _last_module:
-        _last_module, _last_nodes, _last_parents, _last_classes = module, _walk(module), None, None
-    return _last_nodes
+    return _index(module).nodes
+
+
+def _classes(entry: _Index) -> tuple[dict[type, list[int]], dict[type, list[ast.AST]]]:
+    if entry.classes is None:
+        table: dict[type, list[int]] = {}
+        get = table.get
+        for i, cls in enumerate(map(type, entry.nodes)):
+            bucket = get(cls)
+            if bucket is None:
+                table[cls] = [i]
+            else:
+                bucket.append(i)
+        entry.classes = (table, {})
+    return entry.classes
 
 
 def of_class(module: ast.AST, *classes: type) -> list[ast.AST]:
     """The nodes of `nodes(module)` whose class is one of `classes` (exactly: `ast.Call`,
     not a subclass), in `ast.walk` order. One pass files every node's position by class,
     the first time any class is asked for. Do not mutate."""
-    global _last_classes
-    all_nodes = nodes(module)
-    if _last_classes is None:
-        table: dict[type, list[int]] = {}
-        get = table.get
-        for i, cls in enumerate(map(type, all_nodes)):
-            bucket = get(cls)
-            if bucket is None:
-                table[cls] = [i]
-            else:
-                bucket.append(i)
-        _last_classes = (table, {})
-    positions, lists = _last_classes
+    entry = _index(module)
+    positions, lists = _classes(entry)
+    all_nodes = entry.nodes
     if len(classes) == 1:
         found = lists.get(classes[0])
         if found is None:
-            found = lists[classes[0]] = [all_nodes[i] for i in positions.get(classes[0], ())]
+            found = lists[classes[0]] = list(map(all_nodes.__getitem__, positions.get(classes[0], ())))
         return found
-    return [all_nodes[i] for i in sorted(i for cls in set(classes) for i in positions.get(cls, ()))]
+    merged: list[int] = []
+    for cls in set(classes):
+        merged.extend(positions.get(cls, ()))
+    merged.sort()  # positions are distinct: walk order
+    return list(map(all_nodes.__getitem__, merged))
 
 
 def node_classes(module: ast.AST) -> list[type]:
     """The classes of the nodes under `module` (each once)."""
-    of_class(module, ast.Module)  # files the positions by class
-    return list(_last_classes[0])
+    return list(_classes(_index(module))[0])
 
 
 def parents(module: ast.AST) -> dict[ast.AST, ast.AST]:
     """child -> parent for every node under `module`. Do not mutate."""
-    global _last_parents
-    all_nodes = nodes(module)
-    if _last_parents is None:
-        table: dict[ast.AST, ast.AST] = {}
-        known = _NODE_FIELDS
-        for parent in all_nodes:
-            fields = known.get(parent.__class__)
-            if fields is None:
-                fields = _node_fields(parent.__class__)
-            for name in fields:
-                value = getattr(parent, name, None)
-                if value.__class__ is list:
-                    for x in value:
-                        if isinstance(x, _AST):
-                            table[x] = parent
-                elif isinstance(value, _AST):
-                    table[value] = parent
-        _last_parents = table
-    return _last_parents
+    entry = _index(module)
+    if entry.parents is None:
+        entry.parents = _parent_table(entry.nodes)
+    return entry.parents
+
+
+def _parent_table(all_nodes: list[ast.AST]) -> dict[ast.AST, ast.AST]:
+    up = getattr(all_nodes, "up", None)
+    if up is not None:
+        # the same assignments in the same order as the pass below: the children of each
+        # node, nodes in walk order, are the walk list from its second entry on
+        return dict(zip(islice(all_nodes, 1, None), map(all_nodes.__getitem__, up)))
+    table: dict[ast.AST, ast.AST] = {}
+    known = _NODE_FIELDS
+    for parent in all_nodes:
+        fields = known.get(parent.__class__)
+        if fields is None:
+            fields = _node_fields(parent.__class__)
+        for name in fields:
+            value = getattr(parent, name, None)
+            if value.__class__ is list:
+                for x in value:
+                    if isinstance(x, _AST):
+                        table[x] = parent
+            elif isinstance(value, _AST):
+                table[value] = parent
+    return table

@@ -12,6 +12,7 @@ import re
 
 from portlint.python.guards import GAUDI, TPU, TRAINIUM, dotted, guard_map
 from portlint.python.names import modules_on_import_lines, names_module
+from portlint.python.astindex import children, of_class, walk
 
 _NEURON_MODULES = ("torch_neuronx", "neuronx_distributed", "neuronxcc", "libneuronxla")
 _TPU_HINT = re.compile(rb"\bTPU\b|\btpu\b|PJRT_DEVICE")
@@ -118,7 +119,7 @@ def _module_level(ctx):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
 
 
 def shimmed(ctx, member: str) -> bool:
@@ -154,13 +155,11 @@ def cuda_overrides(ctx) -> frozenset[str]:
     """Classes of this module whose own `cuda()` method moves the model elsewhere (its body
     never calls a real `.cuda()`): `model.cuda()` on them is the port's own API."""
     out = set()
-    for node in ast.walk(ctx.module):
-        if not isinstance(node, ast.ClassDef):
-            continue
+    for node in of_class(ctx.module, ast.ClassDef):
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "cuda":
                 calls_cuda = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cuda"
-                                 for n in ast.walk(stmt))
+                                 for n in walk(stmt))
                 if not calls_cuda:
                     out.add(node.name)
     return frozenset(out)
@@ -178,8 +177,8 @@ def calls_own_cuda(ctx, call: ast.Call, parents: dict) -> bool:
             p = parents.get(p)
         return p is not None and p.name in classes
     if isinstance(receiver, ast.Name):
-        for node in ast.walk(ctx.module):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+        for node in of_class(ctx.module, ast.Assign):
+            if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
                     and node.value.func.id in classes and any(isinstance(t, ast.Name) and t.id == receiver.id for t in node.targets):
                 return True
     if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id in classes:

@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass
 
 from portlint.python.rocm_branches import nvidia_twin, polarity
+from portlint.python.astindex import walk
 
 NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER = "nvidia", "rocm", "tpu", "trainium", "gaudi", "cpu", "other"
 ALL: frozenset[str] = frozenset({NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER})
@@ -456,7 +457,7 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
     A call of it is true only where the device test can be (false anywhere: the other terms
     may fail). Only a single `return` of an expression or of one local name is read; each
     binding of the name may use the name itself (`ok = ok and ...`)."""
-    from portlint.python.astindex import nodes, parents
+    from portlint.python.astindex import of_class, parents
 
     out: dict[str, Condition] = {}
     returns_in: dict[ast.AST, int] | None = None  # statement of the module -> `return`s in it
@@ -468,18 +469,17 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
             continue  # the one `return` must end the body
         if returns_in is None:
             returns_in, up = {}, parents(module)
-            for n in nodes(module):
-                if isinstance(n, ast.Return):
-                    top = n
-                    while up.get(top) is not module:
-                        top = up[top]
-                    returns_in[top] = returns_in.get(top, 0) + 1
+            for n in of_class(module, ast.Return):
+                top = n
+                while up.get(top) is not module:
+                    top = up[top]
+                returns_in[top] = returns_in.get(top, 0) + 1
         if returns_in.get(fn, 0) != 1:
             continue
         value = last.value
         if isinstance(value, ast.Name):
             name, cur = value.id, None
-            for stmt in ast.walk(fn):
+            for stmt in walk(fn):
                 if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(getattr(stmt, "target", None), ast.Name) and stmt.target.id == name:
                     cur = None
                     break
@@ -562,7 +562,7 @@ def exits_for_values_on(stmt: ast.stmt, platforms) -> bool:
 def is_probe(test: ast.AST) -> bool:
     """The test asks whether a platform is present (`torch.cuda.is_available()`,
     `torch.cuda.device_count()`, `is_torch_xla_available()`), not what a tensor is on."""
-    for n in ast.walk(test):
+    for n in walk(test):
         if isinstance(n, ast.Call):
             last = _last_name(n.func)
             if last in ("is_available", "device_count") or (last.startswith("is_") and last.endswith("available")):
@@ -736,22 +736,21 @@ class Guards:
         only where they do: `def agg(t): return t.cuda()` ... `agg if should_agg else None`
         with `should_agg = self.is_fsdp and ...`. Module-level functions may be imported
         elsewhere, so only nested ones are followed."""
-        from portlint.python.astindex import nodes, parents, walk
+        from portlint.python.astindex import of_class, parents
 
         defs = (ast.FunctionDef, ast.AsyncFunctionDef)
-        every = nodes(module)
+        every = of_class(module, *defs)  # the functions, in walk order
         # the functions that have a function inside: only those are walked (in ast.walk order)
         up = parents(module)
         holders: set[ast.AST] = set()
         for fn in every:
-            if isinstance(fn, defs):
-                p = up.get(fn)
-                while p is not None:
-                    if isinstance(p, defs):
-                        if p in holders:
-                            break  # its holders above are marked already
-                        holders.add(p)
-                    p = up.get(p)
+            p = up.get(fn)
+            while p is not None:
+                if isinstance(p, defs):
+                    if p in holders:
+                        break  # its holders above are marked already
+                    holders.add(p)
+                p = up.get(p)
         added = []
         for outer in every:
             if outer not in holders:

@@ -30,6 +30,7 @@ import copy
 from dataclasses import dataclass
 
 from portlint.model import Edit, Fix, Span
+from portlint.python.astindex import walk
 
 __all__ = ["Fix", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "while_fix"]
 
@@ -87,7 +88,7 @@ def _check_value(e: ast.expr) -> None:
         raise _Refuse(f"the value {ast.unparse(e)[:30]} is not an array")
     if isinstance(e, (ast.List, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
         raise _Refuse("a list or set is not an array a select can choose")
-    for n in ast.walk(e):
+    for n in walk(e):
         if isinstance(n, _IMPURE):
             raise _Refuse(f"`{ast.unparse(n)[:40]}` in a branch value")
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _HOST_CALLS:
@@ -372,7 +373,7 @@ def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_be
 
 
 def _jumps(node: ast.AST) -> bool:
-    return any(isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Raise, ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
+    return any(isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Raise, ast.Yield, ast.YieldFrom)) for n in walk(node))
 
 
 def _state(names: list[str]) -> tuple[ast.expr, ast.expr]:
@@ -400,7 +401,7 @@ def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra:
         if _jumps(s):
             raise _Refuse("the loop body returns, continues, raises or breaks other than by a top-level `if c: break`")
         env = runner.step(s, env)
-    growing = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Call)
+    growing = [n for s in body for n in walk(s) if isinstance(n, ast.Call)
                and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")) in _GROWING]
     if growing:
         raise _Refuse(f"`{ast.unparse(growing[0].func)}` changes the shape of the carried state each trip (a traced loop keeps it fixed)")
@@ -489,7 +490,7 @@ def bound_before(fn, line: int) -> set[str]:
     if not isinstance(fn, ast.Module):
         a = fn.args
         out |= {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < line:
             out.add(n.id)
     return out

@@ -8,6 +8,7 @@ and their function arguments, lax control-flow bodies, host callbacks (run on th
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from portlint.python.guards import dotted as dotted_or_empty
 from portlint.python.names import ImportTable
@@ -25,9 +26,9 @@ class Imports:
     def __init__(self, module: ast.Module | None = None, table: ImportTable | None = None):
         self.table = table if table is not None else ImportTable(module)
         self.alias: dict[str, str] = self.table.names
-
-    def canonical(self, node: ast.AST) -> str | None:
-        return self.table.canonical(node)
+        # the table's own (memoised) lookup, bound here: asked of the same callees many
+        # times, it is not worth a frame of its own
+        self.canonical: Callable[[ast.AST], str | None] = self.table.canonical
 
     def local_name(self, canonical: str) -> str | None:
         """A local spelling of a canonical module path (`jax.numpy` -> `jnp`), if imported."""

@@ -127,7 +127,7 @@ def read_as_tensor(fn: ast.AST) -> frozenset[str]:
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         return frozenset()
     names = {p.arg for p in params_of(fn)}
-    return frozenset(n.func.value.id for n in ast.walk(fn) if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute)
+    return frozenset(n.func.value.id for n in astindex.walk(fn) if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute)
                      and n.func.attr in ("item", "tolist") and not n.args and isinstance(n.func.value, ast.Name) and n.func.value.id in names)
 
 
@@ -343,7 +343,7 @@ def _one_off_pass(fn) -> bool:
     if any(w in fn.name.lower() for w in _ONE_OFF_WORDS):
         return True
     return any(n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr == "eval" and not n.args
-               and not n.keywords for n in ast.walk(fn))
+               and not n.keywords for n in astindex.walk(fn))
 
 
 _INTERVAL_WORDS = re.compile(r"log|print|verbose|debug|report", re.I)
@@ -357,7 +357,7 @@ def _interval_exit(stmt: ast.stmt) -> bool:
     test = stmt.test
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = test.operand
-        return any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_WORDS.search(dotted(n) or "") for n in ast.walk(inner))
+        return any(isinstance(n, (ast.Name, ast.Attribute)) and _INTERVAL_WORDS.search(dotted(n) or "") for n in astindex.walk(inner))
     return isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod)
 
 
@@ -617,10 +617,18 @@ class RegionFinder:
                         self.add(self.resolve(elt, node), "jax", "branch of jax.lax.switch")
 
     # -- reached from other files (the project model) --
-    def _add_reached(self) -> None:
-        from portlint.python.project import file_model
+    def file_model(self):
+        """(project model, this file's path in it) or (None, None): `project.file_model` of
+        the file, asked once per map (the class, reach and definition lookups all start there)."""
+        found = self.__dict__.get("_file_model")
+        if found is None:
+            from portlint.python.project import file_model
 
-        model, rel = file_model(self.ctx)
+            found = self.__dict__["_file_model"] = file_model(self.ctx)
+        return found
+
+    def _add_reached(self) -> None:
+        model, rel = self.file_model()
         if model is None:
             return
         for qual, reach in sorted(model.reached_in(rel).items()):
@@ -791,10 +799,8 @@ class RegionFinder:
         """Last names of the bases of `cls`'s bases, through this file's classes and, for a
         base defined in another project file, through the project model's class summaries
         (`MeanError(_BaseRegression)` with `_BaseRegression(Metric)` in `_base.py`)."""
-        from portlint.python.project import file_model
-
         out: list[str] = []
-        model, rel = file_model(self.ctx)
+        model, rel = self.file_model()
         stack = [(base, 0) for base in cls.bases]
         while stack:
             base, depth = stack.pop()
@@ -828,7 +834,7 @@ class RegionFinder:
             return set()
         if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
             target = target.elts[1]
-        return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        return {n.id for n in astindex.walk(target) if isinstance(n, ast.Name)}
 
     # -- closures and the region of a node --
     def _nest(self) -> None:

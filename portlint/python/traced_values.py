@@ -13,6 +13,7 @@ import re
 
 from portlint.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
 from portlint.python.traced_regions import Region, _positional, params_of, read_as_tensor, torch_static_param
+from portlint.python.astindex import walk
 
 STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
@@ -156,6 +157,19 @@ def _loop_counters(nodes) -> set[str]:
     return out
 
 
+def _asked_parts(binding: ast.AST) -> list[ast.AST]:
+    """The parts of a binding node whose tracedness `compute_traced` asks (see there)."""
+    if binding.__class__ in (ast.Assign, ast.AnnAssign, ast.NamedExpr):
+        return [binding.value] if binding.value is not None else []
+    if binding.__class__ is ast.AugAssign:
+        return [binding.value, binding.target]
+    if binding.__class__ in (ast.For, ast.comprehension):
+        return [binding.iter]
+    if binding.__class__ is ast.withitem:
+        return [binding.context_expr]
+    return []
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -249,9 +263,20 @@ class ValueModel:
         traced = set(region.traced) | inherited
         traced -= self._python_params(region, traced, torch)
         bindings = self._bindings(region)
+        reads = self._binding_reads(region)
+        # a binding's answers depend on `traced` only through the names it mentions (every
+        # test of `_expr_traced` is a name's membership): one whose mentioned traced names
+        # are those of its last pass here gives the same answers, and adds names it already
+        # added, so it is not evaluated again (the summaries and foreign maps a first pass
+        # computed on the way are memoised: a second pass would only find them)
+        last_seen: dict[ast.AST, frozenset[str]] = {}
         for _ in range(8):
             before = len(traced)
-            for node in bindings:
+            for node, mentioned in zip(bindings, reads):
+                seen = mentioned.intersection(traced)
+                if last_seen.get(node) == seen:
+                    continue
+                last_seen[node] = seen
                 if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                     value = node.value
                     if value is None:
@@ -264,7 +289,7 @@ class ValueModel:
                                 if isinstance(te, ast.Name) and self._expr_traced(ve, traced, torch):
                                     traced.add(te.id)
                             continue
-                        for n in ast.walk(t):
+                        for n in walk(t):
                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                                 if is_t:
                                     traced.add(n.id)
@@ -274,14 +299,14 @@ class ValueModel:
                     it = node.iter
                     if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and it.args and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
                         if self._expr_traced(it.args[0], traced, torch):
-                            traced |= {n.id for n in ast.walk(node.target.elts[1]) if isinstance(n, ast.Name)}
+                            traced |= {n.id for n in walk(node.target.elts[1]) if isinstance(n, ast.Name)}
                     elif isinstance(it, ast.Call) and dotted(it.func) == "range":
                         pass
                     elif self._expr_traced(it, traced, torch):
-                        traced |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                        traced |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                     if self._expr_traced(node.context_expr, traced, torch):
-                        traced |= {n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name)}
+                        traced |= {n.id for n in walk(node.optional_vars) if isinstance(n, ast.Name)}
             if len(traced) == before:
                 break
         traced = {n for n in traced if not _SHAPE_NAME.search(n)}
@@ -303,6 +328,17 @@ class ValueModel:
                                          if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))]
         return found
 
+    def _binding_reads(self, region: Region) -> list[frozenset[str]]:
+        """For each of `_bindings(region)`, the names under the parts `compute_traced` asks
+        `_expr_traced` about: an assignment's value (and an augmented one's target), a
+        loop's or comprehension's iterable, a `with` item's context expression."""
+        memo = self.__dict__.setdefault("_binding_reads_memo", {})
+        found = memo.get(region.node)
+        if found is None:
+            found = memo[region.node] = [frozenset(n.id for part in _asked_parts(b) for n in walk(part) if n.__class__ is ast.Name)
+                                         for b in self._bindings(region)]
+        return found
+
     def _param_assigns(self, region: Region) -> dict[str, list[ast.AST]]:
         """Parameter name -> the assignments to it in the region's nodes, in their order,
         listed once per function (`_python_params` reads the names it needs)."""
@@ -315,7 +351,7 @@ class ValueModel:
             for n in self.region_nodes(region):
                 if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                        for name in ast.walk(t):
+                        for name in walk(t):
                             if name.__class__ is ast.Name and name.id in names:
                                 found.setdefault(name.id, []).append(n)
         return found
@@ -354,25 +390,35 @@ class ValueModel:
         memo = self.__dict__.setdefault("_param_reads_memo", {})
         if fn not in memo:
             names = {p.arg for p in params_of(fn)}
-            from portlint.python.astindex import walk
-
             memo[fn] = [frozenset(n.id for n in walk(stmt) if n.__class__ is ast.Name and n.id in names) for stmt in fn.body]
         return memo[fn]
 
     def _size_params(self, region: Region, params: set[str]) -> set[str]:
         """torch parameters compared with a size and never used as a tensor (`_python_params`)."""
-        compared: set[str] = set()
-        as_tensor: set[str] = set()
-        counters = _loop_counters(self.region_nodes(region))
-        for n in self.region_nodes(region):
-            if n.__class__ is ast.Compare and len(n.comparators) == 1:
-                sides = (n.left, n.comparators[0])
-                for a, b in (sides, sides[::-1]):
-                    if a.__class__ is ast.Name and a.id in params and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
-                        compared.add(a.id)
-            elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name and n.value.id in params:
-                as_tensor.add(n.value.id)
-        return compared - as_tensor
+        compared, as_tensor = self._size_uses(region)
+        return (compared & params) - as_tensor
+
+    def _size_uses(self, region: Region) -> tuple[frozenset[str], frozenset[str]]:
+        """(names compared with a size or a loop counter, names used as a tensor: an
+        attribute or subscript of them) in the region's nodes, whatever the parameters:
+        the facts `_size_params` narrows to its parameters, read once per function or loop
+        (the region's value model is recomputed on every round of propagation)."""
+        memo = self.__dict__.setdefault("_size_uses_memo", {})
+        found = memo.get(region.node)
+        if found is None:
+            compared: set[str] = set()
+            as_tensor: set[str] = set()
+            counters = _loop_counters(self.region_nodes(region))
+            for n in self.region_nodes(region):
+                if n.__class__ is ast.Compare and len(n.comparators) == 1:
+                    sides = (n.left, n.comparators[0])
+                    for a, b in (sides, sides[::-1]):
+                        if a.__class__ is ast.Name and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
+                            compared.add(a.id)
+                elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name:
+                    as_tensor.add(n.value.id)
+            found = memo[region.node] = (frozenset(compared), frozenset(as_tensor))
+        return found
 
     def _tensor_result(self, e: ast.AST, traced: set[str]) -> bool:
         """torch: a call given a traced value whose result is used as a tensor (a tensor-only
@@ -389,7 +435,7 @@ class ValueModel:
         t = lambda x: self._expr_traced(x, traced, True)  # noqa: E731
         return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords if k.arg is not None)
 
-    def _returns_traced(self, call: ast.Call, traced: set[str]) -> bool:
+    def _returns_traced(self, call: ast.Call, traced: set[str], arg_traced=None) -> bool:
         """torch: a call by name of a function of this file (a module helper, a nested def)
         that returns a traced value for the traced arguments it is given (`lengths =
         _conv_out_length(lengths, 7, 1)` returning `torch.div(...)`). Methods are left out:
@@ -399,7 +445,7 @@ class ValueModel:
         fn = self.resolve(call.func, call)
         if fn is None or isinstance(fn, ast.Lambda) or fn in self.host_fns or fn in self.kernel_fns:
             return False
-        params = self._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, True))
+        params = self._call_traced_params(fn, call, arg_traced or (lambda e: self._expr_traced(e, traced, True)))
         if not params:
             return False
         # a return computed by a call (`lengths.max()`, `torch.div(...) + 1`), not one that
@@ -407,7 +453,7 @@ class ValueModel:
         computed = any(n.__class__ is ast.Return and n.value is not None and _computed(n.value) for n in self._walk_no_defs(fn.body))
         return computed and not self.fn_returns_static(fn, True, frozenset(params))
 
-    def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False) -> bool:
+    def returns_static(self, call: ast.Call, traced: set[str], torch: bool = False, arg_traced=None) -> bool:
         """Is the value of `call` static, by the callee's summary? The summary of a function
         of this project (this file or, through the project model, another) says, for the set
         of its parameters that are traced at this call, whether every `return` is static
@@ -423,7 +469,7 @@ class ValueModel:
                 return False
         if isinstance(fn, ast.Lambda) or fn in owner.host_fns:
             return False
-        params = owner._call_traced_params(fn, call, lambda e: self._expr_traced(e, traced, torch))
+        params = owner._call_traced_params(fn, call, arg_traced or (lambda e: self._expr_traced(e, traced, torch)))
         return owner.fn_returns_static(fn, torch, frozenset(params))
 
     def _foreign_def(self, ref: ast.AST):
@@ -434,9 +480,9 @@ class ValueModel:
             return self, None
         if name not in self._foreign_defs:
             self._foreign_defs[name] = (self, None)
-            from portlint.python.project import file_model, foreign_traced_map
+            from portlint.python.project import foreign_traced_map
 
-            model, rel = file_model(self.ctx)
+            model, rel = self.file_model()
             found = model.find_definition(name, rel) if model is not None and rel is not None else None
             if found is not None and found[0] != rel:
                 other = foreign_traced_map(self.ctx, found[0])
@@ -512,7 +558,7 @@ class ValueModel:
         value: `n = n.item()`, `total = gather(t).sum().item()` and then `if n > 0:`. The
         region's value model has one answer per name; this gives the use its own (an
         assignment counts when its block holds the use, so it ran before it)."""
-        names = {n.id for n in ast.walk(expr) if n.__class__ is ast.Name and n.id in region.traced}
+        names = {n.id for n in walk(expr) if n.__class__ is ast.Name and n.id in region.traced}
         if not names:
             return set()
         index = region._assigns
@@ -559,7 +605,20 @@ class ValueModel:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
-            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e, traced, torch):
+            # the answer for each argument, shared by the callee summary's test, the tensor
+            # helper test and the test of the arguments below (each used to evaluate them
+            # again, once per level of nested calls): nothing between them changes `traced`,
+            # and whatever a first answer computed on the way (summaries, foreign maps) is
+            # memoised, so a second evaluation would take the same path to the same answer
+            answers: dict[ast.AST, bool] = {}
+
+            def t_arg(x: ast.AST) -> bool:
+                found = answers.get(x)
+                if found is None:
+                    found = answers[x] = self._expr_traced(x, traced, torch)
+                return found
+
+            if isinstance(e.func, (ast.Name, ast.Attribute)) and self.returns_static(e, traced, torch, t_arg):
                 return False  # a helper whose every return is static whatever it is given
             if isinstance(e.func, ast.Name) and e.func.id.startswith(("is_", "has_")) and not (name or "").startswith(ARRAY_NAMESPACES) \
                     and self.resolve(e.func, e) is None and self._foreign_def(e.func)[1] is None:
@@ -576,7 +635,7 @@ class ValueModel:
                 if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
                     return False  # queries of an object's structure (`bias.has_axis(...)`)
                 if name and name.startswith(ARRAY_NAMESPACES):
-                    return not _HOST_API.search(name) and not (torch and _host_factory(name, e, t))
+                    return not _HOST_API.search(name) and not (torch and _host_factory(name, e, t_arg))
                 if t(e.func.value):
                     return True
                 if torch and e.func.attr in TENSOR_METHODS and self._tensor_result(e.func.value, traced):
@@ -587,9 +646,9 @@ class ValueModel:
                 callee = dotted(e.func) or ""
                 tail = callee.rsplit(".", 1)[-1]
                 submodule = callee.startswith("self.") and callee.count(".") == 1 and "_" not in tail  # self.proj(x), self.fc1(x)
-                if not submodule and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced):
+                if not submodule and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced, t_arg):
                     return False  # an unknown function of a tensor returns a Python value here
-            return any(t(a) for a in e.args) or any(t(k.value) for k in e.keywords)
+            return any(t_arg(a) for a in e.args) or any(t_arg(k.value) for k in e.keywords)
         if isinstance(e, ast.Compare):
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return False  # identity and membership are Python-level tests
@@ -620,7 +679,7 @@ class ValueModel:
             inner = set(traced)
             for g in e.generators:
                 if t(g.iter):
-                    inner |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+                    inner |= {n.id for n in walk(g.target) if isinstance(n, ast.Name)}
             return self._expr_traced(e.elt, inner, torch)
         return False
 
