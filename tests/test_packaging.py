@@ -27,4 +27,4 @@ def test_wheel_contains_all_rule_data(tmp_path):
     assert {"portlint/report/summary.py", "portlint/report/html.py", "portlint/report/markdown.py"} <= names
     entry_points = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points[0]).decode()
-    assert "portlint = portlint.cli:main" in text
+    assert "portlint = portlint.cli:run" in text
