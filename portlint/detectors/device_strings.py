@@ -765,11 +765,17 @@ class _Spans:
 _PRECISION_WORDS = {"fp16", "float16", "half", "amp", "apex", "precision", "mixed", "dtype", "scaler", "fp32", "bf16"}
 
 
+def _name_words(identifier: str) -> set[str]:
+    """The words of a name as `words` splits them, and its underscore parts whole: `words`
+    cuts digits off (`fp16` -> fp, 16), and `fp16` / `bf16` are the words that say precision."""
+    return set(words(identifier)) | {part.lower() for part in identifier.split("_") if part}
+
+
 def _precision_choices(ctx) -> _Spans:
     """Spans of branches taken on a precision setting (`if args.fp16:`, `if dtype == torch.float16:`)."""
     spans = []
     for node in astindex.of_class(ctx.module, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp):  # in walk order
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and set(words(node.name)) & (_PRECISION_WORDS | {"grad"}):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _name_words(node.name) & (_PRECISION_WORDS | {"grad"}):
             spans.append(((node.body[0].lineno, node.body[0].col_offset), (node.body[-1].end_lineno, node.body[-1].end_col_offset)))
             continue
         if not isinstance(node, (ast.If, ast.IfExp)):
@@ -777,11 +783,11 @@ def _precision_choices(ctx) -> _Spans:
         idents = set()
         for n in astindex.walk(node.test):
             if isinstance(n, ast.Name):
-                idents.update(words(n.id))
+                idents.update(_name_words(n.id))
             elif isinstance(n, ast.Attribute):
-                idents.update(words(n.attr))
+                idents.update(_name_words(n.attr))
             elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-                idents.update(words(n.value.replace("-", "_")))
+                idents.update(_name_words(n.value.replace("-", "_")))
         if not idents & _PRECISION_WORDS:
             continue
         branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [node.body[0], node.body[-1]] + ([node.orelse[0], node.orelse[-1]] if node.orelse else [])
