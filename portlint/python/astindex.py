@@ -67,28 +67,6 @@ def children(node: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _walk(root: ast.AST) -> list[ast.AST]:
-    out = [root]
-    append = out.append
-    known = _NODE_FIELDS
-    i = 0
-    while i < len(out):
-        node = out[i]
-        i += 1
-        fields = known.get(node.__class__)
-        if fields is None:
-            fields = _node_fields(node.__class__)
-        for name in fields:
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                for x in value:
-                    if isinstance(x, _AST):
-                        append(x)
-            elif isinstance(value, _AST):
-                append(value)
-    return out
-
-
 class _ModuleNodes(list):
     """A module's node list with, in `up`, the position of each node's parent: `up[k]` is
     where the parent of node `k + 1` is (the root has none)."""
@@ -97,9 +75,10 @@ class _ModuleNodes(list):
 
 
 def _walk_module(root: ast.AST, by_class: dict[type, list[int]] | None = None) -> _ModuleNodes:
-    """`_walk(root)`, noting each node's parent position as it goes, so `parents` is a zip of
-    two lists instead of a second pass over every field of every node; with `by_class`, also
-    filing each node's position by its class (the table `of_class` reads) on the way."""
+    """Every node under `root` (itself first) in `ast.walk` order, noting each node's parent
+    position as it goes, so `parents` is a zip of two lists instead of a second pass over
+    every field of every node; with `by_class`, also filing each node's position by its
+    class (the table `of_class` reads) on the way."""
     out = [root]
     up: list[int] = []
     append = out.append
@@ -137,8 +116,9 @@ def _walk_module(root: ast.AST, by_class: dict[type, list[int]] | None = None) -
 
 
 def walk(root: ast.AST) -> list[ast.AST]:
-    """Every node under `root` (itself first) in `ast.walk` order, as a new list."""
-    return _walk_module(root) if root.__class__ is ast.Module else _walk(root)
+    """Every node under `root` (itself first) in `ast.walk` order, as a new list (with the
+    parent positions `parents` reads when `root` is a module)."""
+    return _walk_module(root)
 
 
 class _Index:
@@ -238,28 +218,16 @@ def parents(module: ast.AST) -> dict[ast.AST, ast.AST]:
     """child -> parent for every node under `module`. Do not mutate."""
     entry = _index(module)
     if entry.parents is None:
-        entry.parents = _parent_table(entry.nodes)
+        entry.parents = _parent_table(entry.module, entry.nodes)
     return entry.parents
 
 
-def _parent_table(all_nodes: list[ast.AST]) -> dict[ast.AST, ast.AST]:
+def _parent_table(module: ast.AST, all_nodes: list[ast.AST]) -> dict[ast.AST, ast.AST]:
+    """child -> parent, from the parent positions a module walk notes (`_walk_module`); a
+    node list adopted without them is walked again, in the same order, to note them. The
+    children of each node, nodes in walk order, are the walk list from its second entry on."""
     up = getattr(all_nodes, "up", None)
-    if up is not None:
-        # the same assignments in the same order as the pass below: the children of each
-        # node, nodes in walk order, are the walk list from its second entry on
-        return dict(zip(islice(all_nodes, 1, None), map(all_nodes.__getitem__, up)))
-    table: dict[ast.AST, ast.AST] = {}
-    known = _NODE_FIELDS
-    for parent in all_nodes:
-        fields = known.get(parent.__class__)
-        if fields is None:
-            fields = _node_fields(parent.__class__)
-        for name in fields:
-            value = getattr(parent, name, None)
-            if value.__class__ is list:
-                for x in value:
-                    if isinstance(x, _AST):
-                        table[x] = parent
-            elif isinstance(value, _AST):
-                table[value] = parent
-    return table
+    if up is None:
+        all_nodes = _walk_module(module)
+        up = all_nodes.up
+    return dict(zip(islice(all_nodes, 1, None), map(all_nodes.__getitem__, up)))
