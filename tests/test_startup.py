@@ -19,10 +19,13 @@ def loaded_after(code: str, cwd: Path | None = None) -> dict[str, bool]:
 
 
 def scan_code(*args: str) -> str:
+    """The command's `main` (what `python -m portlint` runs before its fast exit, which
+    would end the process before the probe could look at the loaded modules)."""
     return (
-        "import runpy, sys\n"
+        "import sys\n"
         f"sys.argv = ['portlint', 'scan', *{list(args)!r}]\n"
-        "try:\n    runpy.run_module('portlint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "from portlint.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
     )
 
 
