@@ -49,7 +49,7 @@ from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 
-from portlint.python.names import ImportTable, dotted_name
+from portlint.python.names import ImportTable, LineStartPattern, dotted_name
 
 SUMMARY_VERSION = 5
 # bytes that can hold an entry point; a file without any is never parsed for the model
@@ -152,10 +152,12 @@ class _Summarizer:
                 "defs": self.defs, "classes": self.classes, "entries": self.entries}
 
     # names
-    def qualify(self, name: str) -> str | None:
+    def qualify(self, name: str, expanded: str | None = None) -> str | None:
+        """The qualified name of a dotted name of this file (an import or a top-level
+        definition), else None; `expanded`: `self.table.expand(name)` when the caller has it."""
         head = name.partition(".")[0]
         if head in self.table.names:
-            return self.table.expand(name)
+            return expanded if expanded is not None else self.table.expand(name)
         if head in self.top:
             return f"{self.module}.{name}" if self.module else name
         return None
@@ -191,7 +193,6 @@ class _Summarizer:
                     given = {k.arg: k.value for k in call.keywords if k.arg}
                     entry[2] = {a for a in entry[2] if a in given and _static_arg(given[a])}
 
-        module = self.module
         for node in calls:
             func = node.func
             name = dotted_name(func)
@@ -202,8 +203,7 @@ class _Summarizer:
                 if name.startswith("self.") and name.count(".") == 1:
                     add("S:" + name[5:], node)
                 else:
-                    head = name.partition(".")[0]  # `qualify`, with the expansion made above
-                    q = canon if head in names else (f"{module}.{name}" if module else name) if head in top else None
+                    q = self.qualify(name, canon)
                     if q:
                         add("Q:" + q, node)
                     elif self.torch and name.count(".") == 1 and _method_by_name(*name.split(".")):
@@ -938,10 +938,8 @@ def _dispatch_tags(data: bytes) -> frozenset[str]:
 
 
 # `lib.models.x.Decoder.forward = fast_forward` (`_Summarizer._patches`): an attribute two
-# or more dots deep, not of self, assigned a bare name; on the first line, and after each
-# newline (searched for that literal byte instead of trying `^` at every offset)
-_PATCH_LINE = re.compile(rb"^[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
-_PATCH_AFTER_NEWLINE = re.compile(rb"\n[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
+# or more dots deep, not of self, assigned a bare name, alone on its line
+_PATCH_LINE = LineStartPattern(rb"[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
 
 
 def _has_entry_hint(data: bytes) -> int:
@@ -951,7 +949,7 @@ def _has_entry_hint(data: bytes) -> int:
         return 2
     if any(word in data for word in _TORCH_STEP_WORDS):
         return 1
-    return 1 if _PATCH_LINE.match(data) or _PATCH_AFTER_NEWLINE.search(data) else 0
+    return 1 if _PATCH_LINE.found(data) else 0
 
 
 def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
