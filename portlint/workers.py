@@ -63,8 +63,12 @@ def _work_chunk(items: list[tuple[int, SourceFile, tuple[str, str] | None]]) -> 
     return out
 
 
-def _prepare_parent(settings: Settings, languages: set[str]) -> None:
-    """Load the detectors and the CUDA grammar once, before forking, so workers inherit them."""
+def _prepare_parent(settings: Settings, pending) -> None:
+    """Load the detectors of the languages of `pending` and the CUDA grammar once, before
+    forking, so workers inherit them."""
+    from portlint.languages import classify
+
+    languages = {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending}
     plan = selection.plan(settings)
     for language in sorted(languages):
         plan.detectors(language)
@@ -109,16 +113,14 @@ def scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | No
 
     method = _start_method()
     if method == "fork":
-        from portlint.languages import classify
-
-        _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
+        _prepare_parent(settings, pending)
     context = multiprocessing.get_context(method)
     model = None
     if method != "fork":  # a fresh worker would build the project model again: hand it over
         from portlint.python.project import model_seed
 
         model = model_seed(settings)
-    remaining = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
+    remaining = _largest_first(pending)
     while remaining:
         finished, broken, suspects = _run_pool(context, remaining, settings, cache, jobs, done, model)
         if not broken:
@@ -159,12 +161,10 @@ class EarlyStart:
 
         if _start_method() != "fork":
             return None
-        from portlint.languages import classify
-
-        _prepare_parent(settings, {classify(sf.real.name, b"")[0] or "cuda" for _, sf, _, _ in pending})
+        _prepare_parent(settings, pending)
         context = multiprocessing.get_context("fork")
         count = max(1, jobs - 1)
-        items = [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
+        items = _largest_first(pending)
         claimed = context.Value("i", 0)
         stop = context.Value("b", 0, lock=False)
         slots = context.Array("q", [-1] * count, lock=False)
@@ -220,6 +220,12 @@ def _claim_files() -> list[tuple[int, dict]]:
             claimed.value = k + 1
         out.extend(_work_chunk([items[k]]))
     return out
+
+
+def _largest_first(pending) -> list[tuple[int, SourceFile, tuple[str, str] | None]]:
+    """(index, file, known) of `pending`, largest files first (then in file order), so that
+    no big file is left to run alone at the end."""
+    return [(i, sf, known) for i, sf, _, known in sorted(pending, key=lambda p: (-p[2], p[0]))]
 
 
 _WORKER_DIED = "the process analysing this file died (killed, or a crash in native code): skipped, no findings for it"
