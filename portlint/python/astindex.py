@@ -67,14 +67,14 @@ def children(node: ast.AST) -> list[ast.AST]:
     return out
 
 
-class _ModuleNodes(list):
-    """A module's node list with, in `up`, the position of each node's parent: `up[k]` is
+class _WalkNodes(list):
+    """The nodes of a walk with, in `up`, the position of each node's parent: `up[k]` is
     where the parent of node `k + 1` is (the root has none)."""
 
     __slots__ = ("up",)
 
 
-def _walk_module(root: ast.AST, by_class: dict[type, list[int]] | None = None) -> _ModuleNodes:
+def _walk(root: ast.AST, by_class: dict[type, list[int]] | None = None) -> _WalkNodes:
     """Every node under `root` (itself first) in `ast.walk` order, noting each node's parent
     position as it goes, so `parents` is a zip of two lists instead of a second pass over
     every field of every node; with `by_class`, also filing each node's position by its
@@ -110,15 +110,15 @@ def _walk_module(root: ast.AST, by_class: dict[type, list[int]] | None = None) -
             elif isinstance(value, _AST):
                 append(value)
                 up_append(here)
-    found = _ModuleNodes(out)
+    found = _WalkNodes(out)
     found.up = up
     return found
 
 
 def walk(root: ast.AST) -> list[ast.AST]:
     """Every node under `root` (itself first) in `ast.walk` order, as a new list (with the
-    parent positions `parents` reads when `root` is a module)."""
-    return _walk_module(root)
+    parent positions `parents` reads)."""
+    return _walk(root)
 
 
 class _Index:
@@ -160,7 +160,7 @@ def _index(module: ast.AST) -> _Index:
         return _remember(module, walk(module))
     # a module walked here is one being scanned: its nodes by class are asked for next
     by_class: dict[type, list[int]] = {}
-    entry = _remember(module, _walk_module(module, by_class))
+    entry = _remember(module, _walk(module, by_class))
     entry.classes = (by_class, {})
     return entry
 
@@ -223,11 +223,11 @@ def parents(module: ast.AST) -> dict[ast.AST, ast.AST]:
 
 
 def _parent_table(module: ast.AST, all_nodes: list[ast.AST]) -> dict[ast.AST, ast.AST]:
-    """child -> parent, from the parent positions a module walk notes (`_walk_module`); a
+    """child -> parent, from the parent positions a walk notes (`_walk`); a
     node list adopted without them is walked again, in the same order, to note them. The
     children of each node, nodes in walk order, are the walk list from its second entry on."""
     up = getattr(all_nodes, "up", None)
     if up is None:
-        all_nodes = _walk_module(module)
+        all_nodes = _walk(module)
         up = all_nodes.up
     return dict(zip(islice(all_nodes, 1, None), map(all_nodes.__getitem__, up)))
