@@ -73,6 +73,7 @@ class TracedMap(RegionFinder, ValueModel):
         self._loops: list[ast.AST] = []
         self._def_memo: dict[ast.AST, ast.AST | None] = {}
         self._foreign_defs: dict[str, tuple] = {}
+        self._node_facts: dict[tuple[str, ast.AST], object] = {}  # ValueModel._once
         self._interval_exits: dict[int, int] = {}
         self._device_exits: dict[int, int] = {}
         self._lazy_platforms: frozenset[str] | None = None

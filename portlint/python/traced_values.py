@@ -185,9 +185,7 @@ class ValueModel:
             changed = False
             for region in list(self.regions.values()):
                 self.compute_traced(region)
-                calls = region.__dict__.get("_calls")
-                if calls is None:  # the region's calls, listed once for every round
-                    calls = region.__dict__["_calls"] = [n for n in self.region_nodes(region) if isinstance(n, ast.Call)]
+                calls = self._once("calls", region.node, lambda: [n for n in self.region_nodes(region) if isinstance(n, ast.Call)])
                 for node in calls:
                     tname = self.imports.canonical(node.func)
                     if region.kind == "jax" and tname in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS) | set(LAX_BODIES)) and node.args:
@@ -318,43 +316,45 @@ class ValueModel:
         region.traced = traced - (region.static - set(region.traced))
         memo[key] = frozenset(region.traced)
 
-    def _bindings(self, region: Region) -> list[ast.AST]:
-        """The region's nodes that bind names, listed once per function or loop (like
-        `region_nodes`, which they are taken from)."""
-        memo = self.__dict__.setdefault("_bindings_memo", {})
-        found = memo.get(region.node)
+    def _once(self, kind: str, node: ast.AST, compute):
+        """`compute()`, kept per (`kind`, function or loop node) for the life of this map:
+        facts of a region's nodes that do not depend on what is traced, asked again on every
+        round of `_propagate_calls` and in `_nest`."""
+        key = (kind, node)
+        found = self._node_facts.get(key)
         if found is None:
-            found = memo[region.node] = [n for n in self.region_nodes(region)
-                                         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))]
+            found = self._node_facts[key] = compute()
         return found
+
+    def _bindings(self, region: Region) -> list[ast.AST]:
+        """The region's nodes that bind names (taken from `region_nodes`)."""
+        return self._once("bindings", region.node, lambda: [
+            n for n in self.region_nodes(region)
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.withitem))])
 
     def _binding_reads(self, region: Region) -> list[frozenset[str]]:
         """For each of `_bindings(region)`, the names under the parts `compute_traced` asks
         `_expr_traced` about: an assignment's value (and an augmented one's target), a
         loop's or comprehension's iterable, a `with` item's context expression."""
-        memo = self.__dict__.setdefault("_binding_reads_memo", {})
-        found = memo.get(region.node)
-        if found is None:
-            found = memo[region.node] = [frozenset(n.id for part in _asked_parts(b) for n in walk(part) if n.__class__ is ast.Name)
-                                         for b in self._bindings(region)]
-        return found
+        return self._once("binding reads", region.node, lambda: [
+            frozenset(n.id for part in _asked_parts(b) for n in walk(part) if n.__class__ is ast.Name)
+            for b in self._bindings(region)])
 
     def _param_assigns(self, region: Region) -> dict[str, list[ast.AST]]:
-        """Parameter name -> the assignments to it in the region's nodes, in their order,
-        listed once per function (`_python_params` reads the names it needs)."""
-        memo = self.__dict__.setdefault("_param_assigns_memo", {})
-        fn = region.node
-        found = memo.get(fn)
-        if found is None:
-            names = {p.arg for p in params_of(fn)}
-            found = memo[fn] = {}
+        """Parameter name -> the assignments to it in the region's nodes, in their order
+        (`_python_params` reads the names it needs)."""
+        def compute() -> dict[str, list[ast.AST]]:
+            names = {p.arg for p in params_of(region.node)}
+            found: dict[str, list[ast.AST]] = {}
             for n in self.region_nodes(region):
                 if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                         for name in walk(t):
                             if name.__class__ is ast.Name and name.id in names:
                                 found.setdefault(name.id, []).append(n)
-        return found
+            return found
+
+        return self._once("param assigns", region.node, compute)
 
     def _python_params(self, region: Region, traced: set[str], torch: bool) -> set[str]:
         """Traced parameters the function's own code shows to be Python values:
@@ -385,13 +385,12 @@ class ValueModel:
         return out
 
     def _param_reads(self, fn) -> list[frozenset[str]]:
-        """Per statement of `fn`'s body, the parameter names it reads (any `Name` of one),
-        computed once per function."""
-        memo = self.__dict__.setdefault("_param_reads_memo", {})
-        if fn not in memo:
+        """Per statement of `fn`'s body, the parameter names it reads (any `Name` of one)."""
+        def compute() -> list[frozenset[str]]:
             names = {p.arg for p in params_of(fn)}
-            memo[fn] = [frozenset(n.id for n in walk(stmt) if n.__class__ is ast.Name and n.id in names) for stmt in fn.body]
-        return memo[fn]
+            return [frozenset(n.id for n in walk(stmt) if n.__class__ is ast.Name and n.id in names) for stmt in fn.body]
+
+        return self._once("param reads", fn, compute)
 
     def _size_params(self, region: Region, params: set[str]) -> set[str]:
         """torch parameters compared with a size and never used as a tensor (`_python_params`)."""
@@ -401,11 +400,8 @@ class ValueModel:
     def _size_uses(self, region: Region) -> tuple[frozenset[str], frozenset[str]]:
         """(names compared with a size or a loop counter, names used as a tensor: an
         attribute or subscript of them) in the region's nodes, whatever the parameters:
-        the facts `_size_params` narrows to its parameters, read once per function or loop
-        (the region's value model is recomputed on every round of propagation)."""
-        memo = self.__dict__.setdefault("_size_uses_memo", {})
-        found = memo.get(region.node)
-        if found is None:
+        the facts `_size_params` narrows to its parameters."""
+        def compute() -> tuple[frozenset[str], frozenset[str]]:
             compared: set[str] = set()
             as_tensor: set[str] = set()
             counters = _loop_counters(self.region_nodes(region))
@@ -417,8 +413,9 @@ class ValueModel:
                             compared.add(a.id)
                 elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name:
                     as_tensor.add(n.value.id)
-            found = memo[region.node] = (frozenset(compared), frozenset(as_tensor))
-        return found
+            return frozenset(compared), frozenset(as_tensor)
+
+        return self._once("size uses", region.node, compute)
 
     def _tensor_result(self, e: ast.AST, traced: set[str]) -> bool:
         """torch: a call given a traced value whose result is used as a tensor (a tensor-only
