@@ -1020,15 +1020,13 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
         wrapped_loader = re.search(r"MpDeviceLoader|ParallelLoader|accelerator\.prepare|\.prepare\(", ctx.text) is not None
         boundary_names: set[str] = set()  # functions of this file that cut the graph
         for c in tm.nodes_of(ast.Call):
-            if isinstance(c, ast.Call) and tm._is_boundary_call(c):
+            if tm._is_boundary_call(c):
                 fn = tm.enclosing_function(c)
                 while fn is not None:
                     boundary_names.add(getattr(fn, "name", ""))
                     fn = tm.enclosing_function(fn)
         if targets806 and not wrapped_loader:
             for loop in tm.nodes_of(ast.For, ast.While):
-                if not isinstance(loop, (ast.For, ast.While)):
-                    continue
                 calls = [c for c in tm._walk_no_defs(loop.body) if isinstance(c, ast.Call)]
                 backward = any(isinstance(c.func, ast.Attribute) and c.func.attr == "backward" and not c.args for c in calls)
                 opt_step = any(isinstance(c.func, ast.Attribute) and c.func.attr == "step" and not c.args and re.search(r"optim|opt\b|opt$", dotted(c.func.value) or "", re.I) for c in calls)
@@ -1051,8 +1049,6 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
     # PTL805: shapes that vary per batch
     if has_torch_target:
         for call in tm.nodes_of(ast.Call):
-            if not isinstance(call, ast.Call):
-                continue
             name = canon(call.func) or ""
             last = name.rsplit(".", 1)[-1]
             if last == "DataLoader":
@@ -1115,8 +1111,6 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
     if jax_file:
         jitted = _jitted_statics(tm)
         for node in tm.nodes_of(ast.Call):
-            if not isinstance(node, ast.Call):
-                continue
             loops = _loops_containing(tm, node)
             if not loops:
                 continue
@@ -1126,7 +1120,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 fresh = isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Call) and canon(arg.func) in ("functools.partial", "partial"))
                 if isinstance(arg, ast.Name):
                     fn = tm.resolve(arg, node)
-                    fresh = fn is not None and any(fn in [s for s in walk(lp)] for lp in loops)
+                    fresh = fn is not None and any(fn in walk(lp) for lp in loops)
                 if fresh:
                     out.add("PTL807", node, JAX_WARNING, "Create the jitted function once, outside the loop, and pass changing values as array arguments.",
                             what=f"{dotted(node.func)}() of a new function object inside a loop", effect="a new function object each iteration: traced and compiled again every time")

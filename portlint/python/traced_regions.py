@@ -96,27 +96,24 @@ def _annotation_expr(ann: ast.AST | None) -> ast.AST | None:
     return ann
 
 
-def _annotated_tensor(ann: ast.AST | None) -> bool:
+def annotated_tensor(ann: ast.AST | None) -> bool:
     """`torch.Tensor`, `Optional[torch.Tensor]`, `Tensor | None`, `jax.Array`, as a string too."""
     ann = _annotation_expr(ann)
     if ann is None:
         return False
     if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").split(".")[-1] == "Optional":
-        return _annotated_tensor(ann.slice)
+        return annotated_tensor(ann.slice)
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
         sides = (ann.left, ann.right)
-        return any(_annotated_tensor(x) for x in sides) and all(
-            _annotated_tensor(x) or (isinstance(x, ast.Constant) and x.value is None) for x in sides)
+        return any(annotated_tensor(x) for x in sides) and all(
+            annotated_tensor(x) or (isinstance(x, ast.Constant) and x.value is None) for x in sides)
     return (dotted(ann) or "").split(".")[-1] in _TENSOR_ANNOT
-
-
-annotated_tensor = _annotated_tensor  # the public name (parameter and return annotations)
 
 
 def torch_static_param(param: ast.arg) -> bool:
     """torch: a parameter that holds a Python value or object by its name (`num_heads`,
     `model`, `is_training`), unless its annotation says it is a tensor."""
-    return _TORCH_STATIC_PARAM.search(param.arg) is not None and not _annotated_tensor(param.annotation)
+    return _TORCH_STATIC_PARAM.search(param.arg) is not None and not annotated_tensor(param.annotation)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -146,7 +143,7 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         if base.split(".")[-1] in ("Optional",):
             return _annotation_static(ann.slice)
         items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        if any(_annotated_tensor(item) for item in items):
+        if any(annotated_tensor(item) for item in items):
             return False  # a container of tensors: Sequence[torch.Tensor], tuple[Tensor, Tensor]
         return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
@@ -244,13 +241,13 @@ def _may_be_tensor(ann: ast.AST | None) -> bool:
         return any(_may_be_tensor(item) for item in items)
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
         return _may_be_tensor(ann.left) or _may_be_tensor(ann.right)
-    return _annotated_tensor(ann)
+    return annotated_tensor(ann)
 
 
 def _tensor_to_tensor(fn) -> bool:
     """A function whose annotations say it maps tensors to a tensor: a tensor-annotated
     parameter and a tensor (or optional tensor) return annotation."""
-    return _annotated_tensor(fn.returns) and any(_annotated_tensor(p.annotation) for p in params_of(fn))
+    return annotated_tensor(fn.returns) and any(annotated_tensor(p.annotation) for p in params_of(fn))
 
 
 def per_step_attribute(name: str) -> bool:
@@ -322,7 +319,7 @@ def _denoising_step(cls: ast.ClassDef, base_names: list[str]) -> bool:
         return False
     for stmt in cls.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "step":
-            return any(_annotated_tensor(p.annotation) for p in params_of(stmt)[1:])
+            return any(annotated_tensor(p.annotation) for p in params_of(stmt)[1:])
     return False
 
 
@@ -560,20 +557,19 @@ class RegionFinder:
     def _find_jax(self) -> None:
         canon = self.imports.canonical
         for node in self.nodes_of(ast.Call):
-            if isinstance(node, ast.Call):
-                name = canon(node.func)
-                if name in HOST_CALLBACKS and node.args:
-                    fn = self.resolve(node.args[0], node)
-                    if fn is not None:
-                        self.host_fns.add(fn)
-                # initialisers given to self.param / self.variable / hk.get_parameter get
-                # shapes and dtypes, not arrays
-                is_init = (isinstance(node.func, ast.Attribute) and node.func.attr in ("param", "variable")
-                           and isinstance(node.func.value, ast.Name) and node.func.value.id == "self") or name == "haiku.get_parameter"
-                if is_init:
-                    for arg in [*node.args, *(k.value for k in node.keywords)]:
-                        if isinstance(arg, ast.Lambda):
-                            self.host_fns.add(arg)
+            name = canon(node.func)
+            if name in HOST_CALLBACKS and node.args:
+                fn = self.resolve(node.args[0], node)
+                if fn is not None:
+                    self.host_fns.add(fn)
+            # initialisers given to self.param / self.variable / hk.get_parameter get
+            # shapes and dtypes, not arrays
+            is_init = (isinstance(node.func, ast.Attribute) and node.func.attr in ("param", "variable")
+                       and isinstance(node.func.value, ast.Name) and node.func.value.id == "self") or name == "haiku.get_parameter"
+            if is_init:
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(arg, ast.Lambda):
+                        self.host_fns.add(arg)
         for node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
@@ -840,7 +836,7 @@ class RegionFinder:
     def _nest(self) -> None:
         """Nested defs and lambdas inside a region are traced too (closures see tracers)."""
         for fn_node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
-            if not isinstance(fn_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or fn_node in self.host_fns:
+            if fn_node in self.host_fns:
                 continue
             parent = self.region_of(fn_node, include_self=False)
             if parent is None:
