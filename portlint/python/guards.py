@@ -47,8 +47,9 @@ import ast
 import re
 from dataclasses import dataclass
 
+from portlint.python.names import dotted_name
 from portlint.python.rocm_branches import nvidia_twin, polarity
-from portlint.python.astindex import walk
+from portlint.python.astindex import of_class, parents, walk
 
 NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER = "nvidia", "rocm", "tpu", "trainium", "gaudi", "cpu", "other"
 ALL: frozenset[str] = frozenset({NVIDIA, ROCM, TPU, TRAINIUM, GAUDI, CPU, OTHER})
@@ -100,20 +101,9 @@ def literal_platforms(text: str) -> frozenset[str] | None:
 
 
 def dotted(node: ast.AST) -> str:
-    """`torch.cuda.is_available` for Attribute/Name chains ("" for anything else)."""
-    cls = node.__class__
-    if cls is ast.Name:  # the common cases first: `f`, `m.f`
-        return node.id
-    if cls is ast.Attribute and node.value.__class__ is ast.Name:
-        return node.value.id + "." + node.attr
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
+    """`torch.cuda.is_available` for Attribute/Name chains ("" for anything else):
+    `names.dotted_name`, with "" for its None."""
+    return dotted_name(node) or ""
 
 
 def _last_name(node: ast.AST) -> str:
@@ -457,8 +447,6 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
     A call of it is true only where the device test can be (false anywhere: the other terms
     may fail). Only a single `return` of an expression or of one local name is read; each
     binding of the name may use the name itself (`ok = ok and ...`)."""
-    from portlint.python.astindex import of_class, parents
-
     out: dict[str, Condition] = {}
     returns_in: dict[ast.AST, int] | None = None  # statement of the module -> `return`s in it
     for fn in module.body:
@@ -500,8 +488,6 @@ def _predicate_helpers(module: ast.Module) -> dict[str, Condition]:
 def _aliases(module: ast.Module) -> dict[str, Condition]:
     """Names that hold a device test, assigned exactly once in the module, and the module's
     predicate helpers (`_predicate_helpers`)."""
-    from portlint.python.astindex import of_class
-
     seen: dict[str, Condition | None] = {}
     for node in of_class(module, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For):  # in walk order
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -606,8 +592,6 @@ class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
     def __init__(self, module: ast.Module):
-        from portlint.python.astindex import of_class
-
         self.regions: list[Region] = []
         self.aliases = _aliases(module)
         self._conditions: dict[ast.AST, Condition | None] = {}  # test -> _guard_condition (an If's test is read twice)
@@ -736,8 +720,6 @@ class Guards:
         only where they do: `def agg(t): return t.cuda()` ... `agg if should_agg else None`
         with `should_agg = self.is_fsdp and ...`. Module-level functions may be imported
         elsewhere, so only nested ones are followed."""
-        from portlint.python.astindex import of_class, parents
-
         defs = (ast.FunctionDef, ast.AsyncFunctionDef)
         every = of_class(module, *defs)  # the functions, in walk order
         # the functions that have a function inside: only those are walked (in ast.walk order)
