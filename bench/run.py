@@ -84,8 +84,8 @@ def semgrep_env() -> dict:
 def corpus_files(root: Path) -> list[Path]:
     """The files portlint's discovery picks under `root`: the same list goes to semgrep
     and grep, so all three read the same bytes."""
-    from portlint.config import Settings, load_config
-    from portlint.discovery import discover
+    from portlint.core.config import Settings, load_config
+    from portlint.discovery.files import discover
 
     settings = Settings()
     load_config(root / "portlint.toml", settings)
@@ -498,7 +498,7 @@ def mixed_section(args, packages: list[dict], exe: Path | None) -> dict:
 
 def portlint_meta() -> dict:
     from portlint import __version__
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     return {
         "portlint_version": __version__, "rules": len(load_rules()),

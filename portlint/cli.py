@@ -38,7 +38,7 @@ def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _printable(text: str) -> str:
-    from portlint.reporters.text import escape_controls
+    from portlint.output.formats.text import escape_controls
 
     return escape_controls(text)
 
@@ -109,8 +109,8 @@ def _settings(paths, select, ignore, targets, config_path, isolated, no_cache, c
     """Settings as `scan` and `report` both build them: the config file (named, or found
     from `config_start` / the first path), rule selection, targets and cache directory, so
     a report shows what a scan would."""
-    from portlint.cache import default_cache_dir
-    from portlint.config import Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
+    from portlint.core.cache import default_cache_dir
+    from portlint.core.config import Settings, find_config, git_root, load_config, parse_targets, validate_rule_selectors
 
     settings = Settings()
     cfg = config_path
@@ -156,12 +156,12 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
         _fail("--add-suppressions and --fix both edit the files: run one, then the other")
     shard = reason = None
     if shard_spec is not None:
-        from portlint.shard import ShardError, parse_shard
+        from portlint.discovery.shard import ShardError, parse_shard
 
         with _usage_errors(ShardError):
             shard = parse_shard(shard_spec)
     if suppress_reason is not None:
-        from portlint.add_suppressions import ReasonError, check_reason
+        from portlint.output.add_suppressions import ReasonError, check_reason
 
         with _usage_errors(ReasonError):
             reason = check_reason(suppress_reason)
@@ -205,9 +205,9 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
          stdin_filename, shard_spec) -> None:
     """Scan PATHS (files or directories; default: .; `-` with --stdin-filename: stdin) and
     report portability problems."""
-    from portlint.config import ConfigError
-    from portlint.model import Severity
-    from portlint.rules import RuleError
+    from portlint.core.config import ConfigError
+    from portlint.core.model import Severity
+    from portlint.core.catalog import RuleError
 
     paths = list(paths) or [Path(".")]
     from_stdin, shard, reason = _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec)
@@ -222,31 +222,31 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         settings.force_exclude = force_exclude
     baseline = changed = None
     if baseline_path is not None:
-        from portlint.baseline import BaselineError, load_baseline
+        from portlint.findings.baseline import BaselineError, load_baseline
 
         with _usage_errors(BaselineError):
             baseline = load_baseline(baseline_path)
     if diff_base is not None:
-        from portlint.changed_lines import ChangedLines, ChangedLinesError
+        from portlint.findings.changed_lines import ChangedLines, ChangedLinesError
 
         with _usage_errors(ChangedLinesError):
             changed = ChangedLines(diff_base, start or paths[0].absolute())
 
-    from portlint.discovery import discover
-    from portlint.engine import scan_files, worst_severity
-    from portlint.workers import tune_gc
+    from portlint.discovery.files import discover
+    from portlint.pipeline.engine import scan_files, worst_severity
+    from portlint.pipeline.workers import tune_gc
 
     tune_gc()
 
     def narrow(result, scanned) -> None:
         """--diff-base, then --baseline: what is left to report (counted in the summary)."""
         if changed is not None:
-            from portlint.changed_lines import ChangedLinesError, narrow_to_changes
+            from portlint.findings.changed_lines import ChangedLinesError, narrow_to_changes
 
             with _usage_errors(ChangedLinesError):
                 result.counters["outside-diff"] = narrow_to_changes(result, settings, changed)
         if baseline is not None:
-            from portlint.baseline import apply_baseline
+            from portlint.findings.baseline import apply_baseline
 
             outcome = apply_baseline(result.findings, baseline, scanned)
             result.counters["baselined"] = outcome.baselined
@@ -259,7 +259,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         except FileNotFoundError as exc:
             _fail(f"{exc}: no such file or directory")
         if shard is not None:
-            from portlint.shard import take_shard
+            from portlint.discovery.shard import take_shard
 
             found, found_notices = take_shard(found, found_notices, *shard)
         return found, found_notices
@@ -271,7 +271,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         return found, found_notices, again
 
     if from_stdin:
-        from portlint.stdin_scan import read_buffer, scan_buffer
+        from portlint.pipeline.stdin_scan import read_buffer, scan_buffer
 
         data, why_not = read_buffer(sys.stdin.buffer, settings.max_file_size)
         if changed is not None and data is not None:
@@ -296,11 +296,11 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
     if reason is not None or apply_fix or show_diff:
-        from portlint.fixes import apply_fixes
+        from portlint.output.fixes import apply_fixes
 
         extra: list = []
         if reason is not None:
-            from portlint.add_suppressions import suppression_findings
+            from portlint.output.add_suppressions import suppression_findings
 
             to_fix, extra = suppression_findings(result.findings, files, settings, reason)
         else:
@@ -322,7 +322,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         elif run.notices or extra:
             result.notices = sorted(result.notices + extra + run.notices, key=lambda n: n.sort_key())
 
-    from portlint.reporters import render
+    from portlint.output.formats import render
 
     options = {
         "color": fmt in ("text", "concise") and output is None and _use_color(color, sys.stdout),
@@ -331,13 +331,13 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         "show_source": True,
     }
     if statistics:
-        from portlint.reporters.statistics import render_statistics
+        from portlint.output.formats.statistics import render_statistics
 
         text = render_statistics(result, fmt)
     else:
         text = render(fmt, result, settings, options)
         if fmt == "sarif":
-            from portlint.reporters.sarif import over_limit_message
+            from portlint.output.formats.sarif import over_limit_message
 
             message = over_limit_message(result, options)
             if message:
@@ -366,7 +366,7 @@ def _write(text: str, output: Path | None) -> None:
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the merged log to FILE instead of stdout.")
 def merge_sarif_cmd(inputs, output) -> None:
     """Join the SARIF logs of `scan --shard I/N` runs into one run, as one scan writes it."""
-    from portlint.merge_sarif import MergeError, merge_files
+    from portlint.output.merge_sarif import MergeError, merge_files
 
     with _usage_errors(MergeError):
         text = merge_files(list(inputs))
@@ -394,17 +394,17 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
     """Write a migration report of PATHS (default: .): per target, the verdict, the effort and
     where the work is. Exits 0 once the report is written (it is an audit, not a gate: use
     `scan` to fail a build), 2 on errors."""
-    from portlint.config import ConfigError
-    from portlint.rules import RuleError
+    from portlint.core.config import ConfigError
+    from portlint.core.catalog import RuleError
 
     paths = list(paths) or [Path(".")]
     with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
                              compile_commands, follow_symlinks, max_file_size)
 
-    from portlint.discovery import discover
-    from portlint.engine import scan_files
-    from portlint.workers import tune_gc
+    from portlint.discovery.files import discover
+    from portlint.pipeline.engine import scan_files
+    from portlint.pipeline.workers import tune_gc
 
     tune_gc()
     try:
@@ -422,8 +422,8 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
     for n in result.notices:
         click.echo(f"portlint: {n.path}: {n.message}", err=True)
 
-    from portlint.report import render_report
-    from portlint.report.summary import build_summary
+    from portlint.output.report import render_report
+    from portlint.output.report.summary import build_summary
 
     shown = tuple(p.as_posix() for p in paths)
     summary = build_summary(result, settings, [sf.display for sf in files], shown, __version__)
@@ -448,7 +448,7 @@ def rules_cmd(fmt: str) -> None:
     """List every rule: id, name, severity per target, confidence, fix."""
     import json
 
-    from portlint.rules import RuleError, load_rules
+    from portlint.core.catalog import RuleError, load_rules
 
     with _usage_errors(RuleError):
         rules = load_rules()
@@ -483,7 +483,7 @@ def rules_cmd(fmt: str) -> None:
 @click.argument("rule_id")
 def rule_cmd(rule_id: str) -> None:
     """Print the documentation of RULE_ID (id or name)."""
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     rules = load_rules()
     wanted = rule_id.strip()
@@ -499,7 +499,7 @@ def server_cmd() -> None:
     """Run the Language Server over stdio, for editors (diagnostics, quick fixes, rule docs
     on hover; see docs/editors.md). Needs the `lsp` extra: pip install 'portlint[lsp]'."""
     try:
-        from portlint.lsp.server import run_stdio
+        from portlint.server.server import run_stdio
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
             raise
@@ -514,7 +514,7 @@ def suggest_cmd(target: str, to: str) -> None:
     """Print a Pallas or NKI skeleton derived from the Triton kernel KERNEL in FILE."""
     import ast
 
-    from portlint.suggest.skeletons import SkeletonError, skeleton, triton_kernels
+    from portlint.rewrites.skeletons import SkeletonError, skeleton, triton_kernels
 
     path_text, sep, kernel = target.rpartition("::")
     if not sep or not path_text or not kernel:

@@ -240,7 +240,7 @@ def qualified(name: str, namespaces: tuple[str, ...], path: str) -> str | None:
 
 
 def derive(git_dir: str) -> dict[str, list[dict]]:
-    from portlint.cuda.name_tables import load_tables
+    from portlint.frontends.cuda.name_tables import load_tables
 
     patterns = [e for e in load_tables() if e.pattern is not None and not e.source.startswith("NVIDIA/cutlass (derived")]
     listed = {n for e in load_tables() if not e.source.startswith("NVIDIA/cutlass (derived") for n in e.names}

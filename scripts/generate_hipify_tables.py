@@ -7,7 +7,7 @@
 Input: rules/cuda_api/hipify-map.csv (first line: `# source: ...`, then the header
 cuda_name,hip_name,library,supported,notes). Output: a compact JSON keyed by CUDA name,
 each name holding one entry per library, with the rule that owns it (see
-portlint.cuda.hipify.owner_of). Rows no rule reports are left out, which keeps the file
+portlint.analyses.cuda.hipify.owner_of). Rows no rule reports are left out, which keeps the file
 the scanner loads small."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from portlint.cuda.hipify import owner_of  # noqa: E402
+from portlint.analyses.cuda.hipify import owner_of  # noqa: E402
 
 CSV_PATH = REPO / "rules" / "cuda_api" / "hipify-map.csv"
 JSON_PATH = REPO / "rules" / "cuda_api" / "hipify-table.json"

@@ -15,7 +15,7 @@ START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 
 def table() -> str:
     sys.path.insert(0, str(ROOT))
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     rows = ["| id | name | targets (severity) | confidence | fix | summary |", "|---|---|---|---|---|---|"]
     for r in load_rules().values():

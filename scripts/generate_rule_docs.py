@@ -18,8 +18,8 @@ INDEX = "README.md"
 def pages() -> dict[str, str]:
     """File name under docs/rules/ -> its text."""
     sys.path.insert(0, str(ROOT))
-    from portlint.rule_links import page_name
-    from portlint.rules import load_rules
+    from portlint.core.rule_links import page_name
+    from portlint.core.catalog import load_rules
 
     rules = load_rules()
     out: dict[str, str] = {}

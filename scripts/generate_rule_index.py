@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main() -> int:
     sys.path.insert(0, str(ROOT))
-    from portlint.rules import INDEX_FILE, build_index, rules_root
+    from portlint.core.catalog import INDEX_FILE, build_index, rules_root
 
     path = rules_root() / INDEX_FILE
     fresh = build_index()

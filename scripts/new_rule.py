@@ -5,7 +5,7 @@
 
 It writes
   rules/<family>/PTLnnn-<name>.toml      every required key, the texts marked TODO(new_rule)
-  the detector stub                      in portlint/detectors/<family>.py (or a module of its
+  the detector stub                      in portlint/rules/<family>.py (or a module of its
                                          package), named after the rule, reporting nothing yet
   fixtures/<family>/<name>.<ext>         a positive line (`expect: PTLnnn`)
   fixtures/<family>/<name>_negative.<ext> a near-miss line (`ok: PTLnnn`)
@@ -135,10 +135,10 @@ def fixture_texts(rid: str, func: str, language: str) -> tuple[str, str]:
 def detector_target(root: Path, family: str, func: str) -> tuple[Path, str | None]:
     """Where the stub goes: the family's module, or a new module of the family's package
     (with the import line its __init__ needs so that the registration runs)."""
-    package = root / "portlint" / "detectors" / family
+    package = root / "portlint" / "rules" / family
     if package.is_dir():
-        return package / f"{func}.py", f"from portlint.detectors.{family} import {func}  # noqa: F401  (registers {func})\n"
-    module = root / "portlint" / "detectors" / f"{family}.py"
+        return package / f"{func}.py", f"from portlint.rules.{family} import {func}  # noqa: F401  (registers {func})\n"
+    module = root / "portlint" / "rules" / f"{family}.py"
     if not module.is_file():
         raise NewRuleError(f"no detector module for family {family}: {module.relative_to(root)}")
     return module, None
@@ -146,7 +146,7 @@ def detector_target(root: Path, family: str, func: str) -> tuple[Path, str | Non
 
 def plan(root: Path, family: str, name: str) -> dict:
     sys.path.insert(0, str(root))
-    from portlint.rule_ids import IdTableError, load_id_table
+    from portlint.core.rule_ids import IdTableError, load_id_table
 
     if not NAME_RE.match(name):
         raise NewRuleError(f"name {name!r} is not kebab-case (lower-case words joined by '-')")
@@ -182,7 +182,7 @@ def write(root: Path, family: str, name: str, p: dict) -> None:
         with p["detector"].open("a", encoding="utf-8") as fh:
             fh.write(stub)
     else:
-        header = f'"""{p["id"]} {name}."""\n\nfrom __future__ import annotations\n\nfrom portlint.detectors.api import detector\n'
+        header = f'"""{p["id"]} {name}."""\n\nfrom __future__ import annotations\n\nfrom portlint.rules.api import detector\n'
         p["detector"].write_text(header + stub, encoding="utf-8")
         with (p["detector"].parent / "__init__.py").open("a", encoding="utf-8") as fh:
             fh.write(p["init_line"])

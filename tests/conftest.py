@@ -47,9 +47,9 @@ def run_portlint(*args: str, cwd: Path | None = None, input: str | None = None, 
 
 def scan_paths(paths, **overrides):
     """Scan in-process and return the ScanResult (fast path for fixture tests)."""
-    from portlint.config import Settings
-    from portlint.discovery import discover
-    from portlint.engine import scan_files
+    from portlint.core.config import Settings
+    from portlint.discovery.files import discover
+    from portlint.pipeline.engine import scan_files
 
     settings = Settings(root=overrides.pop("root", REPO), jobs=1)
     for key, value in overrides.items():

@@ -31,7 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from portlint.build.kinds import build_kind
+from portlint.discovery.build_kinds import build_kind
 
 _ID = r"PTL\d{3}(?:@\d+)?"
 EXPECT = re.compile(

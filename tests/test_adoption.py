@@ -276,9 +276,9 @@ def test_add_suppressions_extends_a_directive_above_and_keeps_macros_whole(tmp_p
 def test_a_finding_on_a_continued_line_gets_an_inline_block_comment():
     """A new line inside a backslash-continued macro would end it: the comment goes inline.
     In Python, a comment line after a backslash or inside a string is not placed at all."""
-    from portlint.add_suppressions import file_edits
-    from portlint.fixes import apply_edits
-    from portlint.model import Finding, Severity, Span
+    from portlint.output.add_suppressions import file_edits
+    from portlint.output.fixes import apply_edits
+    from portlint.core.model import Finding, Severity, Span
 
     text = "#define CALL(v) \\\n    f(v); \\\n    g(v)\n"
     f = Finding("PTL104", "a.cu", Span(3, 5, 3, 9), "m", Severity.ERROR, {"rocm": Severity.ERROR}, "high")
@@ -354,7 +354,7 @@ def test_shards_merged_equal_one_full_scan_byte_for_byte(tmp_path):
 
 
 def test_shard_split_is_stable_and_moves_only_an_added_file(tmp_path):
-    from portlint.shard import shard_of
+    from portlint.discovery.shard import shard_of
 
     names = sorted(p.relative_to(FIXTURES.parent).as_posix() for p in FIXTURES.rglob("*") if p.is_file())
     before = {n: shard_of(n, 4) for n in names}

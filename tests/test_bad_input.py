@@ -30,7 +30,7 @@ def test_binary_non_utf8_huge_and_syntax_errors_do_not_stop_the_scan(tmp_path):
 
 def test_unreadable_file(tmp_path, monkeypatch):
     """A file that cannot be opened (permissions; simulated, since tests may run as root)."""
-    import portlint.engine as engine
+    import portlint.pipeline.engine as engine
 
     (tmp_path / "secret.cu").write_text(BAD_ASM)
     (tmp_path / "open.cu").write_text(BAD_ASM)
@@ -67,8 +67,8 @@ def test_symlink_loop_and_broken_link(tmp_path):
 
 
 def test_detector_crash_becomes_internal_error_finding(tmp_path, monkeypatch):
-    from portlint import registry
-    from portlint.registry import load_family
+    from portlint.core import registry
+    from portlint.core.registry import load_family
 
     load_family("cuda_ptx")
     det = registry._DETECTORS["PTL201"]
@@ -78,7 +78,7 @@ def test_detector_crash_becomes_internal_error_finding(tmp_path, monkeypatch):
 
     monkeypatch.setitem(registry._DETECTORS, "PTL201", det.__class__(**{**det.__dict__, "func": boom}))
     monkeypatch.setitem(registry._LOADED, "cuda_ptx", [registry._DETECTORS["PTL201"]])
-    import portlint.selection as selection
+    import portlint.findings.selection as selection
 
     monkeypatch.setattr(selection, "_PLAN", None)
     (tmp_path / "a.cu").write_text(BAD_ASM)
@@ -160,7 +160,7 @@ def test_deep_python_expressions_are_a_notice_and_the_scan_goes_on(tmp_path, job
 
 def test_failure_outside_any_detector_is_a_notice_for_that_file(tmp_path, monkeypatch):
     """A crash in post-processing (not in a detector) loses that file's findings only."""
-    import portlint.engine as engine
+    import portlint.pipeline.engine as engine
 
     real = engine._postprocess
 
@@ -230,10 +230,10 @@ def test_file_names_with_escapes_are_shown_escaped(tmp_path):
 _KILLER = r'''
 import os, signal, sys
 from pathlib import Path
-from portlint import registry
-from portlint.config import Settings
-from portlint.discovery import discover
-from portlint.engine import scan_files
+from portlint.core import registry
+from portlint.core.config import Settings
+from portlint.discovery.files import discover
+from portlint.pipeline.engine import scan_files
 
 registry.load_family("cuda_ptx")
 real = registry._DETECTORS["PTL201"]
@@ -303,7 +303,7 @@ def test_a_worker_that_dies_while_the_python_model_is_built_costs_only_its_file(
 
 @pytest.mark.parametrize("with_cache", [False, True])
 def test_failure_while_reading_is_a_notice_for_that_file(tmp_path, monkeypatch, with_cache):
-    import portlint.engine as engine
+    import portlint.pipeline.engine as engine
 
     real = engine.read_source
 

@@ -11,9 +11,9 @@ import tomllib
 import pytest
 from conftest import REPO, require_tool
 
-from portlint.build import requirements
-from portlint.build.tables import HIPCC_BEHAVIOURS, STATUSES, cmake_targets, dependencies, dependency_for, nvcc_flags
-from portlint.model import TARGETS
+from portlint.frontends.buildfiles import requirements
+from portlint.frontends.buildfiles.tables import HIPCC_BEHAVIOURS, STATUSES, cmake_targets, dependencies, dependency_for, nvcc_flags
+from portlint.core.model import TARGETS
 
 BUILD = REPO / "rules" / "build"
 KERNEL = "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = 1.0f; }\n"

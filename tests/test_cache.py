@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from portlint import engine
-from portlint.cache import Cache
-from portlint.config import Settings
-from portlint.discovery import discover
+from portlint.pipeline import engine
+from portlint.core.cache import Cache
+from portlint.core.config import Settings
+from portlint.discovery.files import discover
 
 KERNEL = """\
 #include "defs.h"
@@ -112,27 +112,27 @@ def test_rule_file_change_invalidates(tmp_path, monkeypatch):
     counter = Counter(monkeypatch)
     scan(root, settings_for(root))
     counter.paths.clear()
-    import portlint.rules
+    import portlint.core.catalog
 
-    real = portlint.rules.rules_fingerprint()
-    monkeypatch.setattr(portlint.rules, "rules_fingerprint", lambda: real + "-edited")
+    real = portlint.core.catalog.rules_fingerprint()
+    monkeypatch.setattr(portlint.core.catalog, "rules_fingerprint", lambda: real + "-edited")
     scan(root, settings_for(root))
     assert sorted(counter.paths) == ALL
 
 
 def test_rule_fingerprint_follows_rule_file_bytes(tmp_path, monkeypatch):
-    import portlint.rules
+    import portlint.core.catalog
 
-    src = portlint.rules.rules_root()
+    src = portlint.core.catalog.rules_root()
     copy = tmp_path / "rules"
     import shutil
 
     shutil.copytree(src, copy)
-    monkeypatch.setattr(portlint.rules, "rules_root", lambda: copy)
-    before = portlint.rules.rules_fingerprint()
+    monkeypatch.setattr(portlint.core.catalog, "rules_root", lambda: copy)
+    before = portlint.core.catalog.rules_fingerprint()
     rule = sorted(copy.glob("*/PTL*.toml"))[0]
     rule.write_text(rule.read_text() + "\n# edited\n")
-    assert portlint.rules.rules_fingerprint() != before
+    assert portlint.core.catalog.rules_fingerprint() != before
 
 
 def test_detector_code_change_invalidates(tmp_path, monkeypatch):
@@ -140,9 +140,9 @@ def test_detector_code_change_invalidates(tmp_path, monkeypatch):
     counter = Counter(monkeypatch)
     scan(root, settings_for(root))
     counter.paths.clear()
-    import portlint.cache
+    import portlint.core.cache
 
-    monkeypatch.setattr(portlint.cache, "code_fingerprint", lambda: "other code")
+    monkeypatch.setattr(portlint.core.cache, "code_fingerprint", lambda: "other code")
     scan(root, settings_for(root))
     assert sorted(counter.paths) == ALL
 
@@ -222,12 +222,12 @@ def test_read_only_cache_dir_does_not_crash(tmp_path, monkeypatch):
     settings = settings_for(root)
     expected = findings(scan(root, settings_for(root, cache_dir=None)))
     # root ignores permission bits, so make every write fail the way a read-only mount does
-    import portlint.cache
+    import portlint.core.cache
 
     def refuse(path, data):
         raise PermissionError(30, "Read-only file system", str(path))
 
-    monkeypatch.setattr(portlint.cache, "_atomic_write", refuse)
+    monkeypatch.setattr(portlint.core.cache, "_atomic_write", refuse)
     assert findings(scan(root, settings)) == expected
     assert entries(root) == []
 
@@ -246,7 +246,7 @@ def test_parallel_workers_fill_the_cache_consistently(tmp_path):
 
 def _hammer(args):
     directory, settings, worker = args
-    from portlint.model import FileResult
+    from portlint.core.model import FileResult
 
     cache = Cache(Path(directory), settings)
     bad = 0
@@ -368,7 +368,7 @@ def test_parallel_scan_keys_and_workers_see_one_include_graph(tmp_path):
 
 
 def test_include_dirs_are_relative_to_the_config_file(tmp_path):
-    from portlint.config import load_config
+    from portlint.core.config import load_config
 
     root, header, _ = _include_path_project(tmp_path, 16)
     (root / "portlint.toml").write_text('include-dirs = ["inc"]\n')

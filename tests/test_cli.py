@@ -170,7 +170,7 @@ def test_no_suggestion_prints_a_literal_backslash_n():
     assert all("\\n" not in s for s in suggestions.values()), [r for r, s in suggestions.items() if "\\n" in s]
 
 
-@pytest.mark.parametrize("where", ["portlint.engine.scan_files", "portlint.reporters.text.render_text", "portlint.reporters.sarif.render_sarif"])
+@pytest.mark.parametrize("where", ["portlint.pipeline.engine.scan_files", "portlint.output.formats.text.render_text", "portlint.output.formats.sarif.render_sarif"])
 def test_an_internal_error_outside_any_file_is_exit_2_even_with_exit_zero(tmp_path, monkeypatch, where):
     from click.testing import CliRunner
 

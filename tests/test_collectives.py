@@ -59,8 +59,8 @@ def test_core_collectives_are_never_reported():
 def test_derived_nccl_rows_cover_the_hand_kept_notes():
     """The host functions derived from NCCL's and RCCL's headers are the names the notes in
     MISSING_IN_RCCL explain: a name added to one and not the other is a stale table."""
-    from portlint.cuda.name_tables import entries_for
-    from portlint.detectors.collectives import MISSING_IN_RCCL
+    from portlint.frontends.cuda.name_tables import entries_for
+    from portlint.rules.collectives import MISSING_IN_RCCL
 
     host = {n for row in entries_for("PTL503", ("host",)) for n in row.names}
     device = {n for row in entries_for("PTL503", ("device",)) for n in row.names}

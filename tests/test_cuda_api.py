@@ -21,8 +21,8 @@ import pytest
 from conftest import FIXTURES, REPO, run_portlint, scan_paths
 from oracles import hipcc_compile
 
-from portlint.cuda.hipify import generic_names, load_table, owner_of
-from portlint.fixes import fixed_text
+from portlint.analyses.cuda.hipify import generic_names, load_table, owner_of
+from portlint.output.fixes import fixed_text
 
 CSV_PATH = REPO / "rules" / "cuda_api" / "hipify-map.csv"
 API_FIXTURES = FIXTURES / "cuda_api"

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from portlint.cuda.guards import GuardMap, guard_map
+from portlint.frontends.cuda.guards import GuardMap, guard_map
 
 
 def file_ctx(path: Path, settings=None):
     """The context the engine gives a file on disk, in a scan of its own."""
-    from portlint import session
-    from portlint.config import Settings
-    from portlint.context import FileContext
+    from portlint.core import session
+    from portlint.core.config import Settings
+    from portlint.index.context import FileContext
 
     settings = settings or Settings(root=path.parent)
     ctx = FileContext(path.name, path.read_bytes(), "cuda", frozenset(), settings)
@@ -321,9 +321,9 @@ def test_unparseable_condition_is_unknown_not_dead():
 # ---- execution spaces ---------------------------------------------------------------------
 
 def _spaces(src: str):
-    from portlint.config import Settings
-    from portlint.context import FileContext
-    from portlint.cuda.spaces import space_map
+    from portlint.core.config import Settings
+    from portlint.index.context import FileContext
+    from portlint.frontends.cuda.spaces import space_map
 
     ctx = FileContext("x.cu", textwrap.dedent(src).encode(), "cuda", frozenset(), Settings())
     return ctx, ctx.fact(space_map)

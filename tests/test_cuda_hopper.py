@@ -94,7 +94,7 @@ def test_suggested_rewrites_compile_for_amd():
 
 def _fp8_rewrite_block() -> str:
     """The ```cuda block of PTL307's documented rewrite, as the docs print it."""
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     text = load_rules()["PTL307"].docs_rewrite
     block = re.search(r"```cuda\n(.*?)```", text, re.S)

@@ -7,7 +7,7 @@ import pytest
 from conftest import FIXTURES, scan_paths
 from oracles import hipcc_compile
 
-from portlint.detectors.cuda_libraries import _rocshmem_name
+from portlint.rules.cuda_libraries import _rocshmem_name
 
 LIB = FIXTURES / "cuda_libraries"
 

@@ -10,10 +10,10 @@ import pytest
 from conftest import FIXTURES, scan_paths
 from oracles import hipcc_compile
 
-from portlint.config import ConfigError, Settings, load_config
-from portlint.cuda.guards import AMD, NVIDIA, SM90, GuardMap
-from portlint.cuda.platform_macros import by_name, infer
-from portlint.cuda.preprocessor import choose, directives, evaluate
+from portlint.core.config import ConfigError, Settings, load_config
+from portlint.frontends.cuda.guards import AMD, NVIDIA, SM90, GuardMap
+from portlint.frontends.cuda.platform_macros import by_name, infer
+from portlint.frontends.cuda.preprocessor import choose, directives, evaluate
 
 
 def src(text: str) -> str:
@@ -205,9 +205,9 @@ def test_project_macro_fixture_is_what_its_amd_build_compiles():
 def test_project_switch_is_true_as_a_value_not_as_a_number():
     """An inferred AMD switch (`FOO_USE_HIP`) holds in `#if FOO_USE_HIP` for the AMD build,
     not for the NVIDIA one, and stays unknown when compared with a number."""
-    from portlint.cuda.guards import GuardMap
-    from portlint.cuda.platform_macros import infer
-    from portlint.cuda.preprocessor import NVIDIA, directives
+    from portlint.frontends.cuda.guards import GuardMap
+    from portlint.frontends.cuda.platform_macros import infer
+    from portlint.frontends.cuda.preprocessor import NVIDIA, directives
 
     src = "#if FOO_USE_HIP\nint a;\n#else\nint b;\n#endif\n#if FOO_HIP_VERSION >= 6\nint c;\n#endif\n"
     macros = infer(directives(src), src.split("\n"))
@@ -244,7 +244,7 @@ def test_excluded_from_amd_names_the_vendor_and_follows_derived_macros(tmp_path:
     """A line an AMD build skips is excluded on purpose when a condition names the vendor,
     directly or through a macro #defined only where AMD builds do not reach; not when it
     skips it only for want of __CUDA_ARCH__."""
-    from portlint.cuda.guards import excluded_from_amd
+    from portlint.frontends.cuda.guards import excluded_from_amd
     from test_cuda_guards import file_ctx
 
     (tmp_path / "feat.h").write_text("#pragma once\n#ifndef USE_ROCM\n#define FAST_PATH 1\n#endif\n")
@@ -291,11 +291,11 @@ def test_include_cycle_back_to_the_scanned_file_does_not_define_its_guard(tmp_pa
 
 
 def test_no_module_level_header_memos_remain():
-    import portlint.cuda.guards as guards
-    import portlint.cuda.hipify as hipify
-    import portlint.cuda.libclang_pass as lp
-    import portlint.cuda.symbols as symbols
-    import portlint.engine as engine
+    import portlint.frontends.cuda.guards as guards
+    import portlint.analyses.cuda.hipify as hipify
+    import portlint.frontends.cuda.libclang_pass as lp
+    import portlint.frontends.cuda.symbols as symbols
+    import portlint.pipeline.engine as engine
 
     assert not hasattr(engine, "_forget_file_memos")
     for module in (guards, hipify, lp, symbols):
@@ -306,7 +306,7 @@ def test_no_module_level_header_memos_remain():
 def test_fast_directive_reader_matches_the_reference_reading():
     """`directives` reads only the lines that start with `#` and finds block comments by
     search; it must agree with blanking every comment and trying every logical line."""
-    from portlint.cuda.preprocessor import directives_reference
+    from portlint.frontends.cuda.preprocessor import directives_reference
 
     tricky = src('''
     #include "a.h" /* one

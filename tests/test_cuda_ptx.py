@@ -10,8 +10,8 @@ import pytest
 from conftest import FIXTURES, scan_paths
 from oracles import hipcc_compile
 
-from portlint.cuda.ptx import PTX_TABLE, classify_instruction, ptx_instructions
-from portlint.rules import load_rules
+from portlint.frontends.ptx import PTX_TABLE, classify_instruction, ptx_instructions
+from portlint.core.catalog import load_rules
 
 # (case id, HIP source the rule reports, the rewrite its suggestion names)
 ORACLE_CASES = [
@@ -176,8 +176,8 @@ def test_asm_labels_and_amd_assembly_are_not_ptx_sites(tmp_path):
 def test_literal_needles_never_exclude_a_match():
     """The substring prefilter of the name patterns: every match holds one of its needles."""
 
-    from portlint.cuda.symbols import literal_needles
-    from portlint.cuda.name_tables import load_tables
+    from portlint.frontends.cuda.symbols import literal_needles
+    from portlint.frontends.cuda.name_tables import load_tables
 
     rules = [e for e in load_tables() if e.pattern is not None]
     corpus = "\n".join(p.read_text(encoding="utf-8") for p in sorted((FIXTURES.parent / "tests" / "corpus" / "cuda_isa").glob("*.cu*")))

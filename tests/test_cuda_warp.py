@@ -329,7 +329,7 @@ def test_libclang_results_are_kept_in_the_cache_dir_and_follow_header_edits(tmp_
     """pre-commit runs one file per process: the pass's result is kept under
     <cache>/libclang/, reused while the directives and reached headers are unchanged, and
     recomputed when a header changes or an entry is corrupt."""
-    from portlint.cuda import libclang_pass as lp
+    from portlint.frontends.cuda import libclang_pass as lp
 
     project = tmp_path / "p"
     (project / "include").mkdir(parents=True)
@@ -358,7 +358,7 @@ def test_libclang_results_are_kept_in_the_cache_dir_and_follow_header_edits(tmp_
     src.write_text(body + "// a second edit\n")
     found, stats = scan()
     assert found == [(2, "PTL102")] and stats["kept"] == 0
-    from portlint.cache import read_entry
+    from portlint.core.cache import read_entry
 
     assert read_entry(entries[0].parent.parent, entries[0].parent.name + entries[0].stem) is not None
 
@@ -425,7 +425,7 @@ def test_libclang_failure_falls_back_with_one_notice(monkeypatch, tmp_path):
 def test_libclang_results_kept_with_a_compile_database_follow_include_path_headers(tmp_path):
     """With --compile-commands the pass's kept result is keyed by the headers found through
     -I too (the scan's include graph), so an edit there is not answered from the cache."""
-    from portlint.cuda import libclang_pass as lp
+    from portlint.frontends.cuda import libclang_pass as lp
 
     (tmp_path / "inc").mkdir()
     header = tmp_path / "inc" / "cfg.h"

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from conftest import require_module, scan_paths
 
-from portlint.python.guards import ALL, CUDA_LIKE, GAUDI, ROCM, TPU, TRAINIUM, XLA, Guards, condition
+from portlint.analyses.python.guards import ALL, CUDA_LIKE, GAUDI, ROCM, TPU, TRAINIUM, XLA, Guards, condition
 
 
 # ---- oracles: what the flagged code does without CUDA ---------------------------------------
@@ -57,7 +57,7 @@ def test_ptl901_rewrite_runs_on_the_host_device():
                                          "set_device", "reset_peak_memory_stats", "Stream", "Event", "device"]))
 def test_ptl902_error_calls_raise_without_cuda(name):
     torch = _torch_without_cuda()
-    from portlint.detectors.device_strings import RAISING
+    from portlint.rules.device_strings import RAISING
 
     assert name in RAISING
     args = (0,) if name in ("set_device", "device") else ()
@@ -71,7 +71,7 @@ def test_ptl902_error_calls_raise_without_cuda(name):
 @pytest.mark.oracle
 def test_ptl902_warning_calls_silently_report_nothing():
     torch = _torch_without_cuda()
-    from portlint.detectors.device_strings import HOUSEKEEPING, QUIET
+    from portlint.rules.device_strings import HOUSEKEEPING, QUIET
 
     assert torch.cuda.device_count() == 0
     assert torch.cuda.memory_allocated() == 0 and torch.cuda.max_memory_allocated() == 0
@@ -213,7 +213,7 @@ def test_the_same_code_is_quiet_without_another_target_and_reported_with_one(tmp
 
 
 def test_fix_uses_the_device_the_file_already_uses(tmp_path):
-    from portlint.fixes import fixed_text
+    from portlint.output.fixes import fixed_text
 
     src = """
     import torch

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from portlint.config import Settings
-from portlint.discovery import discover
-from portlint.languages import classify
+from portlint.core.config import Settings
+from portlint.discovery.files import discover
+from portlint.discovery.languages import classify
 
 
 def names(tmp_path, *paths, **kw):
@@ -57,8 +57,8 @@ def test_language_by_extension_then_content():
 
 def test_overlapping_named_folders_are_not_a_symlink_loop(tmp_path):
     """`portlint scan . sub` (or `sub .`) scans each file once and reports no symlink loop."""
-    from portlint.config import Settings
-    from portlint.discovery import discover
+    from portlint.core.config import Settings
+    from portlint.discovery.files import discover
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "a.cu").write_text("__global__ void k() {}\n")

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from portlint.cuda.symbols import _FUNC_DEF, _TYPE_DEF, required_literals
-from portlint.languages import _CUDA_CONTENT
+from portlint.frontends.cuda.symbols import _FUNC_DEF, _TYPE_DEF, required_literals
+from portlint.discovery.languages import _CUDA_CONTENT
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-# The CUDA-content test of C/C++ files (portlint/languages.py) in its plain spelling, with
+# The CUDA-content test of C/C++ files (portlint/discovery/languages.py) in its plain spelling, with
 # `\b`: the fast spelling must match exactly the same byte strings.
 _PLAIN_CUDA_CONTENT = re.compile(
     rb"__global__|__device__|__shared__|__constant__|\bcuda[A-Z_]\w*|\bcu[A-Z]\w+\(|\bnccl[A-Z]\w*"
@@ -131,7 +131,7 @@ def test_required_literals_refuse_case_folding():
 
 def test_table_needles_on_the_fixtures():
     """Every name-table pattern: a fixture it matches holds one of its needles."""
-    from portlint.cuda.name_tables import _needles, load_tables
+    from portlint.frontends.cuda.name_tables import _needles, load_tables
 
     patterns = [e.pattern for e in load_tables() if e.pattern is not None]
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "fixtures").rglob("*"))
@@ -146,7 +146,7 @@ def test_table_needles_on_the_fixtures():
     assert matched > 20
 
 
-# Line-anchored byte scans of Python files (portlint/python/names.py, project.py), spelled as
+# Line-anchored byte scans of Python files (portlint/frontends/python/names.py, project.py), spelled as
 # "the first line, or after a newline" so the regex engine searches for the newline byte:
 # they must find what the `^`-anchored (re.M) plain spelling finds.
 _PLAIN_IMPORT_LINE = re.compile(rb"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", re.M)
@@ -158,8 +158,8 @@ _LINE_PIECES = ("import", "from", "self", "self.", "a", "b1", "_x", ".", "..", "
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(_LINE_PIECES), max_size=12))
 def test_line_scans_find_what_their_anchored_spelling_finds(pieces):
-    from portlint.python.names import modules_on_import_lines
-    from portlint.python.project import _has_entry_hint
+    from portlint.frontends.python.names import modules_on_import_lines
+    from portlint.index.project import _has_entry_hint
 
     data = "".join(pieces).encode()
     assert modules_on_import_lines(data) == {m.decode() for m in _PLAIN_IMPORT_LINE.findall(data)}, data
@@ -167,8 +167,8 @@ def test_line_scans_find_what_their_anchored_spelling_finds(pieces):
 
 
 def test_line_scans_on_the_fixtures():
-    from portlint.python.names import modules_on_import_lines
-    from portlint.python.project import _ENTRY_WORDS, _TORCH_STEP_WORDS, _has_entry_hint
+    from portlint.frontends.python.names import modules_on_import_lines
+    from portlint.index.project import _ENTRY_WORDS, _TORCH_STEP_WORDS, _has_entry_hint
 
     for path in sorted((ROOT / "fixtures").rglob("*.py")):
         data = path.read_bytes()

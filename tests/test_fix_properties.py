@@ -3,7 +3,7 @@ lone CR, form feeds, vertical tabs, Unicode line separators, non-ASCII and inval
 
 Seeded and bounded (derandomize, max_examples, no per-example deadline) so the module
 runs in a few seconds in CI; the spec each test checks against is written here
-independently of portlint.lines."""
+independently of portlint.core.lines."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from portlint import lines as line_model
-from portlint.fixes import outside_unchanged, splice
-from portlint.model import Edit, Span
+from portlint.core import lines as line_model
+from portlint.output.fixes import outside_unchanged, splice
+from portlint.core.model import Edit, Span
 
 BOUNDED = settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 PIPELINE = settings(max_examples=50, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -135,9 +135,9 @@ def cuda_files(draw) -> bytes:
 def _scan_and_fix(folder: Path, include_unsafe: bool = False):
     from conftest import scan_paths
 
-    from portlint.config import Settings
-    from portlint.discovery import discover
-    from portlint.fixes import apply_fixes
+    from portlint.core.config import Settings
+    from portlint.discovery.files import discover
+    from portlint.output.fixes import apply_fixes
 
     settings = Settings(root=folder, jobs=1)
     result = scan_paths([folder], root=folder)

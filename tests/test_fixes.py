@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from portlint.config import Settings
-from portlint.discovery import discover
-from portlint.fixes import apply_edits, apply_fixes, fixed_text
-from portlint.model import Edit, Finding, Fix, Severity, Span
+from portlint.core.config import Settings
+from portlint.discovery.files import discover
+from portlint.output.fixes import apply_edits, apply_fixes, fixed_text
+from portlint.core.model import Edit, Finding, Fix, Severity, Span
 
 
 def finding(line, c1, c2, text, applicability="safe", path="a.cu"):

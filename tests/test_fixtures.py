@@ -17,7 +17,7 @@ import pytest
 from conftest import FIXTURES, KNOWN_MISSES, REPO, scan_paths
 from fixture_expectations import fixture_files, read_expectations, snapshot_path
 
-from portlint.config import PRESETS, parse_targets
+from portlint.core.config import PRESETS, parse_targets
 
 FILES = fixture_files(FIXTURES)
 
@@ -28,7 +28,7 @@ def family_of(path) -> str:
 
 def family_selection(families: set[str]) -> tuple[str, ...]:
     """The default-enabled rules of these families and the tool's own rules."""
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     return tuple(rid for rid, r in load_rules().items() if r.default_enabled and r.family in families | {"tool"})
 
@@ -36,7 +36,7 @@ def family_selection(families: set[str]) -> tuple[str, ...]:
 def fixture_families(path, exp) -> set[str]:
     """The fixture's own family, the families of every rule it names in an annotation (a
     fixture about how two families meet names both), and those of `families=` in its header."""
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     rules = load_rules()
     named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss)}
@@ -67,8 +67,8 @@ def _scan_fixture(path):
 def render_snapshot(result) -> str:
     """The text report as a user sees it (paths relative to the repository), then the
     suppressed findings with their reasons and every fix's edits."""
-    from portlint.config import Settings
-    from portlint.reporters.text import render_text
+    from portlint.core.config import Settings
+    from portlint.output.formats.text import render_text
 
     text = render_text(result, Settings(root=REPO), {"color": False, "show_source": True})
     extra = []
@@ -85,10 +85,10 @@ def render_snapshot(result) -> str:
 
 def _check_expectations(path, exp, result, selection: set[str]) -> list[str]:
     errors = []
-    from portlint.config import PRESETS
+    from portlint.core.config import PRESETS
 
     enabled = {rid for sel in selection for rid in PRESETS.get(sel, (sel,))}
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     enabled = {rid for rid in load_rules() if any(rid.startswith(sel) for sel in enabled)}
     named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss)}
@@ -148,7 +148,7 @@ def test_no_snapshot_without_its_fixture():
 
 def test_every_rule_has_positive_and_negative_fixtures():
     """Each rule is expected somewhere, and its family has a file where it must stay quiet."""
-    from portlint.rules import load_rules
+    from portlint.core.catalog import load_rules
 
     expected_rules = Counter()
     families_with_negatives = set()
@@ -168,7 +168,7 @@ def test_every_rule_has_positive_and_negative_fixtures():
 
 @pytest.mark.parametrize("path", [p for p in FILES if p.with_name(p.name.replace(p.suffix, ".fixed" + p.suffix)).exists()], ids=str)
 def test_fixes_produce_the_fixed_file(path):
-    from portlint.fixes import fixed_text
+    from portlint.output.fixes import fixed_text
 
     exp, result, _ = _scan_fixture(path)
     fixed_path = path.with_name(path.name.replace(path.suffix, ".fixed" + path.suffix))

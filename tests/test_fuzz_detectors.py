@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO
 
-from portlint.config import Settings
-from portlint.discovery import SourceFile
-from portlint.engine import scan_source
-from portlint.model import ScanResult
+from portlint.core.config import Settings
+from portlint.discovery.files import SourceFile
+from portlint.pipeline.engine import scan_source
+from portlint.core.model import ScanResult
 
 hypothesis = pytest.importorskip("hypothesis")
 hypothesmith = pytest.importorskip("hypothesmith")
@@ -82,7 +82,7 @@ def _problems(path: Path, data: bytes) -> list[str]:
         if not (1 <= s.start_line <= s.end_line <= lines and s.start_col >= 1 and s.end_col >= 1
                 and (s.start_line, s.start_col) <= (s.end_line, s.end_col)):
             problems.append(f"{path.name}: {f.rule_id} span {s} outside a {lines}-line file")
-    from portlint.reporters import render
+    from portlint.output.formats import render
 
     scan = ScanResult(findings=result.findings, notices=result.notices, files_scanned=1)
     for fmt in ("text", "sarif"):

@@ -117,14 +117,14 @@ CPP_NEGATIVE = FIXTURES / "gpu_gates" / "capability_gates_negative.cu"
     ],
 )
 def test_cpp_gate_evaluation(condition, misfires):
-    from portlint.cuda.capability_gates import misfire
+    from portlint.analyses.cuda.capability_gates import misfire
 
     assert (misfire(condition) is not None) == misfires
 
 
 def test_cpp_gate_translation_never_runs_code():
     """Anything but names, numbers and operators is refused before evaluation."""
-    from portlint.cuda.capability_gates import _Facts, misfire, translate
+    from portlint.analyses.cuda.capability_gates import _Facts, misfire, translate
 
     facts = _Facts("cudaDeviceProp prop;")
     assert translate("prop.major >= 9 && __import__(os).system(x)", facts, 100) is not None
@@ -168,7 +168,7 @@ def test_cpp_gate_survives_the_port():
 def test_cpp_capability_sources(code, condition):
     """PyTorch's device-properties accessor, the driver attribute and hipified properties
     are capability sources too."""
-    from portlint.cuda.capability_gates import _Facts, misfire, translate
+    from portlint.analyses.cuda.capability_gates import _Facts, misfire, translate
 
     text = code + "\n  if (" + condition + ") {}\n}\n"
     py = translate(condition, _Facts(text), text.index("if ("))

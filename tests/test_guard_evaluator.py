@@ -1,4 +1,4 @@
-"""One evaluator of Python runtime guards (portlint.python.guards) answers both questions the
+"""One evaluator of Python runtime guards (portlint.analyses.python.guards) answers both questions the
 families ask: on which targets can this node run (PTL5xx/PTL9xx), and does any ROCm run reach
 it (PTL310, PTL70x). Vendor tests narrow only ROCm; device tests narrow every platform."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from portlint.python.guards import ALL, GAUDI, NVIDIA, OTHER, ROCM, TPU, TRAINIUM, Guards
+from portlint.analyses.python.guards import ALL, GAUDI, NVIDIA, OTHER, ROCM, TPU, TRAINIUM, Guards
 
 
 def _find(module, text):

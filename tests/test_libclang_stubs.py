@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import scan_paths
 
-from portlint.cuda import libclang_pass as lp
+from portlint.frontends.cuda import libclang_pass as lp
 
 LANES_FROM_HEADER = "constexpr int kGroupLanes = LANES;\n"
 KERNEL = "__global__ void k(float* y) { int lane = threadIdx.x % kGroupLanes; y[lane] = 1.f; }\n"

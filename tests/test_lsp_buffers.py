@@ -1,4 +1,4 @@
-"""portlint.lsp.buffers: a buffer is scanned from its text with the workspace's settings;
+"""portlint.server.buffers: a buffer is scanned from its text with the workspace's settings;
 excludes apply; the settings follow an edited config file."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from portlint.config import ConfigError
-from portlint.lsp.buffers import SettingsCache, scan_buffer
+from portlint.core.config import ConfigError
+from portlint.server.buffers import SettingsCache, scan_buffer
 
 KERNEL = "__global__ void k(float* out) {\n  int lane = threadIdx.x % 32;\n  out[lane] = 1.0f;\n}\n"
 
@@ -68,7 +68,7 @@ TRAIN = "import jax\n\nfrom pkg.helpers import clip\n\n\n@jax.jit\ndef step(x):\
 def test_the_project_model_is_reused_between_analyses_and_follows_edits_on_disk(tmp_path, monkeypatch):
     """The server writes no cache: the model of unchanged files is kept in memory between
     analyses (built once), and a file changed on disk gives a new one."""
-    from portlint.python import project
+    from portlint.index import project
 
     (tmp_path / ".git").mkdir()
     (tmp_path / "pkg").mkdir()

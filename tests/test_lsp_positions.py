@@ -1,4 +1,4 @@
-"""portlint.lsp.positions: portlint's 1-based code-point columns (lines at LF/CRLF) to LSP's
+"""portlint.server.positions: portlint's 1-based code-point columns (lines at LF/CRLF) to LSP's
 0-based positions in UTF-16, UTF-8 or UTF-32 units (lines at LF, CRLF or a lone CR), and back."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from portlint.lsp.positions import UTF8, UTF16, UTF32, PositionMap, units
+from portlint.server.positions import UTF8, UTF16, UTF32, PositionMap, units
 
 EMOJI = "\U0001F600"
 

@@ -200,7 +200,7 @@ def code_actions_for(s: Session, uri: str, d: types.Diagnostic):
 
 def test_python_buffer_unsafe_fix_is_offered_but_not_preferred_and_docs_url_links(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.portlint]\ntargets = ["gaudi"]\ndocs-url = "https://docs.example.org/portlint/rules/"\n')
+        '[tool.portlint]\ntargets = ["gaudi"]\ndocs-url = "https://docs.example.org/portlint/core/catalog/"\n')
     text = "import torch\n\ndef step(x):\n    torch.cuda.synchronize()\n    return x\n"
 
     async def scenario():
@@ -209,7 +209,7 @@ def test_python_buffer_unsafe_fix_is_offered_but_not_preferred_and_docs_url_link
             s.open(uri, text, language="python")
             d = [x for x in (await s.next_diagnostics(uri)).diagnostics if x.code == "PTL902"][0]
             assert (d.range.start.line, d.range.start.character) == (3, 4)
-            assert d.code_description.href == "https://docs.example.org/portlint/rules/PTL902.md"
+            assert d.code_description.href == "https://docs.example.org/portlint/core/catalog/PTL902.md"
             actions = await asyncio.wait_for(code_actions_for(s, uri, d), TIMEOUT)
             (action,) = [a for a in actions if "PTL902" in a.title]
             assert "unsafe" in action.title and not action.is_preferred

@@ -8,8 +8,8 @@ import shutil
 import pytest
 from conftest import scan_paths
 
-from portlint.cuda import name_tables
-from portlint.rules import RuleError
+from portlint.frontends.cuda import name_tables
+from portlint.core.catalog import RuleError
 
 
 def test_every_row_names_its_source_and_version():
@@ -23,8 +23,8 @@ def test_every_row_names_its_source_and_version():
 def test_every_table_name_passes_its_detectors_prefilter():
     """A detector runs only on files holding one of its tokens: a table name the tokens miss
     would never be reported."""
-    from portlint.cuda.symbols import _split_alternatives
-    from portlint.registry import detectors_for
+    from portlint.frontends.cuda.symbols import _split_alternatives
+    from portlint.core.registry import detectors_for
 
     for row in name_tables.load_tables():
         (det,) = detectors_for({row.rule})

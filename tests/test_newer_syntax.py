@@ -14,7 +14,7 @@ from conftest import FIXTURES, REPO, scan_paths
 
 pytest.importorskip("tree_sitter_python")
 
-from portlint.python.newer_syntax import downgrade  # noqa: E402
+from portlint.frontends.python.newer_syntax import downgrade  # noqa: E402
 
 NEWER = textwrap.dedent('''\
     type Pair[T] = tuple[T, T]

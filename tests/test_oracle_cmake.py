@@ -160,7 +160,7 @@ EXT = "int ext_version() { return 1; }\n"
 
 def _rocm_targets(cuda_names: list[str]) -> tuple[list[str], list[str]]:
     """ROCm targets and packages portlint's table (rules/build/cmake-targets.toml) names."""
-    from portlint.build.tables import cmake_targets
+    from portlint.frontends.buildfiles.tables import cmake_targets
 
     table = cmake_targets()
     rows = [table[name] for name in cuda_names]

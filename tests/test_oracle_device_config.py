@@ -18,7 +18,7 @@ import warnings
 import pytest
 from conftest import require_module
 
-from portlint.detectors.device_strings import CUDA_ENV, SELECTION_ENV
+from portlint.rules.device_strings import CUDA_ENV, SELECTION_ENV
 
 pytestmark = pytest.mark.oracle
 

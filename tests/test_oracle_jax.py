@@ -114,7 +114,7 @@ def test_control_flow_rewrites_run_under_jit_and_match_eager(path, tmp_path):
     jax = require_module("jax")
     import numpy as np
 
-    from portlint.fixes import apply_edits
+    from portlint.output.fixes import apply_edits
 
     findings = [f for f in scan_paths([path]).findings if f.rule_id in ("PTL801", "PTL802") and f.fix is not None]
     assert findings, f"{path.name} has a .fixed.py but no control-flow rewrites"

@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from portlint.detectors.collectives import ENV_PREFIXES, NCCL_ONLY_ENV
-from portlint.detectors.device_strings import _ENV_REWRITE, CUDA_ENV
+from portlint.rules.collectives import ENV_PREFIXES, NCCL_ONLY_ENV
+from portlint.rules.device_strings import _ENV_REWRITE, CUDA_ENV
 
 pytestmark = pytest.mark.oracle
 

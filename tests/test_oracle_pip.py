@@ -13,8 +13,8 @@ from importlib import metadata
 
 import pytest
 
-from portlint.build import requirements
-from portlint.build.tables import dependency_for
+from portlint.frontends.buildfiles import requirements
+from portlint.frontends.buildfiles.tables import dependency_for
 
 pytestmark = pytest.mark.oracle
 

@@ -245,7 +245,7 @@ def _function_of(tree: ast.Module, line: int) -> str | None:
 
 
 def _scan(tmp_path, name: str, source: str):
-    from portlint.fixes import fixed_text
+    from portlint.output.fixes import fixed_text
 
     path = tmp_path / name
     path.write_text(source, encoding="utf-8")

@@ -23,8 +23,8 @@ def test_wheel_contains_all_rule_data(tmp_path):
     wanted = {f"portlint/_rules/{p[len('rules/'):]}" for p in tracked if p.endswith((".toml", ".csv", ".json"))}
     assert wanted and wanted <= names, sorted(wanted - names)[:10]
     assert "portlint/cli.py" in names
-    assert {"portlint/detectors/cuda_warp/__init__.py", "portlint/detectors/cuda_warp/analysis.py"} <= names  # sub-packages listed too
-    assert {"portlint/report/summary.py", "portlint/report/html.py", "portlint/report/markdown.py"} <= names
+    assert {"portlint/rules/cuda_warp/__init__.py", "portlint/rules/cuda_warp/analysis.py"} <= names  # sub-packages listed too
+    assert {"portlint/output/report/summary.py", "portlint/output/report/html.py", "portlint/output/report/markdown.py"} <= names
     entry_points = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points[0]).decode()
     assert "portlint = portlint.cli:run" in text

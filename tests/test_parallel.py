@@ -54,9 +54,9 @@ def test_parallel_text_and_sarif_match_serial(project):
 
 def test_scan_files_orders_results_whatever_the_completion_order(project, monkeypatch):
     """Workers take the largest files first; the merged result is still sorted."""
-    from portlint import engine
-    from portlint.config import Settings
-    from portlint.discovery import discover
+    from portlint.pipeline import engine
+    from portlint.core.config import Settings
+    from portlint.discovery.files import discover
 
     settings = Settings(root=project, jobs=2)
     files, _ = discover([project], settings)
@@ -69,9 +69,9 @@ def test_scan_files_orders_results_whatever_the_completion_order(project, monkey
 def test_a_fresh_worker_takes_the_parents_project_model_instead_of_building_one(tmp_path, monkeypatch):
     """forkserver/spawn workers do not inherit memory: the parent hands its model over, and
     a worker's scan then asks for no build of its own."""
-    from portlint.config import Settings
-    from portlint.python import project as pm
-    from portlint.workers import _init_worker
+    from portlint.core.config import Settings
+    from portlint.index import project as pm
+    from portlint.pipeline.workers import _init_worker
 
     root = tmp_path / "proj"
     (root / "pkg").mkdir(parents=True)
@@ -104,9 +104,9 @@ def test_a_fresh_worker_takes_the_parents_project_model_instead_of_building_one(
 
 
 def test_spawned_workers_report_what_a_serial_scan_reports(tmp_path, monkeypatch):
-    from portlint import engine, workers
-    from portlint.config import Settings
-    from portlint.discovery import discover
+    from portlint.pipeline import engine, workers
+    from portlint.core.config import Settings
+    from portlint.discovery.files import discover
 
     root = tmp_path / "proj"
     (root / "pkg").mkdir(parents=True)

@@ -1,5 +1,5 @@
 """One finding per construct as data: the `supersedes` key of the rule files, validated at
-load, applied by one filter (portlint.precedence) and by the HIPIFY row owners."""
+load, applied by one filter (portlint.findings.precedence) and by the HIPIFY row owners."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import shutil
 import pytest
 from conftest import scan_paths
 
-from portlint import precedence, rules
-from portlint.model import Finding, Severity, Span
+from portlint.findings import precedence
+
+from portlint.core import catalog as rules
+from portlint.core.model import Finding, Severity, Span
 
 
 def _copy_rules(tmp_path):
@@ -63,7 +65,7 @@ def test_winner_follows_the_relation():
 
 
 def test_the_hipify_owners_come_from_the_claims():
-    from portlint.cuda.hipify import owner_of
+    from portlint.analyses.cuda.hipify import owner_of
 
     assert owner_of("cudaMalloc", "CUDA Runtime", True, "hipMalloc") == "PTL601"
     assert owner_of("cudaGraphAddNode_v2", "CUDA Runtime", False, "") == "PTL610"

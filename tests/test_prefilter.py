@@ -1,4 +1,4 @@
-"""The detectors' token pre-filter (portlint/prefilter.py) finds exactly the tokens a plain
+"""The detectors' token pre-filter (portlint/discovery/prefilter.py) finds exactly the tokens a plain
 substring test finds, whatever the bytes and the tokens."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from portlint.config import Settings
-from portlint.prefilter import TokenMatcher
-from portlint.selection import Plan
+from portlint.core.config import Settings
+from portlint.discovery.prefilter import TokenMatcher
+from portlint.findings.selection import Plan
 
 ROOT = Path(__file__).resolve().parents[1]
 

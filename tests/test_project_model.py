@@ -10,11 +10,11 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from portlint.cli import main
-from portlint.config import Settings
-from portlint.discovery import discover
-from portlint.engine import scan_files
-from portlint.python.names import ImportTable, resolve_relative
-from portlint.python.project import ProjectModel, module_name_of
+from portlint.core.config import Settings
+from portlint.discovery.files import discover
+from portlint.pipeline.engine import scan_files
+from portlint.frontends.python.names import ImportTable, resolve_relative
+from portlint.index.project import ProjectModel, module_name_of
 
 CUDA_TRAIN = '''import torch
 import torch.distributed as dist
@@ -119,7 +119,7 @@ def test_relative_imports_resolve_against_the_module_name():
 def test_one_reader_of_imports_statements_and_bytes():
     import ast
 
-    from portlint.python.names import bindings, modules_on_import_lines
+    from portlint.frontends.python.names import bindings, modules_on_import_lines
 
     (imp,) = ast.parse("import torch.cuda.nccl, jax.numpy as jnp\n").body
     assert [(b.local, b.qualified, b.module, b.member) for b in bindings(imp)] == [
@@ -235,7 +235,7 @@ def test_a_rebuild_in_a_new_process_parses_only_the_files_that_changed(tmp_path,
     """The summaries live under the cache dir (one entry for the root) by content: a model
     rebuilt after an edit, with nothing in this process's memory, parses only the edited
     file; a summary stored for other bytes is never taken for the new ones."""
-    from portlint.python import project
+    from portlint.index import project
 
     def fresh_process():
         monkeypatch.setattr(project, "_SUMMARIES", {})
@@ -302,7 +302,7 @@ def test_jax_agrees_the_cross_file_helper_raises_and_the_shape_helper_does_not(t
 
 
 def test_a_failing_project_model_is_a_notice_and_files_are_still_scanned(tmp_path, monkeypatch):
-    from portlint.python import project
+    from portlint.index import project
 
     def broken(cls, settings, paths):
         raise ValueError("boom")

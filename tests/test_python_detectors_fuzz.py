@@ -20,11 +20,11 @@ hypothesmith = pytest.importorskip("hypothesmith")
 
 from hypothesis import HealthCheck, given, seed, settings, strategies as st  # noqa: E402
 
-from portlint.config import Settings  # noqa: E402
-from portlint.context import FileContext  # noqa: E402
-from portlint.engine import _run_detectors  # noqa: E402
-from portlint.model import FileResult  # noqa: E402
-from portlint.selection import plan as _plan  # noqa: E402
+from portlint.core.config import Settings  # noqa: E402
+from portlint.index.context import FileContext  # noqa: E402
+from portlint.pipeline.engine import _run_detectors  # noqa: E402
+from portlint.core.model import FileResult  # noqa: E402
+from portlint.findings.selection import plan as _plan  # noqa: E402
 
 # generated code is full of `"str"(...)`-style calls that compile with a SyntaxWarning
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -98,7 +98,7 @@ def test_newer_syntax_reading_changes_nothing_in_current_syntax(source):
     """The newer-syntax path blanks only what the running `ast` cannot read: on a module it
     can read, the result is the very same tree (or None where tree-sitter disagrees)."""
     pytest.importorskip("tree_sitter_python")
-    from portlint.python.newer_syntax import downgrade
+    from portlint.frontends.python.newer_syntax import downgrade
 
     data = source.encode("utf-8", "surrogatepass")
     try:

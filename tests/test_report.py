@@ -11,8 +11,8 @@ import pytest
 from conftest import REPO, run_portlint
 from htmltree import parse_html
 
-from portlint.report.summary import EFFORT_POINTS
-from portlint.rules import load_rules
+from portlint.output.report.summary import EFFORT_POINTS
+from portlint.core.catalog import load_rules
 
 TARGETS = ("rocm", "tpu", "trainium", "gaudi")
 

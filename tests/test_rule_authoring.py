@@ -16,8 +16,8 @@ import pytest
 from conftest import FIXTURES, REPO, scan_paths
 from fixture_expectations import fixture_files, read_expectations
 
-from portlint.rule_ids import IdTableError, check_rule_ids, load_id_table
-from portlint.rules import RuleError, _parse_all, _rule_files, load_rules
+from portlint.core.rule_ids import IdTableError, check_rule_ids, load_id_table
+from portlint.core.catalog import RuleError, _parse_all, _rule_files, load_rules
 
 MARK = "TODO(new_rule)"
 
@@ -63,7 +63,7 @@ def test_overlapping_ranges_are_refused(tmp_path):
 
 
 def test_the_index_goes_stale_when_the_id_table_changes(tmp_path):
-    from portlint.rules import _files_digest
+    from portlint.core.catalog import _files_digest
 
     root = _rules_copy(tmp_path)
     before = _files_digest(root, _rule_files(root))
@@ -113,12 +113,12 @@ def test_new_rule_writes_the_rule_the_stub_and_fixtures_and_regenerates(tmp_path
         assert path.is_file(), path
     assert f"expect: {rid}" in positive.read_text(encoding="utf-8")
     assert f"ok: {rid}" in negative.read_text(encoding="utf-8")
-    detector_text = (root / "portlint" / "detectors" / "cuda_ptx.py").read_text(encoding="utf-8")
+    detector_text = (root / "portlint" / "rules" / "cuda_ptx.py").read_text(encoding="utf-8")
     assert f'@detector("{rid}", nodes=None)\ndef ptx_in_a_test(ctx)' in detector_text
     # the copy loads: the rule parses with every required key, pairs with its detector (by
     # name), lies in the family's range; the derived files are fresh
     check = _run(root, "-c", (
-        "from portlint.rules import load_rules; from portlint.registry import load_family\n"
+        "from portlint.core.catalog import load_rules; from portlint.core.registry import load_family\n"
         f"r = load_rules()['{rid}']; load_family('cuda_ptx')\n"
         "print(r.name, r.family, r.effort, r.proof.startswith('unproven:'))"))
     assert check.returncode == 0, check.stderr
@@ -163,7 +163,7 @@ def test_no_new_rule_placeholder_is_left_in_the_tree():
 
 
 def test_every_detector_is_named_after_its_rule():
-    from portlint import registry
+    from portlint.core import registry
 
     rules = load_rules()
     for family in registry.families():
@@ -191,7 +191,7 @@ def test_message_placeholders_are_filled_by_the_detectors_own_report_calls():
     import inspect
     import textwrap
 
-    from portlint import registry
+    from portlint.core import registry
 
     rules = load_rules()
     checked, problems = 0, []
@@ -294,7 +294,7 @@ def _family(module: str) -> str | None:
 
 def test_no_detector_module_imports_another_familys_private_names():
     offenders = []
-    folder = REPO / "portlint" / "detectors"
+    folder = REPO / "portlint" / "rules"
     for path in sorted(folder.rglob("*.py")):
         module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
         own = _family(module)
@@ -305,12 +305,12 @@ def test_no_detector_module_imports_another_familys_private_names():
                 if other and other != own and private:
                     offenders.append(f"{module} imports {private} from {node.module}")
             if isinstance(node, ast.ImportFrom) and node.level:
-                offenders.append(f"{module}: relative import (write portlint.detectors.api or the full module)")
+                offenders.append(f"{module}: relative import (write portlint.rules.api or the full module)")
     assert not offenders, offenders
 
 
 def test_the_author_api_exports_what_it_lists():
-    import portlint.detectors.api as api
+    import portlint.rules.api as api
 
     for name in api.__all__:
         assert hasattr(api, name), name
@@ -318,18 +318,18 @@ def test_the_author_api_exports_what_it_lists():
 
 
 def test_new_rule_puts_the_stub_of_a_package_family_in_its_own_module(tmp_path):
-    """A family split into a package (portlint/detectors/<family>/) gets a new module for the
+    """A family split into a package (portlint/rules/<family>/) gets a new module for the
     stub and the import line its __init__ needs for the registration to run."""
     sys.path.insert(0, str(REPO / "scripts"))
     try:
         import new_rule
     finally:
         sys.path.remove(str(REPO / "scripts"))
-    package = tmp_path / "portlint" / "detectors" / "cuda_warp"
+    package = tmp_path / "portlint" / "rules" / "cuda_warp"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("", encoding="utf-8")
     path, init_line = new_rule.detector_target(tmp_path, "cuda_warp", "lane_trick")
     assert path == package / "lane_trick.py"
-    assert init_line.startswith("from portlint.detectors.cuda_warp import lane_trick")
-    (tmp_path / "portlint" / "detectors" / "gpu_gates.py").write_text("", encoding="utf-8")
-    assert new_rule.detector_target(tmp_path, "gpu_gates", "x") == (tmp_path / "portlint" / "detectors" / "gpu_gates.py", None)
+    assert init_line.startswith("from portlint.rules.cuda_warp import lane_trick")
+    (tmp_path / "portlint" / "rules" / "gpu_gates.py").write_text("", encoding="utf-8")
+    assert new_rule.detector_target(tmp_path, "gpu_gates", "x") == (tmp_path / "portlint" / "rules" / "gpu_gates.py", None)

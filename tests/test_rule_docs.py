@@ -12,8 +12,8 @@ import pytest
 from conftest import REPO, run_portlint
 from sarif_checks import validate
 
-from portlint.rule_links import rule_url, validate_docs_url
-from portlint.rules import load_rules
+from portlint.core.rule_links import rule_url, validate_docs_url
+from portlint.core.catalog import load_rules
 
 KERNEL = "__global__ void k(float* out) { out[threadIdx.x % 32] = 1.0f; }\n"
 
@@ -41,8 +41,8 @@ def test_default_link_is_the_repository_relative_page_and_the_page_exists():
 @pytest.mark.parametrize(
     ("template", "expected"),
     [
-        ("https://docs.example.org/portlint/rules/", "https://docs.example.org/portlint/rules/PTL101.md"),
-        ("https://docs.example.org/portlint/rules", "https://docs.example.org/portlint/rules/PTL101.md"),
+        ("https://docs.example.org/portlint/core/catalog/", "https://docs.example.org/portlint/core/catalog/PTL101.md"),
+        ("https://docs.example.org/portlint/core/catalog", "https://docs.example.org/portlint/core/catalog/PTL101.md"),
         ("https://docs.example.org/r/{id}.html", "https://docs.example.org/r/PTL101.html"),
         ("../portlint/docs/rules/{id}.md", "../portlint/docs/rules/PTL101.md"),
     ],
@@ -63,15 +63,15 @@ def test_unsafe_or_malformed_docs_urls_are_refused(value):
 
 def test_docs_url_from_config_reaches_sarif_help_uri_and_text(tmp_path):
     (tmp_path / "k.cu").write_text(KERNEL)
-    (tmp_path / "portlint.toml").write_text('docs-url = "https://docs.example.org/portlint/rules/{id}"\n')
+    (tmp_path / "portlint.toml").write_text('docs-url = "https://docs.example.org/portlint/core/catalog/{id}"\n')
     proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     log = json.loads(proc.stdout)
     assert validate(log) == []
     rules = log["runs"][0]["tool"]["driver"]["rules"]
-    assert rules and all(r["helpUri"] == f"https://docs.example.org/portlint/rules/{r['id']}" for r in rules)
+    assert rules and all(r["helpUri"] == f"https://docs.example.org/portlint/core/catalog/{r['id']}" for r in rules)
     text = run_portlint("scan", "k.cu", "--no-cache", cwd=tmp_path).stdout
-    assert "docs: https://docs.example.org/portlint/rules/PTL102" in text
+    assert "docs: https://docs.example.org/portlint/core/catalog/PTL102" in text
 
 
 def test_default_link_in_text_and_sarif(tmp_path):

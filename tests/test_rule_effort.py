@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from portlint import rules
+from portlint.core import catalog as rules
 
 ROOT = Path(__file__).resolve().parent.parent
 

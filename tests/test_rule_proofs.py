@@ -11,7 +11,7 @@ import re
 
 from conftest import REPO, run_portlint
 
-from portlint.rules import load_rules
+from portlint.core.catalog import load_rules
 
 TEST_REF = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 # what a toolchain call looks like in a test or in a helper it calls

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from portlint import rules
+from portlint.core import catalog as rules
 
 ROOT = Path(__file__).resolve().parent.parent
 

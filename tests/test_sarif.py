@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES, run_portlint
 from sarif_checks import validate
 
-from portlint.reporters.fingerprint import line_hashes
+from portlint.findings.fingerprint import line_hashes
 
 
 def sarif(*args, cwd=None):
@@ -64,8 +64,8 @@ def test_suppressed_results_only_on_request(tmp_path):
 
 def test_category_sets_automation_details(tmp_path):
     (tmp_path / "ok.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
-    log = sarif("ok.cu", "--sarif-category", "portlint/cuda", cwd=tmp_path)
-    assert log["runs"][0]["automationDetails"] == {"id": "portlint/cuda/"}
+    log = sarif("ok.cu", "--sarif-category", "portlint/frontends/cuda", cwd=tmp_path)
+    assert log["runs"][0]["automationDetails"] == {"id": "portlint/frontends/cuda/"}
     assert validate(log) == []
 
 
@@ -107,9 +107,9 @@ def test_notifications_for_bad_files(tmp_path):
 @pytest.mark.parametrize("builder", ["fix"])
 def test_fixes_are_real_replacements(builder, tmp_path):
     """A finding with a fix serialises a non-empty artifactChanges; one without has no fixes key."""
-    from portlint.config import Settings
-    from portlint.model import Edit, Finding, Fix, ScanResult, Severity, Span
-    from portlint.reporters.sarif import build_sarif
+    from portlint.core.config import Settings
+    from portlint.core.model import Edit, Finding, Fix, ScanResult, Severity, Span
+    from portlint.output.formats.sarif import build_sarif
 
     f = Finding("PTL201", "a.cu", Span(1, 1, 1, 3), "m", Severity.ERROR, {"rocm": Severity.ERROR}, "high",
                 fix=Fix("rename", (Edit(Span(1, 1, 1, 3), "xy"),), "safe"), line_hash="0:1")
@@ -127,7 +127,7 @@ def test_fast_line_hashes_agree_with_the_rolling_reference():
     """The window-slicing implementation gives GitHub's rolling-hash values on varied text."""
     import random
 
-    from portlint.reporters.fingerprint import _line_hashes_rolling
+    from portlint.findings.fingerprint import _line_hashes_rolling
 
     rng = random.Random(7)
     alphabet = ["a", "b", " ", "\t", "\n", "\r\n", "\r", "é", "{", "}", "x" * 120, "\n\n"]
@@ -141,7 +141,7 @@ def test_fast_line_hashes_agree_with_the_rolling_reference():
 
 
 def _finding(line, severity, rule="PTL201", snippet="x", path="a.cu", suppressed=None):
-    from portlint.model import Finding, Severity, Span
+    from portlint.core.model import Finding, Severity, Span
 
     sev = Severity(severity)
     return Finding(rule, path, Span(line, 1, line, 2), "m", sev, {"rocm": sev}, "high", snippet=snippet,
@@ -149,9 +149,9 @@ def _finding(line, severity, rule="PTL201", snippet="x", path="a.cu", suppressed
 
 
 def test_results_are_capped_at_githubs_limit_keeping_the_most_severe(tmp_path):
-    from portlint.config import Settings
-    from portlint.model import ScanResult
-    from portlint.reporters.sarif import MAX_RESULTS, build_sarif
+    from portlint.core.config import Settings
+    from portlint.core.model import ScanResult
+    from portlint.output.formats.sarif import MAX_RESULTS, build_sarif
 
     assert MAX_RESULTS == 25_000
     severities = ["note", "warning", "error"]
@@ -175,7 +175,7 @@ def test_results_are_capped_at_githubs_limit_keeping_the_most_severe(tmp_path):
 def test_cli_says_on_stderr_how_many_results_were_dropped(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    import portlint.reporters.sarif as sarif_module
+    import portlint.output.formats.sarif as sarif_module
     from portlint.cli import main
 
     monkeypatch.setattr(sarif_module, "MAX_RESULTS", 3)

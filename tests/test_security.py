@@ -11,8 +11,8 @@ from pathlib import Path
 
 from conftest import run_portlint
 
-from portlint.cache import Cache, write_entry
-from portlint.config import Settings
+from portlint.core.cache import Cache, write_entry
+from portlint.core.config import Settings
 
 # PTL102 has a safe fix (`% 32` -> `% warpSize`)
 KERNEL = b"__global__ void k(int* out) {\n  int lane = threadIdx.x % 32;\n  out[lane] = 1;\n}\n"
@@ -118,7 +118,7 @@ def test_cache_dir_that_is_a_symlink_is_not_used(tmp_path):
 
 
 def test_cache_key_is_private_and_a_committed_key_is_refused(tmp_path, monkeypatch):
-    import portlint.cache as cache_mod
+    import portlint.core.cache as cache_mod
 
     home = tmp_path / "xdg"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
@@ -188,9 +188,9 @@ def test_symlink_inside_the_tree_is_written_through_and_stays_a_link(tmp_path):
 # ---- crafted paths ---------------------------------------------------------------------
 
 def test_apply_fixes_ignores_findings_for_files_it_did_not_discover(tmp_path):
-    from portlint.discovery import discover
-    from portlint.fixes import apply_fixes
-    from portlint.model import Edit, Finding, Fix, Severity, Span
+    from portlint.discovery.files import discover
+    from portlint.output.fixes import apply_fixes
+    from portlint.core.model import Edit, Finding, Fix, Severity, Span
 
     repo, outside = checkout(tmp_path)
     (repo / "a.cu").write_bytes(CLEAN)
@@ -207,8 +207,8 @@ def test_apply_fixes_ignores_findings_for_files_it_did_not_discover(tmp_path):
 
 
 def test_forged_edit_positions_are_dropped():
-    from portlint.fixes import splice
-    from portlint.model import Edit, Span
+    from portlint.output.fixes import splice
+    from portlint.core.model import Edit, Span
 
     data = b"int a = 32;\nint b = 32;\n"
     edits = [

@@ -74,7 +74,7 @@ def test_bare_noqa_and_nolint_are_not_honoured(tmp_path):
 
 
 def test_python_comment_style(tmp_path):
-    from portlint.suppressions import parse_suppressions
+    from portlint.findings.suppressions import parse_suppressions
 
     sups = parse_suppressions("x = t.item()  # portlint: ignore[PTL803] -- logged once per epoch\n", "python")
     (s,) = sups.items

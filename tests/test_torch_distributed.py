@@ -67,7 +67,7 @@ def _scan(tmp_path, text, name="t.py"):
 
 
 def test_backend_fix_adds_the_registering_import_once(tmp_path):
-    from portlint.fixes import fixed_text
+    from portlint.output.fixes import fixed_text
 
     src = """
     import torch.distributed as dist

@@ -8,8 +8,8 @@ import ast
 import pytest
 from conftest import FIXTURES, require_module, run_portlint, scan_paths
 
-from portlint.python.rocm_branches import polarity
-from portlint.suggest.skeletons import SkeletonError, analyse, nki_skeleton, pallas_skeleton, triton_kernels
+from portlint.analyses.python.rocm_branches import polarity
+from portlint.rewrites.skeletons import SkeletonError, analyse, nki_skeleton, pallas_skeleton, triton_kernels
 
 TPU_FIXTURE = FIXTURES / "triton" / "kernel_for_tpu.py"
 CONFIGS_FIXTURE = FIXTURES / "triton" / "launch_and_configs.py"

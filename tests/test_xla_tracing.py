@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from portlint.config import Settings
-from portlint.context import FileContext
-from portlint.languages import classify
+from portlint.core.config import Settings
+from portlint.index.context import FileContext
+from portlint.discovery.languages import classify
 
 
 def ctx_for(source: str, name: str = "snippet.py") -> FileContext:
@@ -18,7 +18,7 @@ def ctx_for(source: str, name: str = "snippet.py") -> FileContext:
 
 
 def regions(source: str) -> dict[str, str]:
-    from portlint.python.traced import traced_map
+    from portlint.analyses.python.traced import traced_map
 
     tm = traced_map(ctx_for(source))
     return {getattr(node, "name", type(node).__name__): r.why for node, r in tm.regions.items()}
@@ -56,7 +56,7 @@ def test_jax_region_sources():
 
 
 def test_static_values_in_a_jitted_function():
-    from portlint.python.traced import traced_map
+    from portlint.analyses.python.traced import traced_map
 
     ctx = ctx_for(
         """
@@ -79,7 +79,7 @@ def test_static_values_in_a_jitted_function():
 
 
 def test_torch_rules_only_where_the_file_targets_xla_or_hpu():
-    from portlint.detectors.xla_tracing import hazards
+    from portlint.rules.xla_tracing import hazards
 
     source = """
         import torch
@@ -97,8 +97,8 @@ def test_torch_rules_only_where_the_file_targets_xla_or_hpu():
 
 
 def test_files_without_relevant_tags_skip_the_analysis(monkeypatch):
-    from portlint.detectors import xla_tracing
-    from portlint.registry import load_family
+    from portlint.rules import xla_tracing
+    from portlint.core.registry import load_family
 
     called = []
     monkeypatch.setattr(xla_tracing, "traced_map", lambda ctx: called.append(ctx) or None)
@@ -109,7 +109,7 @@ def test_files_without_relevant_tags_skip_the_analysis(monkeypatch):
 
 
 def test_rewrites_are_valid_python():
-    from portlint.detectors.xla_tracing import hazards
+    from portlint.rules.xla_tracing import hazards
 
     ctx = ctx_for(
         """

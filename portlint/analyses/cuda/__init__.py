@@ -1,0 +1,1 @@
+"""CUDA analyses: warp facts, capability gates, constants, hipify renames."""

@@ -1,0 +1,1 @@
+"""Python analyses: platform guards, device values, traced regions and traced values."""

@@ -1,1 +1,0 @@
-"""Detectors: one module per rule family, named after its folder under `rules/`."""

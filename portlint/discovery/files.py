@@ -1,0 +1,241 @@
+"""Turn the paths on the command line into the files to scan.
+
+Directories are walked in sorted order, honouring `.gitignore` files (each applies below
+its own folder), the default and configured excludes, and symlink loops. Files named
+explicitly are always scanned unless `--force-exclude` is given (pre-commit passes files
+one by one, and excludes must still apply). Problems become one-line Notices.
+
+The scanned tree is what the command line names. Each file gets a scan root: the directory
+named on the command line it was found under; for a file named itself, the working
+directory when it lies inside it, else its own folder. A path named inside the working
+directory that resolves outside it, and a symlink met in a walk whose target lies outside
+its scan root, are skipped with a notice unless `--follow-symlinks`; `--fix` never writes
+a file that resolves outside its scan root either way (see fixes.write_target). A FIFO,
+device or socket is never opened."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from portlint.core.config import DEFAULT_EXCLUDES, Settings
+from portlint.discovery.languages import is_source_candidate
+from portlint.core.model import Notice
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    real: Path  # the path to open
+    display: str  # POSIX path relative to the settings root (absolute when outside it)
+    root: str | None = None  # the resolved scan root it was found under (None: none known)
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether resolved `path` is `root` or lies below it (both resolved)."""
+    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+
+def _special_kind(mode: int) -> str | None:
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None
+
+
+def _relative(absolute: str, folder: str) -> str | None:
+    """`absolute` relative to `folder` (both absolute and normalised), or None when it lies
+    outside. String work: this runs for every entry of a walk, where pathlib is slow."""
+    if absolute == folder:
+        return "."
+    prefix = folder if folder.endswith(os.sep) else folder + os.sep
+    if absolute.startswith(prefix):
+        return absolute[len(prefix):].replace(os.sep, "/")
+    return None
+
+
+def display_path(path: Path, root: Path) -> str:
+    absolute = os.path.abspath(path)
+    rel = _relative(absolute, str(root))
+    return rel if rel is not None else absolute.replace(os.sep, "/")
+
+
+class _Ignorer:
+    def __init__(self, settings: Settings):
+        import pathspec
+
+        self.root = settings.root
+        self._root = str(settings.root)
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(settings.exclude))
+        self.respect_gitignore = settings.respect_gitignore
+        self._gitignores: dict[str, object | None] = {}
+        self._chains: dict[str, list[tuple[str, object]]] = {}
+        self._pathspec = pathspec
+
+    def _gitignore(self, directory: str):
+        if directory not in self._gitignores:
+            spec = None
+            gi = os.path.join(directory, ".gitignore")
+            if self.respect_gitignore and os.path.isfile(gi):
+                try:
+                    with open(gi, encoding="utf-8", errors="replace") as fh:
+                        spec = self._pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
+                except Exception:
+                    spec = None
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        absolute = os.path.abspath(path)
+        suffix = "/" if is_dir else ""
+        name = os.path.basename(absolute)
+        rel = _relative(absolute, self._root)
+        if rel is None:
+            rel = name
+        if rel != "." and self.exclude.match_file(rel + suffix):
+            return True
+        if name in DEFAULT_EXCLUDES:
+            return True
+        if not self.respect_gitignore:
+            return False
+        for directory, spec in self._specs_above(os.path.dirname(absolute)):
+            if spec.match_file(_relative(absolute, directory) + suffix):
+                return True
+        return False
+
+    def _specs_above(self, folder: str) -> list[tuple[str, object]]:
+        """The .gitignore specs that apply in `folder`: every one from the root down to it
+        (only the folder's own when it lies outside the root). Memoised per folder, since a
+        walk asks for the same folders once per entry."""
+        found = self._chains.get(folder)
+        if found is None:
+            if folder != self._root and _relative(folder, self._root) is not None:
+                found = list(self._specs_above(os.path.dirname(folder)))
+            else:
+                found = []
+            spec = self._gitignore(folder)
+            if spec is not None:
+                found.append((folder, spec))
+            self._chains[folder] = found
+        return found
+
+
+def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], list[Notice]]:
+    ignorer = _Ignorer(settings)
+    files: dict[str, SourceFile] = {}
+    notices: list[Notice] = []
+    seen_dirs: set[tuple[int, int]] = set()
+
+    def add(path: Path, root: str) -> None:
+        sf = SourceFile(path, display_path(path, settings.root), root)
+        files.setdefault(sf.display, sf)
+
+    def leaves_tree(path: Path, root: str) -> bool:
+        """Whether the symlink `path` resolves to a place outside `root` (and that matters)."""
+        if settings.follow_symlinks:
+            return False
+        try:
+            return not inside(os.path.realpath(path), root)
+        except (OSError, ValueError):
+            return True
+
+    def walk(directory: Path, root: str) -> None:
+        try:
+            st = directory.stat()
+        except OSError as exc:
+            notices.append(Notice(display_path(directory, settings.root), f"cannot read directory: {exc.strerror or exc}"))
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            # reached again through a symlink: a loop (or a second way in); a folder named on
+            # the command line inside another one named there (`scan . sub`) is no news
+            if directory.is_symlink():
+                notices.append(Notice(display_path(directory, settings.root), "symlink loop: directory already visited, skipped", "note"))
+            return
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            notices.append(Notice(display_path(directory, settings.root), f"cannot read directory: {exc.strerror or exc}"))
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError as exc:
+                notices.append(Notice(display_path(path, settings.root), f"cannot stat: {exc.strerror or exc}"))
+                continue
+            if entry.is_symlink() and not is_dir and not is_file:
+                if is_source_candidate(path):
+                    notices.append(Notice(display_path(path, settings.root), "broken symlink, skipped"))
+                continue
+            if ignorer.excluded(path, is_dir):
+                continue
+            if entry.is_symlink() and (is_dir or is_source_candidate(path)) and leaves_tree(path, root):
+                notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
+                continue
+            if is_dir:
+                walk(path, root)
+            elif is_file and is_source_candidate(path):
+                add(path, root)
+
+    cwd = os.path.abspath(os.getcwd())
+    cwd_real = os.path.realpath(cwd)
+    for raw in paths:
+        path = Path(raw)
+        if path.is_symlink() and not path.exists():
+            notices.append(Notice(display_path(path, settings.root), "broken symlink, skipped"))
+            continue
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise FileNotFoundError(str(raw)) from None
+        except OSError as exc:
+            if exc.errno == 40:  # ELOOP
+                notices.append(Notice(display_path(path, settings.root), "symlink loop, skipped"))
+                continue
+            notices.append(Notice(display_path(path, settings.root), f"cannot read: {exc.strerror or exc}"))
+            continue
+        real = os.path.realpath(path)
+        if inside(os.path.abspath(path), cwd) and not inside(real, cwd_real):
+            # named inside the working directory, but a symlink leads out of it
+            if not settings.follow_symlinks:
+                notices.append(Notice(display_path(path, settings.root), _NAMED_OUTSIDE, "note"))
+                continue
+            root = cwd_real  # scanned, and never written: it lies outside its root
+        elif stat.S_ISDIR(st.st_mode):
+            root = real
+        else:
+            root = cwd_real if inside(os.path.abspath(path), cwd) else os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        if stat.S_ISDIR(st.st_mode):
+            walk(path, root)
+            continue
+        kind = _special_kind(st.st_mode)
+        if kind is not None:
+            notices.append(Notice(display_path(path, settings.root), f"is {kind}, not a regular file: skipped"))
+            continue
+        if settings.force_exclude and ignorer.excluded(path, False):
+            continue
+        if path.is_symlink() and leaves_tree(path, root):
+            notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
+            continue
+        add(path, root)  # named explicitly: scanned whatever its extension says (language decides)
+    return sorted(files.values(), key=lambda f: f.display), notices
+
+
+_OUTSIDE = "symlink to outside the scanned tree, skipped (--follow-symlinks scans it)"
+_NAMED_OUTSIDE = ("resolves outside the working directory through a symlink, so it is outside the scanned tree: "
+                  "skipped (name its target to scan and fix it; --follow-symlinks scans it without fixing)")
+
+
+def is_excluded(path: Path, settings: Settings) -> bool:
+    """Whether the configured and default excludes (and .gitignore files, unless turned off)
+    leave `path` out, as they do for a file met in a walk: for a caller that has one file's
+    contents and no walk (the editor server)."""
+    ignorer = _Ignorer(settings)
+    absolute = Path(os.path.abspath(path))
+    root = Path(settings.root)
+    folders = [p for p in reversed(absolute.parents) if p == root or root in p.parents]
+    return any(ignorer.excluded(folder, True) for folder in folders if folder != root) or ignorer.excluded(absolute, False)

@@ -1,0 +1,99 @@
+"""`--baseline FILE`: leave out the findings an earlier `--format json` report already had.
+
+A finding is matched by its `portlint/v1` fingerprint (rule, path and the normalised matched
+text: it survives line moves and edits elsewhere in the file). Fingerprints are counted, not
+just looked up: a baseline holding a construct twice absorbs two of the current findings
+with that fingerprint, so a third identical one is new. Which of three identical findings
+is the new one is decided by their surroundings: findings whose `primaryLocationLineHash`
+(the line and the text after it) is also the baseline's are matched first, the rest in
+report order. Only active findings are matched,
+and only the baseline's active entries count (a report written with
+`--sarif-include-suppressed` also lists suppressed ones).
+
+A baselined finding stays in the result, marked suppressed (kind "external") with
+`baseline_state` "unchanged", so SARIF and JSON with `--sarif-include-suppressed` can show
+it; every other active finding is "new". An entry of the baseline for a file this scan
+read that matched nothing is stale (the problem was fixed since): it is counted, so the
+baseline can be refreshed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from portlint.core.jsonfile import read_json
+from portlint.findings.fingerprint import portlint_fingerprint
+
+
+class BaselineError(Exception):
+    """The baseline file cannot be used (one line, for the command line)."""
+
+
+@dataclass(frozen=True)
+class BaselineEntries:
+    name: str  # the file, as named on the command line
+    counts: Counter  # (path, base fingerprint) -> how many active findings the report had
+    contexts: Counter  # (path, base fingerprint, line hash without its `:k`) -> how many
+
+
+@dataclass(frozen=True)
+class BaselineOutcome:
+    baselined: int
+    stale: int
+
+
+def _base(fingerprint: str) -> str:
+    """A `portlint/v1` value without the `:k` that numbers repeats within a file."""
+    return fingerprint.split(":", 1)[0]
+
+
+def load_baseline(path: Path) -> BaselineEntries:
+    doc = read_json(path, BaselineError, "the baseline")
+    if not isinstance(doc, dict) or doc.get("schema") != "portlint-report" or not isinstance(doc.get("findings"), list):
+        raise BaselineError(f"the baseline {path} is not a portlint `--format json` report")
+    counts: Counter = Counter()
+    contexts: Counter = Counter()
+    for item in doc["findings"]:
+        try:
+            if item.get("suppressed"):
+                continue
+            key = (item["path"], _base(item["fingerprints"]["portlint/v1"]))
+            counts[key] += 1
+            contexts[(*key, _base(item["fingerprints"].get("primaryLocationLineHash") or ""))] += 1
+        except (AttributeError, KeyError, TypeError):
+            raise BaselineError(f"the baseline {path} has a finding without a path and a portlint/v1 fingerprint") from None
+    return BaselineEntries(str(path), counts, contexts)
+
+
+def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> BaselineOutcome:
+    """Mark each active finding of `findings` "unchanged" while the baseline still has an
+    unmatched entry with its fingerprint (those with the baseline's surroundings first,
+    then in report order), else "new"."""
+    left = Counter(entries.counts)
+    contexts = Counter(entries.contexts)
+    active = [f for f in findings if not f.suppressed]
+    keys = {id(f): (f.path, portlint_fingerprint(f)) for f in active}
+    taken: set[int] = set()
+    # 1. same construct, same surroundings; 2. same construct, in report order
+    for f in active:
+        context = (*keys[id(f)], _base(f.line_hash or ""))
+        if contexts[context] > 0 and left[keys[id(f)]] > 0:
+            contexts[context] -= 1
+            left[keys[id(f)]] -= 1
+            taken.add(id(f))
+    for f in active:
+        if id(f) not in taken and left[keys[id(f)]] > 0:
+            left[keys[id(f)]] -= 1
+            taken.add(id(f))
+    for f in active:
+        if id(f) in taken:
+            f.suppressed = f"in the baseline {entries.name}"
+            f.suppression_kind = "external"
+            f.baseline_state = "unchanged"
+        else:
+            f.baseline_state = "new"
+    baselined = len(taken)
+    scanned = set(scanned_paths)
+    stale = sum(n for (path, _), n in left.items() if path in scanned and n > 0)
+    return BaselineOutcome(baselined, stale)

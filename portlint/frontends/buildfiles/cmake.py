@@ -1,0 +1,115 @@
+"""CMake files as a list of commands, each with its arguments and the ROCm guard around it.
+
+Parsed with tree-sitter-cmake (imported on first use). An `if()` whose condition (or one of
+its `elseif()` conditions) names HIP or ROCm (`USE_ROCM`, `HIP_FOUND`, `CMAKE_HIP_COMPILER`,
+`GPU_LANG STREQUAL "HIP"`) is a vendor switch: every branch of it is the port, the CUDA leg
+included, so commands inside carry that condition as their guard. In a file that enables HIP,
+`if(GPU_LANG STREQUAL "CUDA")` is one too (the CUDA leg of a language switch)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from portlint.core.model import Span
+
+# identifier parts that name AMD's stack in a condition
+_VENDOR_WORDS = {"hip", "rocm", "amd", "amdgpu", "hipcc", "hipify"}
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Arg:
+    text: str  # the argument without quotes
+    span: Span
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # lower-case command name
+    args: tuple[Arg, ...]
+    span: Span  # the command name
+    guard: str | None  # the vendor condition around it, or None
+
+
+@dataclass(frozen=True)
+class CMakeFile:
+    commands: tuple[Command, ...]
+
+    def enables_hip(self) -> bool:
+        """The file enables CMake's HIP language somewhere (any branch)."""
+        for c in self.commands:
+            if c.name == "enable_language" and any(a.text == "HIP" for a in c.args):
+                return True
+            if c.name == "project" and any(a.text == "HIP" for a in c.args[1:]):
+                return True
+        return False
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_cmake
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cmake.language()))
+
+
+def names_vendor(condition: str) -> bool:
+    return any(w.lower() in _VENDOR_WORDS for w in _WORD_SPLIT.split(condition))
+
+
+# `if(GPU_LANG STREQUAL "CUDA")`: a language switch, the CUDA leg of a build that has a HIP leg
+# when the same file enables HIP
+_CUDA_LANGUAGE_TEST = re.compile(r"\bSTREQUAL CUDA\b|\bCUDA STREQUAL\b")
+_ENABLES_HIP = re.compile(rb"enable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b", re.I)
+
+
+def parse_cmake(ctx) -> CMakeFile:
+    """`ctx.fact(parse_cmake)`: the commands of a CMake file in source order."""
+    tree = _parser().parse(ctx.data)
+    out: list[Command] = []
+    has_hip_leg = bool(_ENABLES_HIP.search(ctx.data))
+
+    def vendor_test(condition: str) -> bool:
+        return names_vendor(condition) or (has_hip_leg and bool(_CUDA_LANGUAGE_TEST.search(condition)))
+
+    def span(node) -> Span:
+        (l1, c1), (l2, c2) = node.start_point, node.end_point
+        return Span(l1 + 1, ctx.byte_col_to_col(l1 + 1, c1), l2 + 1, ctx.byte_col_to_col(l2 + 1, c2))
+
+    def args_of(node) -> tuple[Arg, ...]:
+        found = []
+        arglist = next((c for c in node.children if c.type == "argument_list"), None)
+        if arglist is None:
+            return ()
+        for arg in arglist.children:
+            if arg.type != "argument" or not arg.children:
+                continue
+            inner = arg.children[0]
+            raw = ctx.data[inner.start_byte:inner.end_byte].decode("utf-8", "replace")
+            if inner.type == "quoted_argument":
+                raw = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw.strip('"')
+            elif inner.type == "bracket_argument":
+                raw = re.sub(r"^\[=*\[|\]=*\]$", "", raw)
+            found.append(Arg(raw, span(inner)))
+        return tuple(found)
+
+    def condition_text(node) -> str:
+        return " ".join(a.text for a in args_of(node))
+
+    def walk(node, guard: str | None) -> None:
+        for child in node.children:
+            if child.type == "normal_command":
+                ident = child.children[0]
+                name = ctx.data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower()
+                out.append(Command(name, args_of(child), span(ident), guard))
+            elif child.type == "if_condition":
+                heads = [c for c in child.children if c.type in ("if_command", "elseif_command")]
+                vendor = next((condition_text(h) for h in heads if vendor_test(condition_text(h))), None)
+                inner = guard or (f"inside a CMake vendor switch `if({vendor})`" if vendor else None)
+                walk(child, inner)
+            elif child.type in ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def"):
+                walk(child, guard)
+    walk(tree.root_node, None)
+    return CMakeFile(tuple(out))

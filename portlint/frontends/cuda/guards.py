@@ -1,0 +1,473 @@
+"""Preprocessor guards: which lines of a CUDA/C++ file a build compiles.
+
+For each line, GuardMap says whether a build — an AMD (HIP-Clang) device pass by default,
+or another `Platform` of portlint/frontends/cuda/preprocessor.py (NVIDIA, sm_90) — compiles it: live,
+dead, or unknown (a condition on a project macro we cannot resolve). A line dead for AMD
+inside a branch whose `#if` group also has a live or unknown branch is "ported": the group
+holds the HIP alternative beside it, so rocm findings there are not problems.
+
+Conditions are evaluated in three-valued logic (one evaluator, preprocessor.evaluate): a
+macro the platform defines, one it does not define, or one we do not know. Macros the file
+#defines in a live branch count as defined, ones defined only in dead branches as undefined;
+the headers it reaches through the scan's include graph (portlint/frontends/cuda/includes.py) add
+theirs — this is how `#ifdef USE_ROCM / #define WARP_SIZE 64 / #else ...` shims and
+llama.cpp's `#define __CUDA_ARCH__ 1300` under GGML_USE_HIP are followed. Project platform
+macros (`FOO_WITH_HIP`, portlint/frontends/cuda/platform_macros.py) are read as the vendor switch they
+are, and the Guard's reason says so."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from portlint.frontends.cuda.preprocessor import AMD, AMD_BY_VENDOR, NVIDIA, SM90, SWITCH, Platform, blank_comments, branch_value, condition_macro, defined_name, directives
+from portlint.frontends.cuda.preprocessor import evaluate as _evaluate
+from portlint.frontends.cuda.preprocessor import integer_value
+from portlint.frontends.cuda.preprocessor import logical_lines, names_no_macro
+
+# The AMD build's macros (kept under these names for the modules that read them).
+AMD_DEFINED = AMD.defined
+AMD_UNDEFINED = AMD.undefined
+__all__ = ["AMD", "NVIDIA", "SM90", "Platform", "Guard", "GuardMap", "guard_map", "guard_map_for", "header_defines", "logical_lines"]
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Why a line is dead for a build."""
+
+    condition: str  # the directive text, e.g. "#ifndef USE_ROCM"
+    line: int  # the directive's line
+    has_alternative: bool  # the #if group has a live or unknown branch beside this one
+    # the condition names no macro (`#if 0`): no build of any vendor compiles the branch
+    never: bool = False
+    # how project macros of the condition were read (`FOO_WITH_HIP` taken as an AMD build macro: ...)
+    inferred: str = ""
+
+    def reason(self) -> str:
+        if self.never:
+            return f"never compiled: inside `{self.condition}` (line {self.line})"
+        alt = "with a HIP branch beside it" if self.has_alternative else "with no alternative branch"
+        why = f"; {self.inferred}" if self.inferred else ""
+        return f"not compiled for AMD: inside `{self.condition}` (line {self.line}), {alt}{why}"
+
+    def excluded_reason(self, facts: str = "") -> str:
+        """The reason for a line an AMD build skips because the condition names the vendor
+        (a guard of an `AMD_BY_VENDOR` map): the project left the code out of AMD builds."""
+        why = "; ".join(x for x in (facts, self.inferred) if x)
+        return f"excluded from AMD builds by `{self.condition}` (line {self.line})" + (f"; {why}" if why else "")
+
+    def amd_only_reason(self) -> str:
+        """The reason for a line only AMD builds compile (a guard of an NVIDIA map)."""
+        why = f"; {self.inferred}" if self.inferred else ""
+        return f"compiled only for AMD: inside `{self.condition}` (line {self.line}), which an NVIDIA build skips{why}"
+
+
+_NOT_DEFINED = re.compile(r"!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|\s([A-Za-z_]\w*))")
+
+
+def _negated_defined(rest: str) -> str:
+    """X of an `#if !defined(X)` / `#if ! defined X` condition ("" for any other)."""
+    m = _NOT_DEFINED.fullmatch(rest.strip())
+    return (m.group(1) or m.group(2)) if m else ""
+
+
+class GuardMap:
+    """Per line of one file: does `platform` (AMD by default) compile it — live, dead (with
+    the Guard that says why) or unknown."""
+
+    def __init__(self, text: str, path: Path | None = None, header_defines: dict[str, int | None | bool] | None = None,
+                 platform: Platform = AMD, platform_macros: dict | None = None, file_directives=None,
+                 include_macros=None):
+        self.n_lines = text.count("\n") + 1
+        self.platform = platform
+        # macro -> list of (line, state, value, kind) where state is True (live), False (dead), None (unknown)
+        self._defs: dict[str, list[tuple[int, bool | None, int | None, str]]] = {}
+        # (name, line) -> body of an object-like #define whose body is an expression, not a
+        # number (`#define X_SUPPORTED (A || B)`): its value is worked out where an #if reads it
+        self._bodies: dict[tuple[str, int], str] = {}
+        self._expanding: set[str] = set()
+        self._header_defines = dict(header_defines or {})
+        # project platform macros: name -> PlatformMacro (which vendor's build it selects, and why)
+        self._platform_macros = platform_macros if platform_macros is not None else {}
+        self._consulted: list[str] = []
+        self._dead: list[Guard | None] = [None] * (self.n_lines + 2)
+        self._unknown: list[bool] = [False] * (self.n_lines + 2)
+        self.live_macros: dict[str, str] = {}  # macros #defined where this build compiles them
+        # directive -> the macros the header it includes leaves defined for the build (as
+        # final_defines); read where the #include stands, skipped where the build skips it
+        self._include_macros = include_macros
+        self._from_headers: dict[str, int | None | bool] = {}  # what the #includes the build reads bring
+        self._build(directives(text) if file_directives is None else file_directives)
+
+    # -- macro knowledge at a point of the file --
+    def _macro_state(self, name: str, line: int):
+        """What the build knows about `name` at `line`: an int value, True (defined, value
+        unknown), False (not defined) or "unknown". Definitions and #undefs of the file are
+        replayed in order; dead ones do not count."""
+        result: object = None
+        defs = self._defs.get(name)
+        if defs:
+            for first, state, value, kind in defs:
+                if first >= line:
+                    break
+                if state is False:
+                    continue
+                if state is None:
+                    result = "unknown"
+                elif kind == "define":
+                    result = value if value is not None else self._body_value(name, first, line)
+                else:
+                    result = False
+        if result is not None:
+            return result
+        if name in self._header_defines:
+            v = self._header_defines[name]
+            return "unknown" if v is None else v
+        platform = self.platform
+        if name in platform.defined:
+            v = platform.defined[name]
+            return True if v is None else v
+        if name in platform.undefined:
+            return False
+        if defs and any(d[0] < line for d in defs):  # defined only in dead branches, and nothing else defines it
+            return False
+        inferred = self._platform_macros.get(name)
+        if inferred is not None:
+            self._consulted.append(name)
+            # the build it selects defines it to a true value: `defined(X)` and `#if X`
+            # hold, `X == 64` stays unknown
+            return SWITCH if inferred.side == platform.vendor else False
+        return "unknown"
+
+    def _body_value(self, name: str, defined_at: int, line: int):
+        """The value of the #define of `name` at line `defined_at` as an #if at `line` reads it:
+        its body evaluated there when it is a preprocessor expression, else True (defined,
+        value unknown)."""
+        body = self._bodies.get((name, defined_at))
+        if body is None or name in self._expanding:
+            return True
+        self._expanding.add(name)
+        try:
+            value = integer_value(body, lambda n: self._macro_state(n, line))
+        finally:
+            self._expanding.discard(name)
+        return True if value is None else value
+
+    def macro_state(self, name: str, line: int):
+        """Public form of the macro knowledge at a line (int, True, False or "unknown")."""
+        return self._macro_state(name, line)
+
+    def defines_for_amd(self, name: str, line: int | None = None) -> bool:
+        """True when the build sees `name` #defined (here, before `line`, or in a header it
+        includes): used to recognise vendor shims such as
+        `#define __shfl_xor_sync(mask, v, o, w) __shfl_xor(v, o, w)` in a HIP branch."""
+        st = self._macro_state(name, (line if line is not None else self.n_lines + 1))
+        if st == "unknown" or st is False:
+            return False
+        return name in self._defs or name in self._header_defines
+
+    def header_values(self) -> dict[str, int]:
+        """Integer macros the included headers define for the build."""
+        found = {**self._header_defines, **self._from_headers}
+        return {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+    def final_defines(self) -> dict[str, int | None | bool]:
+        """What the file leaves defined at its end, for a file that includes it: the header
+        macros it saw, then its own definitions (int, True, False, or None for unknown)."""
+        found: dict[str, int | None | bool] = dict(self._header_defines)
+        end = self.n_lines + 1
+        for name in self._defs:
+            st = self._macro_state(name, end)
+            found[name] = None if st == "unknown" else st
+        return found
+
+    def evaluate(self, expr: str, line: int) -> bool | None:
+        return _evaluate(expr, lambda n: self._macro_state(n, line))
+
+    def _inferred_note(self) -> str:
+        names = list(dict.fromkeys(self._consulted))
+        self._consulted = []
+        notes = [self._platform_macros[n].note(n) for n in names if n in self._platform_macros]
+        return "; ".join(notes)
+
+    def _build(self, found_directives) -> None:
+        # stack frames: {id, held, constant} plus the open branch (value, cond, start, dir_line)
+        stack: list[dict] = []
+        branches: list[tuple[int, int, bool | None, str, int, int]] = []  # (start, end, value, cond, dir_line, frame_id)
+        frame_branch_values: dict[int, list[bool | None]] = {}
+        frame_notes: dict[int, str] = {}
+        frame_counter = 0
+        constant_frames: dict[int, bool] = {}
+
+        def current_state() -> bool | None:
+            state: bool | None = True
+            for fr in stack:
+                v = fr["value"]
+                if v is False:
+                    return False
+                if v is None:
+                    state = None
+            return state
+
+        def open_branch(fr, value, cond, line, last):
+            fr["value"] = value
+            fr["cond"] = cond
+            fr["start"] = last
+            fr["dir_line"] = line
+            frame_branch_values[fr["id"]].append(value)
+            note = self._inferred_note()
+            if note and note not in frame_notes.get(fr["id"], ""):
+                frame_notes[fr["id"]] = "; ".join(x for x in (frame_notes.get(fr["id"], ""), note) if x)
+
+        def close_branch(fr, end_line):
+            branches.append((fr["start"] + 1, end_line - 1, fr["value"], fr["cond"], fr["dir_line"], fr["id"]))
+            constant_frames[fr["id"]] = fr.get("constant", False)
+
+        for index, (first, last, kind, rest) in enumerate(found_directives):
+            if kind in ("if", "ifdef", "ifndef"):
+                directive = f"#{kind} {rest}".strip()
+                self._consulted = []
+                v = branch_value(kind, rest, lambda e: self.evaluate(e, first))
+                if v is None and (kind == "ifndef" or kind == "if"):
+                    # `#ifndef X` / `#if !defined(X)` then `#define X`: an include guard, or a
+                    # default a build may override; the file's first reading takes it
+                    name = condition_macro(found_directives[index]) if kind == "ifndef" else _negated_defined(rest)
+                    if name and name not in self._defs and index + 1 < len(found_directives):
+                        nxt = found_directives[index + 1]
+                        if nxt.kind == "define" and nxt.rest.split()[:1] == [name]:
+                            v = True  # an include guard: the first inclusion compiles the body
+                fr = {"id": frame_counter, "held": False, "constant": kind == "if" and names_no_macro(rest)}
+                frame_counter += 1
+                frame_branch_values[fr["id"]] = []
+                stack.append(fr)
+                open_branch(fr, v, directive, first, last)
+                # "held": some condition of the chain so far holds for this build. That branch,
+                # or one before it whose condition is unknown, is the one compiled; no later one is.
+                fr["held"] = v is True
+            elif kind in ("elif", "elifdef", "elifndef", "else") and stack:
+                directive = f"#{kind} {rest}".strip()
+                fr = stack[-1]
+                close_branch(fr, first)
+                prior_true = fr["held"]
+                prior_unknown = any(x is None for x in frame_branch_values[fr["id"]])
+                self._consulted = []
+                if kind == "else":
+                    v = False if prior_true else (None if prior_unknown else True)
+                else:
+                    v = branch_value(kind, rest, lambda e: self.evaluate(e, first))
+                    fr["held"] = prior_true or v is True
+                    if prior_true:
+                        v = False
+                    elif prior_unknown and v is True:
+                        v = None
+                open_branch(fr, v, directive, first, last)
+            elif kind == "endif" and stack:
+                fr = stack.pop()
+                close_branch(fr, first)
+            elif kind == "include" and self._include_macros is not None:
+                state = current_state()
+                if state is False:
+                    continue  # `#if defined(GGML_USE_HIP) / #include "hip.h" / #else ...`: not this build's header
+                brought = self._include_macros(found_directives[index])
+                self._from_headers.update(brought if state is True else dict.fromkeys(brought))
+                for name, v in brought.items():
+                    # a header's macro counts from its #include on, as sure as the #include is
+                    if v is None:
+                        self._defs.setdefault(name, []).append((first, None, None, "define"))
+                    elif v is False:
+                        self._defs.setdefault(name, []).append((first, state, None, "undef"))
+                    else:
+                        self._defs.setdefault(name, []).append((first, state, None if v is True else v, "define"))
+            elif kind in ("define", "undef"):
+                head = defined_name(found_directives[index])
+                if head is None:
+                    continue
+                name, function_like, body = head
+                state = current_state()
+                value = None
+                if kind == "define" and not function_like:
+                    num = re.fullmatch(r"\(?\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)?", body)
+                    if num:
+                        value = int(num.group(1), 16) if num.group(1)[:2] in ("0x", "0X") else int(num.group(1))
+                # (line, state, value, kind); an #undef in a live branch undefines from here on
+                self._defs.setdefault(name, []).append((first, state, value, kind))
+                if kind == "define" and not function_like and value is None and body:
+                    self._bodies[(name, first)] = body
+                if kind == "define" and state is not False:
+                    parts = rest.split(None, 1)
+                    self.live_macros[name] = parts[1] if len(parts) > 1 else ""
+        while stack:  # unbalanced file: close at EOF
+            close_branch(stack.pop(), self.n_lines + 1)
+
+        for start, end, value, cond, dir_line, fid in sorted(branches, key=lambda b: (b[0], -b[1])):
+            if value is None:
+                for ln in range(start, min(end, self.n_lines) + 1):
+                    self._unknown[ln] = True
+                continue
+            if value is not False:
+                continue
+            vals = frame_branch_values[fid]
+            never = constant_frames.get(fid, False)
+            has_alt = never or (len(vals) > 1 and any(v is not False for v in vals))
+            guard = Guard(cond, dir_line, has_alt, never, frame_notes.get(fid, ""))
+            for ln in range(start, min(end, self.n_lines) + 1):
+                if self._dead[ln] is None:
+                    self._dead[ln] = guard
+
+    def dead_for_amd(self, line: int) -> Guard | None:
+        """The guard that keeps `line` out of the build (AMD unless the map was made for
+        another platform), or None if it is compiled (or unknown)."""
+        return self._dead[line] if 0 < line < len(self._dead) else None
+
+    dead_at = dead_for_amd
+
+    def unknown_for_amd(self, line: int) -> bool:
+        return self._unknown[line] if 0 < line < len(self._unknown) else False
+
+
+def _include_resolver(graph, reach, includer: str, platform: Platform, busy: set[str], config: tuple[str, ...]):
+    """GuardMap's include_macros for one file of `reach`: the macros the header an #include
+    directive reads leaves defined for `platform` (nothing for a system or missing header)."""
+
+    def macros(directive) -> dict[str, int | None | bool]:
+        child = graph.resolve_include(reach, includer, directive)
+        if child is None or child in reach.system:
+            return {}
+        return _header_macros(graph, reach, child, platform, busy, config)
+
+    return macros
+
+
+def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str], config: tuple[str, ...] = ()) -> dict[str, int | None | bool]:
+    """Macros `header` (and what it includes where `platform` reads the #include) leaves
+    defined for `platform`, kept in the scan's include graph. A header met again while it is
+    being read (an include cycle) adds nothing."""
+    key = ("macros", header, platform.name, reach.dirs, config)
+    cached = graph.derived.get(key)
+    if cached is not None:
+        return cached
+    if header in busy:
+        return {}
+    h = graph.header(header)
+    if h is None or not any(d.kind in ("define", "undef", "include") for d in h.directives):
+        found: dict[str, int | None | bool] = {}
+    else:
+        from portlint.frontends.cuda.platform_macros import _header_platform_macros
+
+        inferred = _header_platform_macros(graph, header, config)
+        busy.add(header)
+        try:
+            found = GuardMap(h.text, platform=platform, platform_macros=inferred, file_directives=h.directives,
+                             include_macros=_include_resolver(graph, reach, header, platform, busy, config)).final_defines()
+        finally:
+            busy.discard(header)
+    graph.derived[key] = found
+    return found
+
+
+def header_defines(ctx, platform: Platform = AMD) -> dict[str, int | None | bool]:
+    """Macros the headers the file includes (through the scan's include graph) define for
+    `platform`. Values: an int, True (defined, value unknown), False (defined only in
+    branches the build skips, so effectively undefined), None (defined under an unknown
+    condition)."""
+    from portlint.frontends.cuda.includes import file_reach, graph_of
+
+    known = ctx.fact(_header_defines_by_platform)
+    if platform.name in known:
+        return known[platform.name]
+    reach = ctx.fact(file_reach)
+    if reach is None or not reach.headers:
+        known[platform.name] = {}
+        return {}
+    graph = graph_of(ctx)
+    config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
+    out: dict[str, int | None | bool] = {}
+    for child in reach.edges.get(reach.root, ()):
+        if child in reach.system:
+            continue
+        out.update(_header_macros(graph, reach, child, platform, {reach.root}, config))
+    known[platform.name] = out
+    return out
+
+
+def _header_defines_by_platform(ctx) -> dict[str, dict]:
+    """ctx.fact: header_defines of the file, per platform name (filled on first use)."""
+    return {}
+
+
+def guard_map_for(ctx, platform: Platform) -> GuardMap:
+    """The file's GuardMap for `platform`, with the macros of the headers it includes and the
+    project platform macros of the file."""
+    from portlint.frontends.cuda.includes import file_directives
+    from portlint.frontends.cuda.platform_macros import platform_macros
+
+    from portlint.frontends.cuda.includes import file_reach, graph_of
+
+    found = ctx.fact(file_directives)
+    reach = ctx.fact(file_reach)
+    resolver = None
+    if reach is not None and reach.headers:
+        config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
+        resolver = _include_resolver(graph_of(ctx), reach, reach.root, platform, {reach.root}, config)
+    return GuardMap(ctx.text, platform=platform, platform_macros=ctx.fact(platform_macros), file_directives=found,
+                    include_macros=resolver)
+
+
+def vendor_guard_map(ctx) -> GuardMap:
+    """ctx.fact(vendor_guard_map): the file's GuardMap for an AMD build known only by its
+    vendor macros (preprocessor.AMD_BY_VENDOR)."""
+    return guard_map_for(ctx, AMD_BY_VENDOR)
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def excluded_from_amd(ctx, line: int) -> tuple[Guard, str] | None:
+    """(guard, facts) when an AMD build skips `line` because a condition names the vendor:
+    `#ifndef USE_ROCM`, `#if !defined(__HIP_PLATFORM_AMD__) && __CUDA_ARCH__ >= 800`, a
+    feature macro the project #defines only where AMD builds do not reach, a `__CUDA_ARCH__`
+    a HIP vendor header sets. `facts` says how such derived macros were read. None for a
+    line AMD compiles, or skips only for want of `__CUDA_ARCH__` and the like."""
+    if ctx.fact(guard_map).dead_for_amd(line) is None:
+        return None
+    vendor = ctx.fact(vendor_guard_map)
+    guard = vendor.dead_for_amd(line)
+    if guard is None:
+        return None
+    notes = []
+    for name in dict.fromkeys(_NAME.findall(guard.condition.lstrip("#").partition(" ")[2])):
+        if name == "defined" or name in AMD_BY_VENDOR.defined or name in AMD_BY_VENDOR.undefined:
+            continue
+        state = vendor.macro_state(name, guard.line)
+        if state is False:
+            notes.append(f"`{name}` is #defined only where an AMD build does not reach")
+        elif isinstance(state, int) and not isinstance(state, bool) and name in AMD.undefined:
+            notes.append(f"`{name}` is {state} in an AMD build (a header the file includes sets it)")
+    return guard, "; ".join(notes)
+
+
+def amd_only_guard(ctx, line: int) -> Guard | None:
+    """The guard that keeps `line` out of every NVIDIA build while an AMD build may compile
+    it (`#ifdef __HIP_PLATFORM_AMD__`, the `#else` of `#ifndef USE_ROCM`, a feature macro
+    #defined only under `GGML_USE_HIP`): code written for AMD. None otherwise."""
+    nvidia = ctx.fact(nvidia_guard_map).dead_at(line)
+    if nvidia is None or nvidia.never or ctx.fact(guard_map).dead_at(line) is not None:
+        return None
+    return nvidia
+
+
+def guard_map(ctx) -> GuardMap:
+    """ctx.fact(guard_map): the file's GuardMap for an AMD build."""
+    return guard_map_for(ctx, AMD)
+
+
+def nvidia_guard_map(ctx) -> GuardMap:
+    """ctx.fact(nvidia_guard_map): the file's GuardMap for an NVIDIA build (nvcc, host or
+    device pass: `__CUDA_ARCH__` unknown)."""
+    return guard_map_for(ctx, NVIDIA)
+
+
+def sm90_guard_map(ctx) -> GuardMap:
+    """ctx.fact(sm90_guard_map): the file's GuardMap for nvcc's device pass for sm_90a."""
+    return guard_map_for(ctx, SM90)

@@ -1,0 +1,468 @@
+"""The preprocessor model: one directive tokenizer and one #if evaluator for every consumer.
+
+`directives(text)` turns a C/C++/CUDA text into its directives (comments blanked, backslash
+continuations joined, line numbers kept). Every module that needs `#include`, `#define` or
+`#if` lines reads them from here: the include graph, the guard map, the shim and
+withheld-macro checks, the libclang pass key.
+
+`evaluate(expr, macro_state)` is a three-valued `#if` evaluator: True, False or None
+(unknown). What it knows about a macro comes from `macro_state(name)`, so one evaluator
+answers for any build: a `Platform` says which macros a compiler defines (HIP-Clang for
+gfx90a, nvcc for sm_90) and which it leaves undefined; `GuardMap` (portlint/frontends/cuda/guards.py)
+adds the file's own #defines and those of its headers. `choose(conds, evaluate)` picks the
+branch of one `#if` group a compiler takes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping, NamedTuple
+
+
+class Directive(NamedTuple):
+    first: int  # first physical line (1-based)
+    last: int  # last physical line (backslash continuations)
+    kind: str  # if, ifdef, ifndef, elif, elifdef, elifndef, else, endif, define, undef, include
+    rest: str  # the text after the keyword, comments removed, stripped
+
+
+_KINDS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "define", "undef", "include"))
+_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([a-z]+)\b(.*)$", re.S)
+_COMMENT_OR_STRING = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.S)
+_INCLUDE_TARGET = re.compile(r'([<"])([^>"\n]+)[>"]')
+_DEFINE_HEAD = re.compile(r"([A-Za-z_]\w*)(\()?")
+
+
+def blank_comments(text: str) -> str:
+    """Comments replaced by spaces (newlines kept), so a `#if` inside a block comment is not
+    a directive and line numbers do not move. String literals are matched (so a `/*` inside
+    one opens nothing) and kept."""
+
+    def blank(m: re.Match) -> str:
+        s = m.group(0)
+        if s[0] in "\"'":
+            return s
+        return re.sub(r"[^\n]", " ", s)
+
+    if "/" not in text:
+        return text
+    return _COMMENT_OR_STRING.sub(blank, text)
+
+
+def logical_lines(text: str):
+    """(first line, last line, joined text) for each logical line (backslash continuations).
+
+    Lines are split on LF only, as FileContext and tree-sitter count them."""
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+    i = 0
+    while i < len(lines):
+        start = i
+        buf = lines[i]
+        while buf.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            buf = buf[:-1] + " " + lines[i]
+        yield start + 1, i + 1, buf
+        i += 1
+
+
+_PREFIX_NOISE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|//")
+
+
+def _is_code(prefix: str) -> bool:
+    """Is the end of `prefix` (a line up to a `/*`) code, not a string or a line comment?"""
+    if "//" not in prefix and '"' not in prefix and "'" not in prefix:
+        return True
+    rest = _PREFIX_NOISE.sub(lambda m: "" if m.group(0)[0] in "\"'" else "//", prefix)
+    return "//" not in rest and '"' not in rest and "'" not in rest
+
+
+def _block_comments(text: str) -> list[tuple[int, int]]:
+    """Offsets of the block comments of a text: a `/*` opens one unless a string literal or
+    a line comment holds it (judged on its line, as literals do not span lines)."""
+    spans: list[tuple[int, int]] = []
+    i = text.find("/*")
+    while i != -1:
+        line_start = text.rfind("\n", 0, i) + 1
+        prefix = text[line_start:i]
+        if spans and line_start < spans[-1][1]:  # the line starts inside the previous comment
+            prefix = text[spans[-1][1]:i]
+        if not _is_code(prefix):
+            i = text.find("/*", i + 2)
+            continue
+        j = text.find("*/", i + 2)
+        end = len(text) if j == -1 else j + 2
+        spans.append((i, end))
+        i = text.find("/*", end)
+    return spans
+
+
+_HASH_WORD = re.compile(r"#[ \t]*([a-z]+)\b")
+_AFTER_COMMENT = re.compile(r"[ \t]*#[ \t]*([a-z]+)\b")
+_REST_NOISE = re.compile(r"/\*.*?(?:\*/|$)|//.*$|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", re.S)
+
+
+def _strip_comments(rest: str) -> str:
+    return _REST_NOISE.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " ", rest)
+
+
+def _candidates(text: str, comments: list[tuple[int, int]]):
+    """(offset of the line's start, match of `#kind`) for each line that may hold a
+    directive: `#` first on the line, or first after a block comment that covers the
+    line's start (`*/ #define X`, which the preprocessor reads as a directive)."""
+    found = []
+    for m in _HASH_WORD.finditer(text):  # a literal `#` is found fast; then is it first on its line?
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if line_start == m.start() or not text[line_start:m.start()].strip(" \t"):
+            found.append((line_start, m))
+    extra = []
+    for start, end in comments:
+        line_start = text.rfind("\n", 0, end) + 1
+        if start < line_start or not text[line_start:start].strip():
+            m = _AFTER_COMMENT.match(text, end)
+            if m:
+                extra.append((line_start, m))
+    if extra:
+        found = sorted(found + extra, key=lambda c: c[1].start())
+    return found
+
+
+def directives(text: str) -> tuple[Directive, ...]:
+    """The directives of a source text, in order (comments removed, continuations joined).
+    Only lines that can hold one are read; `directives_reference` is the obvious reading."""
+    if "#" not in text:
+        return ()
+    comments = _block_comments(text) if "/*" in text else []
+    out = []
+    line, counted = 1, 0  # line number of offset `counted`
+    ci = 0
+    for start, m in _candidates(text, comments):
+        kind = m.group(1)
+        if kind not in _KINDS:
+            continue
+        hash_at = m.start(1)
+        while ci < len(comments) and comments[ci][1] <= hash_at:
+            ci += 1
+        if ci < len(comments) and comments[ci][0] <= hash_at < comments[ci][1]:
+            continue  # inside a block comment
+        line += text.count("\n", counted, start)
+        counted = start
+        end = text.find("\n", m.end())
+        end = len(text) if end == -1 else end
+        pieces = [text[m.end():end].rstrip("\r")]
+        last = line
+        while pieces[-1].endswith("\\") and end < len(text):
+            pieces[-1] = pieces[-1][:-1]
+            nxt = text.find("\n", end + 1)
+            nxt = len(text) if nxt == -1 else nxt
+            pieces.append(text[end + 1:nxt].rstrip("\r"))
+            end = nxt
+            last += 1
+        rest = " ".join(pieces)
+        if "/" in rest:
+            rest = _strip_comments(rest)
+        out.append(Directive(line, last, kind, rest.strip()))
+    return tuple(out)
+
+
+def directives_reference(text: str) -> tuple[Directive, ...]:
+    """The same directives read the slow, obvious way (every comment blanked, every logical
+    line tried): the tests check `directives` against it."""
+    if "#" not in text:
+        return ()
+    out = []
+    for first, last, logical in logical_lines(blank_comments(text)):
+        if "#" not in logical:
+            continue
+        m = _DIRECTIVE.match(logical)
+        if m and m.group(1) in _KINDS:
+            out.append(Directive(first, last, m.group(1), m.group(2).strip()))
+    return tuple(out)
+
+
+def include_target(d: Directive) -> tuple[str, str] | None:
+    """(`"` or `<`, name) of an #include directive; None for a computed include."""
+    if d.kind != "include":
+        return None
+    m = _INCLUDE_TARGET.match(d.rest)
+    return (m.group(1), m.group(2).strip()) if m else None
+
+
+def includes(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(t for d in directives(text) if d.kind == "include" for t in [include_target(d)] if t)
+
+
+def defined_name(d: Directive) -> tuple[str, bool, str] | None:
+    """(name, function-like, body) of a #define; (name, False, "") of an #undef."""
+    if d.kind not in ("define", "undef"):
+        return None
+    m = _DEFINE_HEAD.match(d.rest)
+    if not m:
+        return None
+    function_like = m.group(2) is not None
+    return m.group(1), function_like, d.rest[m.end():].strip() if d.kind == "define" else ""
+
+
+def condition_macro(d: Directive) -> str:
+    """The macro an #ifdef/#ifndef/#elifdef/#elifndef tests ("" when missing)."""
+    parts = d.rest.split()
+    return parts[0] if parts else ""
+
+
+# ---- platforms --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Platform:
+    """What one compiler defines: name -> value (None: defined, value unknown), and the
+    macros it leaves undefined. Any other macro is unknown unless the file or its headers
+    define it."""
+
+    name: str
+    defined: Mapping[str, int | None]
+    undefined: frozenset[str]
+    vendor: str = "nvidia"  # whose build it is: a project platform macro of this side is defined
+
+
+_HIP_MACROS = {
+    "__HIP_PLATFORM_AMD__": 1, "__HIP_PLATFORM_HCC__": 1, "__HIPCC__": 1, "__HIP__": 1,
+    "USE_ROCM": 1, "GGML_USE_HIP": 1, "USE_AMD_ROCM": 1, "__HIP_PLATFORM_AMD": 1,
+    "HIP_VERSION": None, "TORCH_HIP_VERSION": None, "ROCM_VERSION": None, "__AMDGCN_WAVEFRONT_SIZE": None,
+}
+_CUDA_MACROS = {
+    "__CUDA_ARCH__", "__CUDACC__", "__NVCC__", "__CUDACC_RTC__", "__HIP_PLATFORM_NVIDIA__",
+    "__HIP_PLATFORM_NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
+    "__CUDACC_VER_MINOR__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_FEAT_SM100_ALL",
+    "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__", "USE_CUDA_NVIDIA", "__CUDA__",
+}
+
+# HIP-Clang compiling device code for gfx90a, as ROCm ports build it (value, or None =
+# defined with an unknown value). The device pass is the one device-code findings are about.
+# Builds are modelled on Linux: no MSVC (`_MSC_VER`); HIP-Clang is a clang.
+_NOT_ON_LINUX = frozenset({"_MSC_VER"})
+AMD = Platform(
+    "AMD",
+    {**_HIP_MACROS, "__HIP_DEVICE_COMPILE__": 1, "__clang__": 1},
+    frozenset(_CUDA_MACROS | _NOT_ON_LINUX | {"GGML_USE_MUSA", "__NVCOMPILER"}),
+    "amd",
+)
+
+# An AMD build known only by what names a vendor: the AMD macros defined, NVIDIA's compiler
+# identification macros (nvcc, NVRTC, nvc++, HIP's NVIDIA platform) undefined, and every
+# arch or version macro (`__CUDA_ARCH__`, `CUDART_VERSION`) unknown. A line this build
+# skips is left out of AMD builds by a condition that names the vendor — `#ifndef USE_ROCM`,
+# `!defined(__HIP_PLATFORM_AMD__) && __CUDA_ARCH__ >= 800`, a feature macro #defined only
+# under `!defined(GGML_USE_HIP)`, a `__CUDA_ARCH__` a HIP vendor header sets — a choice the
+# project made, unlike `#if __CUDA_ARCH__ >= 800` alone, which drops the code on AMD only
+# because HIP-Clang leaves `__CUDA_ARCH__` undefined.
+NVIDIA_TOOLCHAIN = frozenset({"__NVCC__", "__CUDACC_RTC__", "__NVCOMPILER", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"})
+AMD_BY_VENDOR = Platform("AMD-by-vendor", AMD.defined, NVIDIA_TOOLCHAIN, "amd")
+# nvcc compiling device code for sm_90a.
+SM90 = Platform(
+    "sm_90",
+    {"__CUDA_ARCH__": 900, "__CUDACC__": 1, "__NVCC__": 1, "__CUDA_ARCH_FEAT_SM90_ALL": 1, "CUDA_VERSION": None,
+     "CUDART_VERSION": None, "__CUDACC_VER_MAJOR__": 12, "__CUDACC_VER_MINOR__": 8, "__CUDA__": 1},
+    frozenset({*_HIP_MACROS, *_NOT_ON_LINUX, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
+               "__CUDA_ARCH_FEAT_SM100_ALL", "__CUDACC_RTC__", "GGML_USE_MUSA", "__NVCOMPILER"}),
+    "nvidia",
+)
+
+# nvcc, either pass (host or device, any arch): what every NVIDIA build has in common.
+NVIDIA = Platform(
+    "NVIDIA",
+    {"__CUDACC__": 1, "__NVCC__": 1, "CUDA_VERSION": None, "CUDART_VERSION": None, "__CUDACC_VER_MAJOR__": None,
+     "__CUDACC_VER_MINOR__": None},
+    frozenset({*_HIP_MACROS, *_NOT_ON_LINUX, "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
+               "__CUDACC_RTC__", "GGML_USE_MUSA", "__NVCOMPILER"}),
+    "nvidia",
+)
+
+
+# ---- evaluation ---------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(defined)\b|([A-Za-z_]\w*)|(&&|\|\||==|!=|<=|>=|<<|>>|[!<>()+\-*/%]))")
+_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4, "<<": 5, ">>": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
+
+# What a macro_state callback answers: an int value, True (defined, value unknown), False
+# (not defined), "unknown", or "switch": defined to a value that is true in `#if X`
+# (a project's vendor switch such as `#if FOO_USE_HIP` in the build it selects) but whose
+# number is unknown, so `FOO_USE_HIP >= 2` stays unknown.
+MacroState = Callable[[str], object]
+SWITCH = "switch"
+
+
+class _NonZero:
+    """The value of a switch macro: true as a condition, no known number."""
+
+    def __repr__(self) -> str:
+        return "<nonzero>"
+
+
+_ON = _NonZero()
+
+
+class _Parser:
+    def __init__(self, text: str, macro_state: MacroState):
+        self.toks = []
+        pos = 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                if text[pos:].strip() == "":
+                    break
+                raise ValueError("unparsed")
+            pos = m.end()
+            self.toks.append(m.groups())
+        self.i = 0
+        self.macro_state = macro_state
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def op(self):
+        t = self.peek()
+        return t[3] if t else None
+
+    def take(self):
+        t = self.peek()
+        self.i += 1
+        return t
+
+    def run(self):
+        value = self.expr(0)
+        if self.i != len(self.toks):
+            raise ValueError("trailing tokens")
+        return value
+
+    def expr(self, min_prec):
+        left = self.unary()
+        while True:
+            op = self.op()
+            prec = _PREC.get(op or "")
+            if prec is None or prec <= min_prec:
+                break
+            self.take()
+            right = self.expr(prec)
+            left = _binop(op, left, right)
+        return left
+
+    def unary(self):
+        tok = self.take()
+        if tok is None:
+            raise ValueError("unexpected end")
+        num, defined, ident, op = tok
+        if num is not None:
+            return int(num, 16) if num[:2] in ("0x", "0X") else int(num)
+        if defined:
+            paren = self.op() == "("
+            if paren:
+                self.take()
+            name = self.take()
+            if name is None or name[2] is None:
+                raise ValueError("defined needs a name")
+            if paren:
+                if self.op() != ")":
+                    raise ValueError("missing )")
+                self.take()
+            state = self.macro_state(name[2])
+            return None if state == "unknown" else (1 if state is not False else 0)
+        if ident is not None:
+            if self.op() == "(":  # function-like macro call we cannot evaluate
+                depth = 0
+                while self.peek() is not None:
+                    o = self.take()[3]
+                    depth += o == "("
+                    depth -= o == ")"
+                    if depth == 0:
+                        break
+                return None
+            state = self.macro_state(ident)
+            if state is False:
+                return 0
+            if state == SWITCH:
+                return _ON
+            if state == "unknown" or state is True:
+                return None
+            return state
+        if op == "!":
+            v = self.unary()
+            return None if v is None else int(not v)
+        if op == "-":
+            v = self.unary()
+            return None if v is None or v is _ON else -v
+        if op == "(":
+            v = self.expr(0)
+            if self.op() != ")":
+                raise ValueError("missing )")
+            self.take()
+            return v
+        raise ValueError(f"unexpected {op}")
+
+
+def _binop(op, a, b):
+    if op == "&&":
+        if a == 0 or b == 0:
+            return 0
+        return None if a is None or b is None else 1
+    if op == "||":
+        if (a is not None and a != 0) or (b is not None and b != 0):
+            return 1
+        return None if a is None or b is None else 0
+    if a is None or b is None or a is _ON or b is _ON:
+        return None
+    try:
+        return {
+            "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b), ">": lambda: int(a > b),
+            "<=": lambda: int(a <= b), ">=": lambda: int(a >= b), "<<": lambda: a << b, ">>": lambda: a >> b,
+            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a // b if b else None,
+            "%": lambda: a % b if b else None,
+        }[op]()
+    except (ValueError, OverflowError):
+        return None
+
+
+def evaluate(expr: str, macro_state: MacroState) -> bool | None:
+    """Three-valued value of an #if/#elif condition (comments already removed or not)."""
+    try:
+        v = _Parser(re.sub(r"/\*.*?\*/|//.*$", " ", expr), macro_state).run()
+    except (ValueError, IndexError, TypeError):
+        return None
+    return None if v is None else bool(v)
+
+
+def integer_value(expr: str, macro_state: MacroState) -> int | None:
+    """The number an object-like macro's body stands for in an #if (`(A || B)`, `(32 * 2)`,
+    `(__CUDACC_VER_MAJOR__ >= 11)`), or None when unknown or not a preprocessor expression."""
+    try:
+        v = _Parser(re.sub(r"/\*.*?\*/|//.*$", " ", expr), macro_state).run()
+    except (ValueError, IndexError, TypeError):
+        return None
+    return v if isinstance(v, int) else None
+
+
+def names_no_macro(expr: str) -> bool:
+    """`#if 0`, `#if 1 && 0`: a condition made of numbers only, the same in every build."""
+    return not re.search(r"[A-Za-z_]", re.sub(r"/\*.*?\*/|//.*$|\b0[xX][0-9a-fA-F]+|\b\d+[uUlL]*", " ", expr))
+
+
+def branch_value(kind: str, rest: str, evaluate_at: Callable[[str], bool | None]) -> bool | None:
+    """Value of one branch condition (`#if`/`#elif` expression, `#ifdef`/`#ifndef` name)."""
+    if kind in ("if", "elif"):
+        return evaluate_at(rest)
+    name = rest.split()[0] if rest.split() else ""
+    v = evaluate_at(f"defined({name})") if name else None
+    if v is None:
+        return None
+    return v if kind in ("ifdef", "elifdef") else not v
+
+
+def choose(conds: list[tuple[str, str, int]], evaluate_at: Callable[[str, int], bool | None]) -> int | None:
+    """Index of the branch of one #if group (a list of (kind, condition, line)) that a
+    compiler takes; len(conds) when it takes none; None when that is unknown."""
+    for i, (kind, expr, line) in enumerate(conds):
+        if kind == "else":
+            return i
+        value = branch_value(kind, expr, lambda e, _line=line: evaluate_at(e, _line))
+        if value is None:
+            return None
+        if value:
+            return i
+    return len(conds)

@@ -1,0 +1,131 @@
+"""`--add-suppressions "reason"`: silence every current finding with an inline comment.
+
+For each line where an active finding starts, the rule ids found there get one directive
+`portlint: ignore[IDS] -- reason`, written in the file's comment syntax (`#` for Python,
+`//` for CUDA, C++ and PTX) on a new line before it, with the line's indentation and line
+ending. Where a new line cannot go:
+- the line before already is a directive alone on its line (it covers this line): its ids
+  are extended instead, so it keeps covering the code;
+- a C-family line continuing a macro (the line before ends with `\\`): an inline
+  `/* portlint: ... */` goes at the start of the line's code;
+- a Python line inside a multi-line string or after a backslash continuation: the finding
+  is left alone and a notice says why.
+
+The edits go through the fix engine (portlint.output.fixes.apply_fixes) as safe fixes, so they get
+its guarantees: validated against the scanned bytes, only discovered files inside the scan
+root, the re-parse check, atomic replacement. Running it again adds nothing: the findings
+are suppressed by then."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import replace
+
+from portlint.core import lines as line_model
+from portlint.core.model import Edit, Fix, Notice, Span
+
+_MARKER = {"python": "#", "cuda": "//", "ptx": "//"}
+_BRACKETS = re.compile(r"portlint:[ \t]*ignore\[(?P<ids>[^\]]*)\]")
+
+
+class ReasonError(ValueError):
+    pass
+
+
+def check_reason(reason: str) -> str:
+    """The reason, or ReasonError when it cannot sit in a one-line comment."""
+    reason = reason.strip()
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in reason) or "*/" in reason:
+        raise ReasonError("--add-suppressions: the reason must be one line of text without control characters or `*/`")
+    return reason
+
+
+def _python_string_lines(text: str) -> set[int]:
+    """Lines that start inside a multi-line string token (a comment there would be text)."""
+    inside: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline="\n").readline):
+            if tok.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1)) and tok.end[0] > tok.start[0]:
+                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return inside
+
+
+def _directive(marker: str, ids: list[str], reason: str) -> str:
+    text = f"portlint: ignore[{', '.join(ids)}]" + (f" -- {reason}" if reason else "")
+    return f"/* {text} */" if marker == "/*" else f"{marker} {text}"
+
+
+def file_edits(display: str, data: bytes, language: str, findings, reason: str) -> tuple[list[Edit], list[Notice]]:
+    """The edits that suppress `findings` (active findings of one file) in `data`."""
+    from portlint.findings.suppressions import parse_suppressions
+
+    text = line_model.decode(data)
+    lines = line_model.split_lines(text)
+    raw_lines = line_model.split_keepends(text)
+    by_line: dict[int, list[str]] = {}
+    for f in findings:
+        ids = by_line.setdefault(f.span.start_line, [])
+        if f.rule_id not in ids:
+            ids.append(f.rule_id)
+    sups = parse_suppressions(text, language)
+    standalone = {s.line: s for s in sups.items if s.kind == "ignore" and s.standalone}
+    in_strings = _python_string_lines(text) if language == "python" else set()
+    marker = _MARKER[language]
+    edits: list[Edit] = []
+    notices: list[Notice] = []
+    for line, ids in sorted(by_line.items()):
+        ids = sorted(ids)
+        if not 0 < line <= len(lines):
+            continue
+        code = lines[line - 1]
+        before = lines[line - 2] if line > 1 else ""
+        indent = code[: len(code) - len(code.lstrip(" \t"))]
+        previous = standalone.get(line - 1)
+        if previous is not None:
+            m = _BRACKETS.search(before, previous.col - 1)
+            if m is not None:
+                merged = sorted(set(previous.ids) | set(ids))
+                start, end = m.start("ids") + 1, m.end("ids") + 1
+                edits.append(Edit(Span(line - 1, start, line - 1, end), ", ".join(merged), m.group("ids")))
+                continue
+        if language == "python" and (line in in_strings or before.rstrip().endswith("\\")):
+            notices.append(Notice(display, f"line {line}: no suppression comment added (inside a string or a backslash continuation)", "note"))
+            continue
+        if language != "python" and before.rstrip().endswith("\\"):
+            col = len(indent) + 1
+            edits.append(Edit(Span(line, col, line, col), _directive("/*", ids, reason) + " ", ""))
+            continue
+        ending = "\r\n" if raw_lines[line - 1].endswith("\r\n") else "\n"
+        edits.append(Edit(Span(line, 1, line, 1), f"{indent}{_directive(marker, ids, reason)}{ending}", ""))
+    return edits, notices
+
+
+def suppression_findings(findings, files, settings, reason: str) -> tuple[list, list[Notice]]:
+    """Copies of the active `findings` carrying, per file, one safe fix that writes the
+    suppression comments (for portlint.output.fixes.apply_fixes)."""
+    from portlint.pipeline.engine import read_source
+    from portlint.discovery.languages import classify
+
+    by_display = {sf.display: sf for sf in files}
+    groups: dict[str, list] = {}
+    for f in findings:
+        if not f.suppressed and f.path in by_display:
+            groups.setdefault(f.path, []).append(f)
+    out, notices = [], []
+    for display, group in sorted(groups.items()):
+        data, _ = read_source(by_display[display], settings)
+        if data is None:
+            continue
+        language = classify(display, data)[0]
+        if language not in _MARKER:
+            continue
+        edits, found = file_edits(display, data, language, group, reason)
+        notices.extend(found)
+        if edits:
+            fix = Fix("add portlint: ignore comments", tuple(edits), "safe")
+            out.append(replace(group[0], fix=fix))
+    return out, notices

@@ -1,0 +1,22 @@
+"""`--format concise`: one line per finding (`path:line:col: ID severity message`), no
+source excerpt, then the summary."""
+
+from __future__ import annotations
+
+import os
+
+from portlint.output.formats.text import escape_controls, shown_path, summary_lines
+
+
+def render_concise(result, settings, options) -> str:
+    cwd = os.getcwd()
+    active = [f for f in result.findings if not f.suppressed]
+    out = [
+        f"{escape_controls(shown_path(f.path, settings.root, cwd))}:{f.span.start_line}:{f.span.start_col}: "
+        f"{f.rule_id} {f.severity.value} {escape_controls(' '.join(f.message.split()))}"
+        for f in active
+    ]
+    if out:
+        out.append("")
+    out.extend(summary_lines(result, active, options.get("color", False)))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,584 @@
+"""The scan: for each file, read, classify, parse once, run the detectors in one walk, then
+apply guards, suppressions and config filters. Files are independent, so they are spread
+over worker processes; the result is sorted, so the worker count never changes it."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import io
+import os
+
+from portlint.core.config import Settings
+from portlint.index.context import FileContext
+from portlint.discovery.files import SourceFile
+from portlint.discovery.languages import classify
+from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity
+from portlint.core.registry import Detector
+from portlint.findings.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan, plan as _plan
+from portlint.core import session
+
+_BINARY_SNIFF = 8192
+
+
+def open_source(path) -> "io.BufferedReader":
+    """Open for reading without blocking (a FIFO or a device never stalls the scan)."""
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb")
+
+
+def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[Notice]]:
+    """The file's bytes, or None and a notice. The file is opened without blocking and must
+    be a regular file (a FIFO swapped in after discovery is not read); at most one byte more
+    than the size limit is read, whatever size the file reports."""
+    import stat
+
+    notices: list[Notice] = []
+    limit = settings.max_file_size
+    try:
+        with open_source(sf.real) as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                return None, [Notice(sf.display, "is a directory, skipped")]
+            if not stat.S_ISREG(st.st_mode):
+                return None, [Notice(sf.display, "not a regular file (FIFO, device or socket): skipped")]
+            if st.st_size > limit:
+                return None, [Notice(sf.display, f"file is {st.st_size} bytes, over the {limit}-byte limit (max-file-size): skipped")]
+            data = fh.read(limit + 1)
+    except IsADirectoryError:
+        return None, [Notice(sf.display, "is a directory, skipped")]
+    except OSError as exc:
+        return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
+    if len(data) > limit:
+        return None, [Notice(sf.display, f"file is over the {limit}-byte limit (max-file-size) while reading: skipped")]
+    if b"\0" in data[:_BINARY_SNIFF]:
+        return None, [Notice(sf.display, "binary file (NUL bytes), skipped", "note")]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        notices.append(Notice(sf.display, f"not valid UTF-8 (byte {exc.start}): decoded with replacement characters", "note"))
+    return data, notices
+
+
+def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
+    """Scan one file's bytes (no I/O besides headers next to it for guard evaluation).
+
+    Every failure stays inside this file: a detector that raises becomes a PTL003 finding
+    (see `_run_detectors`); anything else that raises while analysing it (a parser or a
+    shared analysis that recurses too deep on a pathological expression, memory running
+    out, a bug in post-processing) becomes one error notice for this file, and the other
+    files' findings are reported as usual."""
+    try:
+        return _analyse(sf, data, settings)
+    except Exception as exc:  # RecursionError and MemoryError included
+        return _failed(sf, exc, "analysing")
+
+
+def _failure(exc: BaseException) -> str:
+    """`exc` in one line, for a notice (messages of pathological inputs can be huge)."""
+    text = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
+    plan = _plan(settings)
+    result = FileResult()
+    model = rel = None
+    if sf.real.suffix.lower() in (".py", ".pyi"):
+        from portlint.index.project import scan_model
+
+        model = scan_model(settings, [sf.real])
+        rel = model.rel_of(sf.real) if model is not None else None
+    known = model.file_tags(rel, data) if rel is not None else None
+    if known is not None:  # the model read these bytes and tagged them already
+        language, tags = "python", known
+    else:
+        language, tags = classify(sf.display if sf.display else sf.real.name, data)
+        if language is None:
+            language, tags = classify(sf.real.name, data)
+    if language is None:
+        return result  # read and classified: nothing portlint checks (a plain C header)
+    added: frozenset[str] = frozenset()
+    parsed = None
+    if language == "python" and model is not None:
+        # bytes the model did not read (known is None: an editor buffer, a file written
+        # since) get their declared scope from their own tags
+        added = model.extra_tags(rel, None if known is not None else data) - tags
+        tags = tags | added
+        parsed = model.take_tree(rel, data)
+    ctx = FileContext(sf.display, data, language, tags, settings)
+    if language == "python" and parsed is not None:  # parsed once, by the project model
+        from portlint.frontends.python.astindex import adopt
+        from portlint.frontends.python.names import import_table
+
+        ctx.__dict__["module"] = parsed[0]
+        adopt(parsed[0], parsed[1])
+        if parsed[2] is not None:  # its imports read once too (the same table import_table makes)
+            ctx._facts[import_table] = parsed[2]
+    ctx.real_path = sf.real  # type: ignore[attr-defined]
+    ctx.session = session.current(settings)  # type: ignore[attr-defined]
+    detectors = plan.detectors_for_file(language, data, added)
+    # a Python file that uses a framework we check is always parsed, so its syntax errors
+    # are reported even when no detector's pre-filter matched
+    if detectors or (language == "python" and tags):
+        _run_detectors(ctx, detectors, plan, result)
+    _postprocess(ctx, plan, result)
+    result.notices.extend(Notice(ctx.path, message, level) for message, level in ctx.notices)
+    if result.findings:
+        _locate(ctx, result.findings)
+    result.counters = ctx.counters
+    return result
+
+
+def _locate(ctx: FileContext, findings: list[Finding]) -> None:
+    """What reporters need from the source text: line hashes and non-ASCII line texts."""
+    from portlint.findings.fingerprint import line_hashes
+
+    hashes = line_hashes(ctx.text, {f.span.start_line for f in findings})
+    for f in findings:
+        f.line_hash = hashes[f.span.start_line - 1] if 0 < f.span.start_line <= len(hashes) else ""
+        if not ctx._ascii:
+            lines = {f.span.start_line, f.span.end_line}
+            if f.fix:
+                for e in f.fix.edits:
+                    lines.update((e.span.start_line, e.span.end_line))
+            f.wide_lines = {n: ctx.line_text(n) for n in sorted(lines) if not ctx.line_text(n).isascii()}
+
+
+def _run_detectors(ctx: FileContext, detectors: list[Detector], plan: Plan, result: FileResult) -> None:
+    dispatch: dict[str, list[Detector]] = {}
+    file_level: list[Detector] = []
+    for det in detectors:
+        if det.nodes is None:
+            file_level.append(det)
+        else:
+            for node_type in det.nodes:
+                dispatch.setdefault(node_type, []).append(det)
+    failed: set[str] = set()
+
+    def call(det: Detector, *args) -> None:
+        if det.rule_id in failed:
+            return
+        ctx.rule = plan.rules[det.rule_id]
+        try:
+            det.func(*args)
+        except Exception as exc:  # a broken detector must not take the scan down
+            failed.add(det.rule_id)
+            _internal_error(ctx, plan, det.rule_id, exc, args[0] if len(args) > 1 else None)
+
+    if ctx.language == "python":
+        try:
+            module = ctx.module
+        except (SyntaxError, ValueError) as exc:
+            module = _newer_syntax(ctx, exc, result)
+            if module is None:
+                return
+        except (RecursionError, MemoryError) as exc:
+            # CPython's parser gives up on very deep nesting (a 3,000-term concatenation,
+            # 100,000 unary minuses): the file cannot be analysed, the scan goes on
+            result.notices.append(Notice(ctx.path, f"too deeply nested for Python's parser ({_failure(exc)}); Python rules skipped", "error"))
+            return
+        from portlint.frontends.python.astindex import node_classes, of_class
+
+        for det in file_level:
+            call(det, ctx)
+        if dispatch:
+            # the nodes whose class name a detector dispatches on, in walk order: the same
+            # nodes, in the same order, as testing every node of the module
+            wanted = [cls for cls in node_classes(module) if cls.__name__ in dispatch]
+            # `call` inlined for this loop (it runs once per node and detector): the same
+            # detectors in the same order, the same skip of a failed rule and the same notice
+            by_class = {cls: [(det.rule_id, det.func, plan.rules[det.rule_id]) for det in dispatch[cls.__name__]] for cls in wanted}
+            for node in of_class(module, *wanted) if wanted else ():
+                for rule_id, func, rule in by_class[node.__class__]:
+                    if rule_id in failed:
+                        continue
+                    ctx.rule = rule
+                    try:
+                        func(node, ctx)
+                    except Exception as exc:  # a broken detector must not take the scan down
+                        failed.add(rule_id)
+                        _internal_error(ctx, plan, rule_id, exc, node)
+    elif ctx.language == "cuda":
+        from portlint.frontends.cuda.parse import cuda_language, nodes_of_types
+
+        for det in file_level:
+            call(det, ctx)
+        # a `language = "any"` detector lists `ast` class names beside tree-sitter types:
+        # only the types the CUDA grammar knows go into the query
+        known = cuda_language()
+        node_types = tuple(t for t in dispatch if known.id_for_node_kind(t, True))
+        if node_types:
+            for node in nodes_of_types(ctx.tree.root_node, node_types):
+                for det in dispatch[node.type]:
+                    call(det, node, ctx)
+    else:
+        for det in file_level:
+            call(det, ctx)
+    ctx.rule = None
+
+
+def _newer_syntax(ctx: FileContext, exc: Exception, result: FileResult):
+    """A file the running `ast` rejects: if it is valid newer Python (tree-sitter-python
+    accepts it), the module with those constructs blanked in place; else a notice and None."""
+    import sys
+
+    from portlint.frontends.python.newer_syntax import downgrade
+
+    line = getattr(exc, "lineno", None) or 1
+    fallback = downgrade(ctx.data, ctx.path)
+    if fallback is None:
+        result.notices.append(Notice(ctx.path, f"syntax error at line {line}: {getattr(exc, 'msg', exc)}; Python rules skipped", "error"))
+        return None
+    ctx.__dict__["module"] = fallback.module  # FileContext.module is a cached_property
+    running = "%d.%d" % sys.version_info[:2]
+    shown = ", ".join(fallback.blanked[:4]) + (f" and {len(fallback.blanked) - 4} more" if len(fallback.blanked) > 4 else "")
+    result.notices.append(Notice(
+        ctx.path,
+        f"syntax newer than Python {running} ({shown}): read with tree-sitter-python; every Python rule ran "
+        "on the rest of the file, those constructs were not analysed", "note"))
+    return fallback.module
+
+
+def _internal_error(ctx: FileContext, plan: Plan, rule_id: str, exc: Exception, node) -> None:
+    from portlint.rules import tool
+
+    ctx.rule = plan.rules[TOOL_INTERNAL]
+    tool.internal_error(ctx, rule_id, exc, node)
+
+
+def _postprocess(ctx: FileContext, plan: Plan, result: FileResult) -> None:
+    from portlint.findings.precedence import drop_superseded
+    from portlint.findings.suppressions import mentions_portlint, parse_suppressions
+
+    settings = plan.settings
+    # 0. one finding per construct: a rule's finding replaces those of the rules it supersedes
+    findings = ctx.findings = drop_superseded(ctx.findings)
+    # 1. preprocessor guards (portlint/frontends/cuda/guards.py): a rocm finding is not a problem in a
+    #    branch an AMD build skips with a HIP branch beside it (ported), nor where a condition
+    #    naming the vendor leaves the code out of AMD builds (ported by omission), nor in code
+    #    only AMD compiles; an optional hint (rules/optional-hints.toml) an AMD build skips
+    #    loses nothing. An arch-gated body whose `#else` is a stub is not ported.
+    if ctx.language == "cuda" and any("rocm" in f.targets for f in findings):
+        for f in findings:
+            if "rocm" not in f.targets or f.rule_id == TOOL_INTERNAL:
+                continue
+            reason = _guard_verdict(ctx, f)
+            if reason is None:
+                continue
+            del f.targets["rocm"]
+            if not f.targets:
+                f.targets = {"rocm": plan.rules[f.rule_id].severity.get("rocm", f.severity)}
+                f.suppressed = reason
+                f.suppression_kind = "inSource"
+            else:
+                f.severity = max(f.targets.values(), key=lambda s: s.rank)
+    # 2. targets the user did not ask about
+    kept: list[Finding] = []
+    for f in findings:
+        targets = {t: s for t, s in f.targets.items() if t in settings.targets}
+        if not targets:
+            continue
+        if targets != f.targets:
+            f.targets = targets
+            f.severity = max(targets.values(), key=lambda s: s.rank)
+        kept.append(f)
+    findings = kept
+    # 3. per-file ignores from the config
+    if settings.per_file_ignores:
+        import fnmatch
+
+        drops = [ids for glob, ids in settings.per_file_ignores.items() if fnmatch.fnmatch(ctx.path, glob) or fnmatch.fnmatch(ctx.path, glob.rstrip("/") + "/*")]
+        if drops:
+            flat = tuple(i for ids in drops for i in ids)
+            findings = [f for f in findings if not f.rule_id.startswith(flat)]
+    # 4. inline suppressions, then the tool's own findings about them
+    if mentions_portlint(ctx.text):
+        sups = parse_suppressions(ctx.text, ctx.language)
+        for f in findings:
+            if f.suppressed:
+                continue
+            sup = sups.apply(f.rule_id, f.span.start_line, f.span.end_line)
+            if sup is not None:
+                f.suppressed = f"suppressed by comment on line {sup.line}" + (f": {sup.reason}" if sup.reason else "")
+                f.suppression_kind = "inSource"
+        findings.extend(_suppression_findings(ctx, plan, sups))
+    result.findings = findings
+
+
+def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:
+    """Why the rocm side of a CUDA finding is no problem, from the preprocessor guards
+    around it; None when it is one. May add the not-ported note of an arch stub to the
+    finding's suggestion."""
+    from portlint.frontends.cuda.guards import amd_only_guard, excluded_from_amd, guard_map
+    from portlint.frontends.cuda.optional_hints import amd_only_quiet, hint_for
+    from portlint.rules.cuda_ptx import stub_for
+
+    line = f.span.start_line
+    guard = ctx.fact(guard_map).dead_for_amd(line)
+    if guard is None:
+        quiet, why = amd_only_quiet()
+        only = amd_only_guard(ctx, line) if f.rule_id in quiet else None
+        return f"{only.amd_only_reason()}: {why}" if only is not None else None
+    excluded = excluded_from_amd(ctx, line)
+    # an `#else` that is empty or only traps is not a HIP branch: the code is not ported
+    stub = stub_for(ctx, line) if excluded is None else None
+    # an optional hint is no loss where AMD compiles nothing in its place; where AMD's branch
+    # asserts or traps instead, calling it stops the AMD build's kernel: still not ported
+    if stub is None or stub.holds == "nothing":
+        hint = hint_for(f.rule_id, "\n".join(ctx.lines[line - 1:f.span.end_line]))
+        if hint is not None:
+            return f"an optional hint an AMD build skips (inside `{guard.condition}`, line {guard.line}): {hint.why}"
+    if stub is not None:
+        f.suggestion = stub.note() + ("\n" + f.suggestion if f.suggestion else "")
+        return None
+    if guard.has_alternative:
+        return guard.reason()
+    if excluded is not None:
+        return excluded[0].excluded_reason(excluded[1])
+    return None
+
+
+def _suppression_findings(ctx: FileContext, plan: Plan, sups) -> list[Finding]:
+    from portlint.rules import tool
+
+    before = len(ctx.findings)
+    for rule_id, func in ((TOOL_UNKNOWN, tool.unknown_suppression_id), (TOOL_UNUSED, tool.unused_suppression)):
+        if rule_id in plan.enabled:
+            ctx.rule = plan.rules[rule_id]
+            func(ctx, sups, plan.enabled)
+    ctx.rule = None
+    targets = set(plan.settings.targets)
+    out = ctx.findings[before:]
+    for f in out:
+        f.targets = {t: s for t, s in f.targets.items() if t in targets}
+    return [f for f in out if f.targets]
+
+
+# ---- many files ---------------------------------------------------------------------------
+#
+# scan_files looks every file up in the cache first, in this process: a warm rescan reads and
+# hashes the files and never starts a worker. The misses go to a pool of worker processes
+# (portlint/pipeline/workers.py). Results are merged and sorted, so neither the worker count nor the
+# completion order can change the report.
+
+_POOL_MIN_FILES = 8  # below this many files to analyse, workers cost more than they save
+
+
+def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, str] | None = None) -> FileResult:
+    """Scan one file, through the cache when there is one. `known` is (cache key, sha256 of
+    the bytes it was computed from) when the caller already looked the file up and found no
+    entry: the key is reused unless the file changed since."""
+    data, notices = read_source(sf, settings)
+    if data is None:
+        return FileResult(notices=notices, scanned=False)
+    result = None
+    key = None
+    if cache is not None and known is not None and hashlib.sha256(data).hexdigest() == known[1]:
+        key = known[0]
+    elif cache is not None:
+        key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
+        result = cache.get(key, sf.display)
+    if result is None:
+        result = scan_source(sf, data, settings)
+        if cache is not None:
+            cache.put(key, result)
+    result.notices = notices + result.notices
+    return result
+
+
+def _scan_isolated(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, str] | None = None) -> FileResult:
+    """scan_one, with a failure outside the analysis itself (reading, the cache) kept to
+    this file too: the analysis isolates its own failures (scan_source)."""
+    try:
+        return scan_one(sf, settings, cache, known)
+    except Exception as exc:
+        return _failed(sf, exc, "reading or caching")
+
+
+def _failed(sf: SourceFile, exc: Exception, doing: str) -> FileResult:
+    return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while {doing} the file: skipped, no findings for it", "error")], scanned=False)
+
+
+def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
+    """What a Python file's result depends on in other files (the project model's facts
+    about it), for its cache key; nothing for other languages."""
+    if sf.real.suffix.lower() not in (".py", ".pyi"):
+        return b""
+    from portlint.index.project import scan_model
+
+    model = scan_model(settings, [sf.real])
+    return model.file_digest(model.rel_of(sf.real)) if model is not None else b""
+
+
+def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | None, int, tuple[str, str] | None]:
+    """(result, size, known): the result when the file needs no analysis (unreadable,
+    skipped or cached), else None, the file's size for scheduling and (its cache key, the
+    sha256 of the bytes read) for scan_one."""
+    data, notices = read_source(sf, settings)
+    if data is None:
+        return FileResult(notices=notices, scanned=False), 0, None
+    key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
+    result = cache.get(key, sf.display)
+    if result is None:
+        return None, len(data), (key, hashlib.sha256(data).hexdigest())
+    result.notices = notices + result.notices
+    return result, len(data), None
+
+
+def _open_cache(settings: Settings):
+    if settings.cache_dir is None:
+        return None
+    from portlint.core.cache import Cache
+
+    return Cache(settings.cache_dir, settings)
+
+
+def _size(sf: SourceFile) -> int:
+    try:
+        return sf.real.stat().st_size
+    except OSError:
+        return 0
+
+
+def _is_python(sf: SourceFile) -> bool:
+    return sf.real.suffix.lower() in (".py", ".pyi")
+
+
+class _Collector:
+    """Each file's result in its slot; the report is assembled from the slots in file order
+    and sorted, so neither the worker count nor the completion order can change it."""
+
+    def __init__(self, files: list[SourceFile], progress):
+        self.files = files
+        self.results: list[FileResult | None] = [None] * len(files)
+        self.finished = 0
+        self.progress = progress
+
+    def done(self, index: int, result: FileResult) -> None:
+        self.results[index] = result
+        self.finished += 1
+        if self.progress:
+            self.progress(self.finished, len(self.files))
+
+    def report(self, model_notices: list[Notice]) -> ScanResult:
+        results = self.results
+        out = ScanResult(files_scanned=sum(1 for r in results if r is not None and r.scanned))
+        out.notices.extend(model_notices)
+        for r in results:
+            assert r is not None
+            out.findings.extend(r.findings)
+            out.notices.extend(r.notices)
+            for k, v in r.counters.items():
+                out.counters[k] = out.counters.get(k, 0) + v
+        out.findings.sort(key=Finding.sort_key)
+        out.notices.sort(key=Notice.sort_key)
+        out.counters = dict(sorted(out.counters.items()))
+        return out
+
+
+def _look_up(indices: list[int], files: list[SourceFile], settings: Settings, cache, collected: _Collector) -> list[tuple[int, SourceFile, int, tuple[str, str] | None]]:
+    """The files of `indices` that need analysis, as (index, file, size, known); the others
+    (cached, unreadable, skipped) go to `collected` now."""
+    pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]] = []
+    for i in indices:
+        sf = files[i]
+        if cache is None:
+            pending.append((i, sf, _size(sf), None))
+            continue
+        try:
+            hit, size, known = _lookup(sf, settings, cache)
+        except Exception as exc:
+            hit, size, known = _failed(sf, exc, "reading or caching"), 0, None
+        if hit is None:
+            pending.append((i, sf, size, known))
+        else:
+            collected.done(i, hit)
+    return pending
+
+
+def _pool_worth_it(pending: list, jobs: int) -> bool:
+    return jobs > 1 and len(pending) >= max(_POOL_MIN_FILES, 2 * jobs)
+
+
+def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> ScanResult:
+    """Scan `files`: look each one up in the cache (in this process: a warm rescan starts no
+    worker), analyse the misses, in worker processes when there are enough of them.
+
+    With Python files among them, the Python project model is built first, in this process,
+    before any Python file is looked up (a Python file's cache key holds the model's facts
+    about it) or analysed. The other files do not depend on the model: their misses start in
+    worker processes forked before the build (`workers.EarlyStart`), which take them largest
+    first while this process builds the model; those left when the model is ready go to the
+    pool of the Python files (forked after the build, so its workers inherit the model)."""
+    from portlint.core.config import default_jobs
+
+    session.begin(settings)  # what an earlier scan read (headers, the include graph) is not reused
+    jobs = settings.jobs or default_jobs()
+    cache = _open_cache(settings)
+    # a cache that holds no result yet (the first scan, a CI run) would miss every lookup:
+    # the files go straight to the analysis, which keys and stores them where it runs
+    lookups = None if cache is None or cache.holds_no_results() else cache
+    collected = _Collector(files, progress)
+    python = [i for i, sf in enumerate(files) if _is_python(sf)]
+    model_notices: list[Notice] = []
+    frozen = False
+    try:
+        if not python:
+            pending = _look_up(list(range(len(files))), files, settings, lookups, collected)
+        else:
+            python_set = set(python)
+            others = _look_up([i for i in range(len(files)) if i not in python_set], files, settings, lookups, collected)
+            early = None
+            if _pool_worth_it(others, jobs):
+                from portlint.pipeline.workers import EarlyStart
+
+                early = EarlyStart.begin(others, settings, cache, jobs)
+            # The model parses and keeps the trees of the files it summarises (the scan takes
+            # them over) and their summaries: millions of acyclic objects that live on. The
+            # cyclic collector would traverse them again and again while they pile up and
+            # while the files are scanned (0.3 s of a 1,175-file serial scan), so it is paused
+            # for the build and what is alive then is kept out of its passes (`gc.freeze`)
+            # until the scan ends. Nothing is freed later than without: refcounting frees them.
+            paused = gc.isenabled() and gc.get_freeze_count() == 0
+            if paused:
+                gc.disable()
+            try:
+                _build_model(settings, [files[i].real for i in python], model_notices)
+            finally:
+                if paused:
+                    gc.freeze()
+                    gc.enable()
+                    frozen = True
+                if early is not None:
+                    others = early.finish(collected.done)
+            pending = others + _look_up(python, files, settings, lookups, collected)
+        if _pool_worth_it(pending, jobs):
+            from portlint.pipeline.workers import scan_parallel
+
+            scan_parallel(pending, settings, cache, jobs, collected.done)
+        else:
+            for i, sf, _, known in pending:
+                collected.done(i, _scan_isolated(sf, settings, cache, known))
+        return collected.report(model_notices)
+    finally:
+        if frozen:
+            gc.unfreeze()
+
+
+def _build_model(settings: Settings, python: list, model_notices: list[Notice]) -> None:
+    """Build the scan's Python project model; a failure inside it is one notice and the
+    Python files are then analysed one by one."""
+    from portlint.index.project import model_error, scan_model
+
+    if scan_model(settings, python) is None and model_error(settings):
+        model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
+
+
+def worst_severity(findings: list[Finding]) -> Severity | None:
+    active = [f.severity for f in findings if not f.suppressed]
+    return max(active, key=lambda s: s.rank) if active else None
+
+
+def cpu_count() -> int:
+    return os.cpu_count() or 1

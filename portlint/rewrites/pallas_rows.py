@@ -1,0 +1,262 @@
+"""Runnable Pallas kernels for row-wise Triton kernels (softmax, layernorm, RMSNorm,
+cross-entropy ...): one program per row of a 2-D input.
+
+The shape read: `row = tl.program_id(0)`, `cols = tl.arange(0, BLOCK)`, every access at
+`P + row * stride (+ cols)` (directly or through pointer variables), masks on `cols`, no
+loops or branches. The Pallas kernel gets one full row per grid step: a `(1, W)` block of
+each row array and a `(1,)` block of each per-row array (`P + row`), grid `(rows,)`; `cols`
+becomes `jnp.arange(W)` and the size parameter compared with `cols` becomes `W`, so masks hold
+everywhere and a load's `other=` never applies. Anything else: `RowShape.why` says why not,
+and the general skeleton is used."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from dataclasses import dataclass, field
+
+from portlint.rewrites import skeletons as sk
+
+
+@dataclass
+class RowShape:
+    ok: bool
+    why: str = ""
+    row: str = ""
+    cols: str = ""
+    sizes: set[str] = field(default_factory=set)  # parameters compared with cols (the row width)
+    pointers: dict[str, tuple[str, bool, bool]] = field(default_factory=dict)  # local -> (param, has cols, has row)
+    loaded: list[str] = field(default_factory=list)
+    stored: dict[str, bool] = field(default_factory=dict)  # param -> row (True) or per-row (False)
+    row_params: dict[str, str] = field(default_factory=dict)  # param -> "row" | "per_row" | "shared"
+
+
+def _is_tl(call: ast.AST, name: str) -> bool:
+    return isinstance(call, ast.Call) and sk._tl_attr(call.func) == name
+
+
+def _address(expr: ast.AST, shape: RowShape, params: set[str]) -> tuple[str, bool, bool] | None:
+    """(pointer parameter, has the column offsets, has the row) of a pointer expression."""
+    names = sk._names(expr)
+    leaf = expr
+    while isinstance(leaf, ast.BinOp) and isinstance(leaf.op, ast.Add):
+        leaf = leaf.left
+    if not isinstance(leaf, ast.Name) or not (leaf.id in params or leaf.id in shape.pointers):
+        return None
+    b = leaf.id
+    param, cols, row = shape.pointers.get(b, (b, False, False))
+    return param, cols or shape.cols in names, row or shape.row in names
+
+
+def _kind(addr) -> str | None:
+    _, cols, row = addr
+    return "row" if cols and row else "per_row" if row else "shared" if cols else None
+
+
+def read_row_kernel(fn: ast.FunctionDef) -> RowShape:
+    shape = RowShape(True)
+    loads = [n for n in ast.walk(fn) if _is_tl(n, "load")]
+    stores = [n for n in ast.walk(fn) if _is_tl(n, "store")]
+    if not loads or not stores:
+        return RowShape(False, "no tl.load / tl.store")
+    params = {a.arg for a in fn.args.args}
+    pointer_params = set()
+    for call in loads + stores:
+        leaf = call.args[0] if call.args else None
+        while isinstance(leaf, ast.BinOp) and isinstance(leaf.op, ast.Add):
+            leaf = leaf.left
+        if isinstance(leaf, ast.Name):
+            pointer_params.add(leaf.id)
+    for _ in range(3):  # pointer variables: `x_row = x_ptr + row * stride` ... `tl.load(x_row + cols)`
+        for stmt in fn.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in pointer_params:
+                leaf = stmt.value
+                while isinstance(leaf, ast.BinOp) and isinstance(leaf.op, ast.Add):
+                    leaf = leaf.left
+                if isinstance(leaf, ast.Name):
+                    pointer_params.add(leaf.id)
+    pointer_params &= params
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Return)):
+            return RowShape(False, f"a `{type(stmt).__name__.lower()}` statement (loops and branches are not translated)")
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name, value = stmt.targets[0].id, stmt.value
+            if _is_tl(value, "program_id"):
+                axis = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "axis"), None)
+                if not (isinstance(axis, ast.Constant) and axis.value == 0) or shape.row:
+                    return RowShape(False, "more than one grid axis")
+                shape.row = name
+                continue
+            if _is_tl(value, "arange"):
+                if shape.cols:
+                    return RowShape(False, "more than one tl.arange")
+                shape.cols = name
+                continue
+            if any(_is_tl(n, "load") for n in ast.walk(value)):
+                continue
+            if _address(value, shape, pointer_params) is not None:
+                addr = _address(value, shape, pointer_params)
+                if addr is None:
+                    return RowShape(False, f"pointer arithmetic `{ast.unparse(value)[:40]}` over several pointers")
+                shape.pointers[name] = addr
+            continue
+        if isinstance(stmt, ast.Expr) and _is_tl(stmt.value, "store"):
+            continue
+        if isinstance(stmt, ast.AugAssign):
+            continue
+        return RowShape(False, f"`{ast.unparse(stmt).splitlines()[0][:40]}`")
+    if not shape.row or not shape.cols:
+        return RowShape(False, "no `row = tl.program_id(0)` and `cols = tl.arange(0, BLOCK)`")
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Compare) and shape.cols in sk._names(n):
+            shape.sizes |= (sk._names(n) & params) - pointer_params
+    for call in loads:
+        addr = _address(call.args[0], shape, pointer_params)
+        if addr is None or _kind(addr) is None:
+            return RowShape(False, "a load at neither the program's row nor the columns")
+        if shape.row_params.setdefault(addr[0], _kind(addr)) != _kind(addr):
+            return RowShape(False, f"{addr[0]} is read in two ways")
+        if addr[0] not in shape.loaded:
+            shape.loaded.append(addr[0])
+    for call in stores:
+        addr = _address(call.args[0], shape, pointer_params)
+        if addr is None or _kind(addr) not in ("row", "per_row"):
+            return RowShape(False, "a store that is not at the program's row")
+        if addr[0] in shape.loaded:
+            return RowShape(False, f"{addr[0]} is loaded and stored (in place)")
+        shape.stored[addr[0]] = _kind(addr) == "row"
+        shape.row_params[addr[0]] = _kind(addr)
+    return shape
+
+
+def _kw(call: ast.Call, name: str, pos: int):
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return call.args[pos] if len(call.args) > pos else None
+
+
+class _Refs(ast.NodeTransformer):
+    """tl.load(...) -> a read of the row's block; names of sizes -> the width `_W`."""
+
+    def __init__(self, shape: RowShape, params: set[str]):
+        self.shape, self.params = shape, params
+
+    def visit_Call(self, node):
+        if _is_tl(node, "load"):
+            addr = _address(node.args[0], self.shape, self.params)
+            param, cols = addr[0], addr[1]
+            read = ast.parse({"row": f"{sk._ref(param)}[0, :]", "per_row": f"{sk._ref(param)}[0]", "shared": f"{sk._ref(param)}[:]"}[_kind(addr)], mode="eval").body
+            mask, other = _kw(node, "mask", 1), _kw(node, "other", 2)
+            if cols and mask is not None and other is not None:
+                return ast.Call(ast.parse("tl.where", mode="eval").body, [self.visit(mask), read, self.visit(other)], [])
+            return read
+        if isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+            value = float(node.args[0].value)
+            return ast.parse("jnp.inf" if value == float("inf") else "-jnp.inf" if value == -float("inf") else repr(value), mode="eval").body
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in self.shape.sizes:
+            return ast.Name("_W", node.ctx)
+        return node
+
+
+def row_pallas(module: ast.Module, name: str, source: str = "<file>") -> str | None:
+    fn = sk.find_kernel(module, name)
+    shape = read_row_kernel(fn)
+    if not shape.ok:
+        return None
+    info = sk.analyse(module, name)
+    params = [a.arg for a in fn.args.args]
+    pointer_params = set(shape.row_params)
+    refs = _Refs(shape, pointer_params)
+    skip = {shape.row, *shape.pointers}
+    body: list[str] = []
+    first_row_in = next((p for p in shape.loaded if shape.row_params[p] == "row"), None)
+    if first_row_in is None:
+        return None
+    body.append(f"    _W = {sk._ref(first_row_in)}.shape[-1]  # one block holds the whole row")
+    body.append(f"    {shape.cols} = jnp.arange(_W)")
+    scalars = []
+    try:
+        for stmt in fn.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue
+            if isinstance(stmt, ast.Expr) and _is_tl(stmt.value, "store"):
+                call = stmt.value
+                param, cols, _ = _address(call.args[0], shape, pointer_params)
+                value = sk._pallas_expr(refs.visit(copy.deepcopy(_kw(call, "value", 1))), info)
+                target = f"{sk._ref(param)}[0, :]" if cols else f"{sk._ref(param)}[0]"
+                body.append(f"    {target} = ({value}).astype({sk._ref(param)}.dtype)")
+                continue
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if isinstance(stmt, ast.Assign) and isinstance(targets[0], ast.Name) and (targets[0].id in skip or targets[0].id == shape.cols):
+                continue
+            value = sk._pallas_expr(refs.visit(copy.deepcopy(stmt.value)), info)
+            op = f" {sk._AUG[type(stmt.op)]}= " if isinstance(stmt, ast.AugAssign) else " = "
+            body.append("    " + ast.unparse(targets[0]) + op + value)
+    except (sk._Untranslatable, KeyError, TypeError):
+        return None
+    used = "\n".join(body)
+
+    for p in params:
+        if p in pointer_params or p in shape.sizes or p == shape.row:
+            continue
+        if re.search(rf"\b{p}\b", used) and p not in info.constexprs:
+            scalars.append(p)
+    constexprs = [c for c in info.constexprs if re.search(rf"\b{c}\b", used)]
+    ins = [p for p in params if p in shape.loaded]
+    outs = [p for p in params if p in shape.stored]
+    kname = f"{name}_pallas_kernel"
+    static = scalars + constexprs
+    header = sk._header("Pallas (TPU)", info, source, [
+        "row kernel: grid (rows,), one program per row as in Triton (tl.program_id(0) -> the grid index)",
+        "refs: " + ", ".join(f"{p} -> {sk._ref(p)} ({ {'row': 'a (1, W) row block', 'per_row': 'a (1,) per-row block', 'shared': 'the whole (W,) vector, shared by every row'}[shape.row_params[p]]})" for p in ins + outs),
+        f"columns: {shape.cols} = jnp.arange(W); " + (f"{', '.join(sorted(shape.sizes))} -> W (masks hold everywhere)" if shape.sizes else "no size parameter"),
+        "index and stride arithmetic dropped (BlockSpecs do the indexing)",
+    ], [
+        "TPU block shapes: a (1, W) block needs W equal to the row width (it is) and rows padded to 8 for speed",
+        "outputs take the first row input's dtype (per-row outputs: float32)",
+    ] + ([f"scalars {', '.join(static)} are static Python values (functools.partial)"] if static else []))
+    lines = header + ["import functools", "", "import jax", "import jax.numpy as jnp", "from jax.experimental import pallas as pl", "", ""]
+    sig = ", ".join(sk._ref(p) for p in ins + outs) + (", *, " + ", ".join(static) if static else "")
+    lines.append(f"def {kname}({sig}):")
+    lines += body
+    lines += ["", ""]
+    arrays = [sk._ref(p)[: -len("_ref")] for p in ins]
+    kw = [f"{s}" for s in scalars] + [f"{c}={info.constexprs.get(c) or 'None'}" for c in constexprs] + ["interpret=False"]
+    first = sk._ref(first_row_in)[: -len("_ref")]
+    lines.append(f"def {name}_pallas({', '.join(arrays)}, *, {', '.join(kw)}):")
+    lines.append(f"    rows, width = {first}.shape")
+    specs = []
+    for p in ins:
+        a = sk._ref(p)[: -len("_ref")]
+        specs.append({"row": f"pl.BlockSpec((1, {a}.shape[1]), lambda i: (i, 0))", "per_row": "pl.BlockSpec((1,), lambda i: (i,))",
+                      "shared": f"pl.BlockSpec({a}.shape, lambda i: (0,))"}[shape.row_params[p]])
+    out_specs, out_shapes = [], []
+    for p in outs:
+        if shape.row_params[p] == "row":
+            out_specs.append("pl.BlockSpec((1, width), lambda i: (i, 0))")
+            out_shapes.append(f"jax.ShapeDtypeStruct((rows, width), {first}.dtype)")
+        else:
+            out_specs.append("pl.BlockSpec((1,), lambda i: (i,))")
+            out_shapes.append("jax.ShapeDtypeStruct((rows,), jnp.float32)")
+    kernel_ref = kname if not static else f"functools.partial({kname}, " + ", ".join(f"{s}={s}" for s in static) + ")"
+    one = len(outs) == 1
+    lines += [
+        "    return pl.pallas_call(",
+        f"        {kernel_ref},",
+        f"        out_shape={out_shapes[0] if one else '[' + ', '.join(out_shapes) + ']'},",
+        "        grid=(rows,),",
+        f"        in_specs=[{', '.join(specs)}],",
+        f"        out_specs={out_specs[0] if one else '[' + ', '.join(out_specs) + ']'},",
+        "        interpret=interpret,",
+        f"    )({', '.join(arrays)})",
+    ]
+    text = "\n".join(lines) + "\n"
+    ast.parse(text)
+    return text

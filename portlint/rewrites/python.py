@@ -1,0 +1,496 @@
+"""Control-flow rewrites for traced code, built from the flagged statement's own expressions.
+
+A rewrite is offered only for the statement shapes below, each of which
+tests/test_oracle_rewrites.py applies to a generated family of functions and runs under
+`jax.jit` (and `torch._dynamo.explain` for torch), comparing with the original run eagerly.
+Any other shape gets no fix but a `NoFix` whose reason the finding's suggestion shows
+(display only), never a guess.
+
+Shapes (the condition may use `and` / `or` / `not`, which become logical_and / logical_or /
+logical_not on the device, and one-operator comparisons; chains `a < b < c` split when the
+middle operand is a name or constant):
+- `a if c else b`                              -> `where(c, a, b)`
+- if / elif / else whose branches only assign names (`v = e`, `v += e`, `a, b = e1, e2`,
+  nested ifs of the same kind)                  -> one `v, w = where(c, .., ..), where(..)`
+- if / elif / else whose branches return (the `else` may be the rest of the block: pure
+  assignments then a `return`)                  -> `return where(...)`; tuples and dicts are
+  selected element by element
+- `while c:` over assignments (and `if b: break` at the top of the body; jax only)
+                                                -> `lax.while_loop` carrying the assigned names
+- `for i in range(n):` over assignments, `n` traced (jax only) -> `lax.fori_loop`
+
+Every value is computed on both sides and selected, so branch values must be arrays (or
+numbers) of one shape; the fixes are `unsafe`. A name one branch leaves unassigned must be
+bound before the `if`; loop state must be bound before the loop."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass
+
+from portlint.core.model import Edit, Fix, Span
+from portlint.frontends.python.astindex import walk
+
+__all__ = ["Fix", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "while_fix"]
+
+
+@dataclass(frozen=True)
+class NoFix:
+    """No rewrite for this shape, and why (shown with the suggestion)."""
+
+    reason: str
+
+    @property
+    def note(self) -> str:
+        return f" No automatic rewrite: {self.reason}."
+
+
+class _Refuse(Exception):
+    pass
+
+
+class Names:
+    """How the file spells the namespaces a rewrite needs."""
+
+    def __init__(self, imports, kind: str):
+        self.kind = kind
+        if kind == "jax":
+            self.np = imports.local_name("jax.numpy")
+            lax = imports.local_name("jax.lax")
+            jax = imports.local_name("jax")
+            self.lax = lax or (f"{jax}.lax" if jax else None)
+            self.where = f"{self.np}.where" if self.np else None
+        else:
+            self.torch = imports.local_name("torch")
+            self.np = None
+            self.lax = None
+            self.where = f"{self.torch}.where" if self.torch else None
+
+
+# ---- building expressions ----------------------------------------------------------------
+
+def _dotted(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def _call(fn: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(_dotted(fn), list(args), [])
+
+
+_IMPURE = (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp, ast.Starred)
+_HOST_CALLS = {"print", "isinstance", "hasattr", "callable", "id", "input", "open"}
+
+
+def _check_value(e: ast.expr) -> None:
+    if isinstance(e, ast.Constant) and (e.value is None or isinstance(e.value, (str, bytes))):
+        raise _Refuse(f"the value {ast.unparse(e)[:30]} is not an array")
+    if isinstance(e, (ast.List, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        raise _Refuse("a list or set is not an array a select can choose")
+    for n in walk(e):
+        if isinstance(n, _IMPURE):
+            raise _Refuse(f"`{ast.unparse(n)[:40]}` in a branch value")
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _HOST_CALLS:
+            raise _Refuse(f"`{n.func.id}()` runs on the host")
+        if isinstance(n, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
+            raise _Refuse("an identity or membership test is a Python question")
+
+
+class _Builder:
+    def __init__(self, names: Names):
+        self.n = names
+
+    # conditions
+    def cond(self, e: ast.expr) -> ast.expr:
+        """A device boolean equal to Python's truth of `e`."""
+        torch = self.n.kind == "torch"
+        if isinstance(e, ast.BoolOp):
+            parts = [self.cond(v) for v in e.values]
+            out = parts[0]
+            for p in parts[1:]:
+                if torch:
+                    out = ast.BinOp(out, ast.BitAnd() if isinstance(e.op, ast.And) else ast.BitOr(), p)
+                else:
+                    out = _call(f"{self.n.np}.logical_and" if isinstance(e.op, ast.And) else f"{self.n.np}.logical_or", out, p)
+            return out
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            inner = self.cond(e.operand)
+            return _call(f"{self.n.torch}.logical_not" if torch else f"{self.n.np}.logical_not", inner)
+        if isinstance(e, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+                raise _Refuse("the condition has an identity or membership test, a Python question")
+            _check_value(e)
+            if len(e.ops) == 1:
+                return self.expr(e)
+            if not all(isinstance(m, (ast.Name, ast.Constant)) for m in e.comparators[:-1]):
+                raise _Refuse("a chained comparison whose middle operand is computed")
+            left, pieces = e.left, []
+            for op, right in zip(e.ops, e.comparators):
+                pieces.append(ast.Compare(self.expr(left), [op], [self.expr(right)]))
+                left = right
+            return self.cond(ast.BoolOp(ast.And(), pieces))
+        if isinstance(e, ast.Constant):
+            raise _Refuse("a constant condition")
+        _check_value(e)
+        value = self.expr(e)
+        # torch.where and `&` want a bool tensor; jnp.where takes any number as its truth
+        return ast.Compare(value, [ast.NotEq()], [ast.Constant(0)]) if torch else value
+
+    def expr(self, e: ast.expr) -> ast.expr:
+        """`e` with its conditional expressions selected on the device."""
+        e = copy.deepcopy(e)
+        builder = self
+
+        class T(ast.NodeTransformer):
+            def visit_IfExp(self, node):
+                self.generic_visit(node)
+                return builder.select(builder.cond(node.test), node.body, node.orelse)
+
+            def visit_BoolOp(self, node):
+                raise _Refuse(f"`{ast.unparse(node)[:40]}` returns one of its operands (Python's and/or)")
+
+        return T().visit(e)
+
+    def where(self, c: ast.expr, a: ast.expr, b: ast.expr) -> ast.expr:
+        return _call(self.n.where, c, a, b)
+
+    def select(self, c: ast.expr, a: ast.expr, b: ast.expr) -> ast.expr:
+        """`a` where `c` else `b`, element by element through tuples and dicts."""
+        if isinstance(a, ast.Tuple) or isinstance(b, ast.Tuple):
+            if not (isinstance(a, ast.Tuple) and isinstance(b, ast.Tuple)) or len(a.elts) != len(b.elts):
+                raise _Refuse("the branches return tuples of different lengths (or a tuple and another value)")
+            return ast.Tuple([self.select(c, x, y) for x, y in zip(a.elts, b.elts)], ast.Load())
+        if isinstance(a, ast.Dict) or isinstance(b, ast.Dict):
+            keys = lambda d: [ast.unparse(k) if isinstance(k, ast.Constant) else None for k in d.keys] if isinstance(d, ast.Dict) else None
+            ka, kb = keys(a), keys(b)
+            if ka is None or kb is None or None in ka or sorted(ka) != sorted(kb):
+                raise _Refuse("the branches return dicts with different or computed keys (or a dict and another value)")
+            bv = dict(zip(kb, b.values))
+            return ast.Dict([copy.deepcopy(k) for k in a.keys], [self.select(c, v, bv[k]) for k, v in zip(ka, a.values)])
+        _check_value(a)
+        _check_value(b)
+        return self.where(copy.deepcopy(c), self.expr(a), self.expr(b))
+
+
+# ---- branch environments ---------------------------------------------------------------------
+
+def _substitute(e: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
+    class S(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Load) and node.id in env:
+                return copy.deepcopy(env[node.id])
+            return node
+
+    return S().visit(copy.deepcopy(e))
+
+
+_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor, ast.MatMult)
+
+
+class _Env:
+    """What a block of assignments leaves in each name, as expressions of the names before it."""
+
+    def __init__(self, b: _Builder, bound: set[str]):
+        self.b = b
+        self.bound = bound
+
+    def run(self, stmts: list[ast.stmt], env: dict[str, ast.expr]) -> dict[str, ast.expr]:
+        env = dict(env)
+        for s in stmts:
+            env = self.step(s, env)
+        return env
+
+    def step(self, s: ast.stmt, env: dict[str, ast.expr]) -> dict[str, ast.expr]:
+        if isinstance(s, ast.Pass):
+            return env
+        if isinstance(s, ast.Assign) and len(s.targets) == 1:
+            t = s.targets[0]
+            if isinstance(t, ast.Name):
+                _check_value(s.value)
+                return {**env, t.id: _substitute(self.b.expr(s.value), env)}
+            if isinstance(t, ast.Tuple) and isinstance(s.value, ast.Tuple) and len(t.elts) == len(s.value.elts) \
+                    and all(isinstance(x, ast.Name) for x in t.elts):
+                vals = []
+                for v in s.value.elts:
+                    _check_value(v)
+                    vals.append(_substitute(self.b.expr(v), env))
+                return {**env, **{x.id: v for x, v in zip(t.elts, vals)}}
+            raise _Refuse(f"the assignment to `{ast.unparse(t)[:30]}` is not to plain names")
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and isinstance(s.op, _BINOPS):
+            _check_value(s.value)
+            name = s.target.id
+            if name not in env and name not in self.bound:
+                raise _Refuse(f"`{name}` is updated before it is bound")
+            old = env.get(name, ast.Name(name, ast.Load()))
+            return {**env, name: ast.BinOp(copy.deepcopy(old), type(s.op)(), _substitute(self.b.expr(s.value), env))}
+        if isinstance(s, ast.If):
+            c = _substitute(self.b.cond(s.test), env)
+            t_env = self.run(s.body, env)
+            f_env = self.run(s.orelse, env)
+            out = dict(env)
+            for name in _ordered(list(t_env) + list(f_env)):
+                if t_env.get(name) is env.get(name) and f_env.get(name) is env.get(name):
+                    continue
+                a = t_env.get(name) or self.unbound(name)
+                bb = f_env.get(name) or self.unbound(name)
+                out[name] = self.b.select(c, a, bb) if ast.dump(a) != ast.dump(bb) else a
+            return out
+        raise _Refuse(f"a branch holds `{ast.unparse(s).splitlines()[0][:40]}`, not only assignments")
+
+    def unbound(self, name: str) -> ast.expr:
+        if name not in self.bound:
+            raise _Refuse(f"`{name}` is assigned in one branch only and not bound before")
+        return ast.Name(name, ast.Load())
+
+
+def _ordered(names: list[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def _assign(names: list[str], values: list[ast.expr]) -> ast.stmt:
+    if len(names) == 1:
+        return ast.Assign([ast.Name(names[0], ast.Store())], values[0], lineno=0)
+    return ast.Assign([ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())], ast.Tuple(values, ast.Load()), lineno=0)
+
+
+def _changed(env: dict[str, ast.expr], start: dict[str, ast.expr]) -> list[str]:
+    return [n for n, v in env.items() if start.get(n) is not v]
+
+
+# ---- text --------------------------------------------------------------------------------------
+
+def _indent_of(ctx, node: ast.stmt) -> str:
+    line = ctx.line_text(node.lineno)
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _text(stmts: list[ast.stmt], indent: str) -> str:
+    lines = ast.unparse(ast.Module(stmts, [])).split("\n")
+    return "\n".join((indent if i else "") + ln if ln else ln for i, ln in enumerate(lines))
+
+
+def _span(ctx, first: ast.stmt, last: ast.stmt) -> Span:
+    start, end = ctx.node_span(first), ctx.node_span(last)
+    return Span(start.start_line, start.start_col, end.end_line, end.end_col)
+
+
+def _offer(description: str, span: Span, text: str) -> Fix:
+    return Fix(description, (Edit(span, text),), "unsafe")
+
+
+def _needs(names: Names, lax: bool = False) -> None:
+    if lax and names.kind != "jax":
+        raise _Refuse("torch has no traced loop this rewrite can target")
+    if names.where is None:
+        raise _Refuse("the file does not import jax.numpy / torch under a name the rewrite can use")
+    if lax and names.lax is None:
+        raise _Refuse("the file does not import jax")
+
+
+# ---- the rewrites -------------------------------------------------------------------------------
+
+def ifexp_fix(ctx, node: ast.IfExp, names: Names) -> Fix | NoFix:
+    try:
+        _needs(names)
+        b = _Builder(names)
+        text = ast.unparse(b.select(b.cond(node.test), node.body, node.orelse))
+    except _Refuse as exc:
+        return NoFix(str(exc))
+    return _offer(f"select with {names.where}", ctx.node_span(node), text)
+
+
+def _returns(stmts: list[ast.stmt]) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], ast.Return)
+
+
+def _return_value(b: _Builder, env_runner: _Env, stmts: list[ast.stmt], env: dict) -> ast.expr:
+    """The value a block returns: assignments, then an `if` whose branches all return or a `return`."""
+    *head, last = stmts
+    for i, s in enumerate(head):
+        if isinstance(s, ast.If) and _all_return(s):
+            rest = stmts[i + 1 :]
+            return _if_return_value(b, env_runner, s, rest, env)
+        env = env_runner.step(s, env)
+    if isinstance(last, ast.If) and _all_return(last):
+        return _if_return_value(b, env_runner, last, [], env)
+    if not isinstance(last, ast.Return) or last.value is None:
+        raise _Refuse("a branch does not end in `return value`")
+    _check_value(last.value)
+    return _substitute(b.expr(last.value), env)
+
+
+def _all_return(node: ast.If) -> bool:
+    return _returns(node.body) or (bool(node.orelse) and _all_return_block(node.orelse))
+
+
+def _all_return_block(stmts) -> bool:
+    return _returns(stmts) or (len(stmts) == 1 and isinstance(stmts[0], ast.If) and _all_return(stmts[0]) and bool(stmts[0].orelse))
+
+
+def _if_return_value(b, env_runner, node: ast.If, rest: list[ast.stmt], env) -> ast.expr:
+    c = _substitute(b.cond(node.test), env)
+    if not _returns(node.body) and not (len(node.body) and isinstance(node.body[-1], ast.If) and _all_return(node.body[-1])):
+        raise _Refuse("the `if` branch does not return")
+    a = _return_value(b, env_runner, node.body, env)
+    other = node.orelse + rest if not _all_return_block(node.orelse) else node.orelse
+    if not other:
+        raise _Refuse("one path falls off the end of the function (returns None)")
+    f = _return_value(b, env_runner, other, env)
+    return b.select(c, a, f)
+
+
+def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_before: set[str] = frozenset(),
+           rest: list[ast.stmt] | None = None) -> Fix | NoFix:
+    """Rewrite an `if` on a traced condition (see the module docstring). `rest`: the statements
+    after the `if` in its block (for an early `return`); `next_stmt` alone is used when absent."""
+    if rest is None:
+        rest = [next_stmt] if next_stmt is not None else []
+    try:
+        _needs(names)
+        b = _Builder(names)
+        runner = _Env(b, set(bound_before))
+        indent = _indent_of(ctx, node)
+        if _returns(node.body) or (node.body and isinstance(node.body[-1], ast.If) and _all_return(node.body[-1])):
+            tail = [] if _all_return_block(node.orelse) else rest
+            if tail and not isinstance(tail[-1], ast.Return):
+                raise _Refuse("the early `return` is not followed by a `return` that ends the block")
+            value = _if_return_value(b, runner, node, tail, {})
+            last = tail[-1] if tail else node
+            return _offer("return one value selected on device", _span(ctx, node, last), _text([ast.Return(value)], indent))
+        if _jumps(node):
+            raise _Refuse("a branch returns, breaks or raises on one path only")
+        env = runner.step(node, {})
+        changed = _changed(env, {})
+        if not changed:
+            raise _Refuse("the branches assign no name")
+        stmt = _assign(changed, [env[n] for n in changed])
+    except _Refuse as exc:
+        return NoFix(str(exc))
+    except RecursionError:
+        return NoFix("the branches nest too deeply")
+    return _offer(f"select {', '.join(changed)} with {names.where}", _span(ctx, node, node), _text([stmt], indent))
+
+
+def _jumps(node: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Raise, ast.Yield, ast.YieldFrom)) for n in walk(node))
+
+
+def _state(names: list[str]) -> tuple[ast.expr, ast.expr]:
+    load = ast.Tuple([ast.Name(n, ast.Load()) for n in names], ast.Load())
+    store = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+    return load, store
+
+
+_GROWING = {"concatenate", "stack", "hstack", "vstack", "append", "pad", "tile", "repeat", "cat"}
+
+
+def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra: set[str] = frozenset()):
+    """(assigned names, env after one trip, `break` condition or None) for a loop body."""
+    b = _Builder(names)
+    runner = _Env(b, set(bound) | set(extra))
+    env: dict[str, ast.expr] = {}
+    stop = None
+    for s in body:
+        if isinstance(s, ast.If) and len(s.body) == 1 and isinstance(s.body[0], ast.Break) and not s.orelse:
+            if stop is not None:
+                raise _Refuse("more than one `break`")
+            stop = _substitute(b.cond(s.test), env)
+            before = env
+            continue
+        if _jumps(s):
+            raise _Refuse("the loop body returns, continues, raises or breaks other than by a top-level `if c: break`")
+        env = runner.step(s, env)
+    growing = [n for s in body for n in walk(s) if isinstance(n, ast.Call)
+               and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")) in _GROWING]
+    if growing:
+        raise _Refuse(f"`{ast.unparse(growing[0].func)}` changes the shape of the carried state each trip (a traced loop keeps it fixed)")
+    changed = [n for n in env if n not in extra]
+    if not changed:
+        raise _Refuse("the loop assigns no name to carry")
+    missing = [n for n in changed if n not in bound]
+    if missing:
+        raise _Refuse(f"the loop state {', '.join(missing)} is not bound before the loop")
+    if stop is not None:
+        # after the break the rest of the trip does not run: keep what the names held at the break
+        for n in changed:
+            if env.get(n) is not before.get(n):
+                env[n] = b.select(stop, before.get(n, ast.Name(n, ast.Load())), env[n])
+    return b, changed, env, stop
+
+
+def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
+    try:
+        _needs(names, lax=True)
+        if node.orelse:
+            raise _Refuse("`while ... else`")
+        b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before)
+        line = node.lineno
+        carried = changed + ([f"_stop_{line}"] if stop is not None else [])
+        load, store = _state(carried)
+        test = b.cond(node.test)
+        if stop is not None:
+            test = _call(f"{names.np}.logical_and", _call(f"{names.np}.logical_not", ast.Name(f"_stop_{line}", ast.Load())), test)
+        values = [env.get(n, ast.Name(n, ast.Load())) for n in changed] + ([stop] if stop is not None else [])
+        state_in = ast.Assign([store], ast.Name("state", ast.Load()), lineno=0)
+        cond_fn = ast.FunctionDef(f"_loop_cond_{line}", _args(["state"]), [state_in, ast.Return(test)], [], lineno=0)
+        body_fn = ast.FunctionDef(f"_loop_body_{line}", _args(["state"]), [copy.deepcopy(state_in), ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
+        init = [ast.Name(n, ast.Load()) for n in changed] + ([_call(f"{names.np}.asarray", ast.Constant(False))] if stop is not None else [])
+        call = _call(f"{names.lax}.while_loop", ast.Name(cond_fn.name, ast.Load()), ast.Name(body_fn.name, ast.Load()), ast.Tuple(init, ast.Load()))
+        out = ast.Assign([store if stop is None else _state(changed + ["_"])[1]], call, lineno=0)
+    except _Refuse as exc:
+        return NoFix(str(exc))
+    return _offer("loop with jax.lax.while_loop", _span(ctx, node, node), _text([cond_fn, body_fn, out], _indent_of(ctx, node)))
+
+
+def _args(names: list[str]) -> ast.arguments:
+    return ast.arguments([], [ast.arg(n) for n in names], None, [], [], None, [])
+
+
+def _unwrap_host_read(e: ast.AST) -> ast.AST:
+    """`int(n)` / `n.item()` -> `n`: fori_loop takes the traced bound as it is."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "int" and len(e.args) == 1:
+        return e.args[0]
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "item" and not e.args:
+        return e.func.value
+    return e
+
+
+def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
+    try:
+        _needs(names, lax=True)
+        if node.orelse or not isinstance(node.target, ast.Name):
+            raise _Refuse("`for ... else` or a loop target that is not one name")
+        call = node.iter
+        if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
+            raise _Refuse("a range with a step")
+        if any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
+            raise _Refuse("`break` in a counted loop")
+        bounds = [_unwrap_host_read(a) for a in call.args]
+        lo, hi = (ast.Constant(0), bounds[0]) if len(bounds) == 1 else tuple(bounds)
+        target = node.target.id
+        b, changed, env, _ = _loop(ctx, node, names, node.body, bound_before, {target})
+        line = node.lineno
+        load, store = _state(changed)
+        state_in = ast.Assign([store], ast.Name("state", ast.Load()), lineno=0)
+        values = [env[n] for n in changed]
+        body_fn = ast.FunctionDef(f"_loop_body_{line}", _args([target, "state"]), [state_in, ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
+        call = _call(f"{names.lax}.fori_loop", b.expr(lo), b.expr(hi), ast.Name(body_fn.name, ast.Load()), load)
+        out = ast.Assign([store], call, lineno=0)
+    except _Refuse as exc:
+        return NoFix(str(exc))
+    return _offer("loop with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, out], _indent_of(ctx, node)))
+
+
+def bound_before(fn, line: int) -> set[str]:
+    """Names a function binds (parameters, assignments) on lines before `line`."""
+    if fn is None:
+        return set()
+    out: set[str] = set()
+    if not isinstance(fn, ast.Module):
+        a = fn.args
+        out |= {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    for n in walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < line:
+            out.add(n.id)
+    return out

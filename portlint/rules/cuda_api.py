@@ -1,0 +1,280 @@
+"""CUDA runtime/driver/library API names and headers against the HIPIFY map (PTL601, PTL602,
+PTL613).
+
+PTL601 (opt-in) renames what hipify renames; PTL602 reports names HIP lacks and, because it
+is on by default, keeps the count of mechanical renames that the text summary prints;
+PTL613 reports headers that have no HIP counterpart."""
+
+from __future__ import annotations
+
+from portlint.frontends.cuda.guards import guard_map
+from portlint.analyses.cuda.hipify import amd_excluded, api_uses, includes, leading_qualifiers, load_table, pick_row, report
+from portlint.frontends.cuda.parse import node_text
+from portlint.core.model import Edit, Fix, Span
+from portlint.core.registry import detector
+
+# CUDA header -> HIP header (hipify's header table, PyTorch's cuda_to_hip_mappings).
+HEADER_RENAMES = {
+    "cuda_runtime.h": "hip/hip_runtime.h",
+    "cuda_runtime_api.h": "hip/hip_runtime_api.h",
+    "cuda.h": "hip/hip_runtime.h",
+    "device_launch_parameters.h": "hip/hip_runtime.h",
+    "device_functions.h": "hip/device_functions.h",
+    "driver_types.h": "hip/driver_types.h",
+    "vector_types.h": "hip/hip_vector_types.h",
+    "library_types.h": "hip/library_types.h",
+    "texture_types.h": "hip/texture_types.h",
+    "surface_types.h": "hip/surface_types.h",
+    "cuda_texture_types.h": "hip/hip_texture_types.h",
+    "cuda_fp16.h": "hip/hip_fp16.h",
+    "cuda_bf16.h": "hip/hip_bf16.h",
+    "cuComplex.h": "hip/hip_complex.h",
+    "cooperative_groups.h": "hip/hip_cooperative_groups.h",
+    "cuda_profiler_api.h": "hip/hip_profile.h",
+    "nvrtc.h": "hip/hiprtc.h",
+    "curand.h": "hiprand/hiprand.h",
+    "curand_kernel.h": "hiprand/hiprand_kernel.h",
+    "cublas.h": "hipblas/hipblas.h",
+    "cublas_v2.h": "hipblas/hipblas.h",
+    "cublas_api.h": "hipblas/hipblas.h",
+    "cublasLt.h": "hipblaslt/hipblaslt.h",
+    "cufft.h": "hipfft/hipfft.h",
+    "cufftXt.h": "hipfft/hipfftXt.h",
+    "cusparse.h": "hipsparse/hipsparse.h",
+    "cusparse_v2.h": "hipsparse/hipsparse.h",
+    "cusolverDn.h": "hipsolver/hipsolver.h",
+    "cusolverSp.h": "hipsolver/hipsolver.h",
+    "cusolverRf.h": "hipsolver/hipsolver.h",
+    "cusolver_common.h": "hipsolver/hipsolver.h",
+    "nccl.h": "rccl/rccl.h",
+    "cub/cub.cuh": "hipcub/hipcub.hpp",
+}
+# HIP headers newer than some ROCm releases: said in the message.
+HEADER_SINCE = {"hip/hip_bf16.h": "ROCm 5.7+; older HIP has hip/hip_bfloat16.h"}
+
+# CUDA headers with no HIP counterpart: header -> closest alternative ("" when none).
+CUDA_ONLY_HEADERS = {
+    "mma.h": "rocWMMA (`rocwmma/rocwmma.hpp`) or Composable Kernel",
+    "cuda_pipeline.h": "plain global->shared copies plus __syncthreads()",
+    "cuda_pipeline_primitives.h": "plain global->shared copies plus __syncthreads()",
+    "cuda_pipeline_helpers.h": "plain global->shared copies plus __syncthreads()",
+    "cuda_awbarrier.h": "__syncthreads() or cooperative-groups barriers",
+    "cuda_awbarrier_primitives.h": "__syncthreads() or cooperative-groups barriers",
+    "cuda_awbarrier_helpers.h": "__syncthreads() or cooperative-groups barriers",
+    "cuda/barrier": "__syncthreads() or cooperative-groups barriers",
+    "cuda/pipeline": "plain global->shared copies plus __syncthreads()",
+    "cuda/ptx": "HIP intrinsics / __builtin_amdgcn_* (no PTX on AMD)",
+    "cuda_fp8.h": "`hip/hip_fp8.h` (ROCm 6.x+; OCP vs FNUZ formats differ by GPU)",
+    "cuda_fp6.h": "",
+    "cuda_fp4.h": "`hip/hip_fp4.h` (ROCm 7.x)",
+    "cooperative_groups/memcpy_async.h": "plain copies plus a group sync",
+    "cooperative_groups/scan.h": "hipCUB block/warp scan",
+    "cooperative_groups/reduce.h": "hipCUB block/warp reduce",
+    "cudaTypedefs.h": "",
+    "cudaEGL.h": "",
+    "cuda_egl_interop.h": "",
+    "cudaVDPAU.h": "",
+    "cuda_vdpau_interop.h": "",
+    "sm_32_intrinsics.h": "HIP's device functions (`hip/hip_runtime.h`)",
+    "sm_60_atomic_functions.h": "HIP's atomics (`hip/hip_runtime.h`)",
+    "crt/host_defines.h": "`hip/hip_runtime.h`",
+}
+
+# APIs whose symbol argument hipify wraps in HIP_SYMBOL(), and where that argument is.
+SYMBOL_ARG = {
+    "cudaMemcpyToSymbol": 0, "cudaMemcpyToSymbolAsync": 0, "cudaMemcpyFromSymbol": 1,
+    "cudaMemcpyFromSymbolAsync": 1, "cudaGetSymbolAddress": 1, "cudaGetSymbolSize": 1,
+}
+# APIs whose kernel argument HIP takes as `const void*`: hipify casts it.
+KERNEL_ARG = {
+    "cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1, "cudaLaunchKernel": 0,
+    "cudaLaunchCooperativeKernel": 0, "cudaFuncSetCacheConfig": 0, "cudaFuncSetSharedMemConfig": 0,
+}
+
+# Closest alternatives for names HIP lacks (catalog §6 PL602).
+ALTERNATIVES = {
+    "cudaStreamSetAttribute": "drop the L2 access-policy window on AMD (no persisting-L2 control); keep it under `#ifndef __HIP_PLATFORM_AMD__`",
+    "cudaStreamGetAttribute": "drop the L2 access-policy window on AMD (no persisting-L2 control)",
+    "cudaStreamAttrValue": "drop the L2 access-policy window on AMD (no persisting-L2 control)",
+    "cudaLimitPersistingL2CacheSize": "no persisting-L2 limit on AMD: drop the call",
+    "cudaCtxResetPersistingL2Cache": "no persisting-L2 cache on AMD: drop the call",
+    "cudaLaunchKernelExC": "hipLaunchKernel / <<<...>>> (launch attributes and clusters have no HIP form)",
+    "cudaLaunchKernelEx": "<<<...>>> or hipLaunchKernel (launch attributes and clusters have no HIP form)",
+    "cuLaunchKernelEx": "hipModuleLaunchKernel (launch attributes and clusters have no HIP form)",
+    "cudaLaunchAttributeClusterDimension": "no thread-block clusters on AMD: launch a plain grid",
+    "cudaOccupancyMaxActiveClusters": "no thread-block clusters on AMD: use hipOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cudaOccupancyMaxPotentialClusterSize": "no thread-block clusters on AMD",
+    "cuFuncSetAttribute": "hipFuncSetAttribute on the runtime side",
+    "cuTensorMapEncodeTiled": "no TMA on AMD: load tiles with ordinary (buffer) loads into LDS",
+    "cuTensorMapEncodeIm2col": "no TMA on AMD: load tiles with ordinary (buffer) loads into LDS",
+    "cudaGetDriverEntryPointByVersion": "hipGetProcAddress (ROCm 6.2+)",
+    "cudaGetDriverEntryPoint": "hipGetProcAddress (ROCm 6.2+)",
+    "cudaStreamGetId": "keep your own stream ids",
+    "cudaEventRecordWithFlags": "hipEventRecord",
+    "cudaFuncGetName": "keep the kernel name yourself",
+    "cudaInitDevice": "hipSetDevice",
+    "cudaMemcpy3DPeer": "hipMemcpy3D after enabling peer access",
+    "cuMemcpyPeer": "hipMemcpyPeer",
+    "nvrtcGetLTOIR": "hiprtcGetBitcode",
+    "nvrtcGetNVVM": "hiprtcGetBitcode",
+    "nvrtcGetCUBIN": "hiprtcGetCode",
+    "nvrtcGetCUBINSize": "hiprtcGetCodeSize",
+}
+
+
+def _span(ctx, start: int, end: int) -> Span:
+    l1, c1 = ctx.offset_to_pos(start)
+    l2, c2 = ctx.offset_to_pos(end)
+    return Span(l1, c1, l2, c2)
+
+
+def _dead_for_amd(ctx, line: int) -> bool:
+    """Not compiled for AMD, by a guard with a HIP branch beside it or one naming HIP/ROCm."""
+    guard = ctx.fact(guard_map).dead_for_amd(line)
+    return guard is not None and (guard.has_alternative or amd_excluded(ctx, line))
+
+
+def _call_args(use):
+    """The argument nodes when `use` is the callee of a call expression."""
+    node = use.node
+    parent = node.parent
+    if parent is not None and parent.type == "qualified_identifier":
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "call_expression" or parent.child_by_field_name("function") != node:
+        return None
+    args = parent.child_by_field_name("arguments")
+    if args is None:
+        return None
+    return [c for c in args.named_children if c.type != "comment"]
+
+
+def _wrap(ctx, arg, before: str, after: str) -> tuple[Edit, Edit]:
+    start = ctx.node_span(arg)
+    return (
+        Edit(Span(start.start_line, start.start_col, start.start_line, start.start_col), before),
+        Edit(Span(start.end_line, start.end_col, start.end_line, start.end_col), after),
+    )
+
+
+def rename_edits(ctx, use, hip: str) -> tuple[Edit, ...]:
+    """The rename, plus the argument wrapping hipify does for symbol and kernel APIs."""
+    edits = [Edit(_span(ctx, use.start, use.end), hip)]
+    if use.in_macro:
+        return tuple(edits)
+    args = _call_args(use)
+    if args:
+        idx = SYMBOL_ARG.get(use.name)
+        if idx is not None and idx < len(args) and not node_text(args[idx]).startswith("HIP_SYMBOL"):
+            edits.extend(_wrap(ctx, args[idx], "HIP_SYMBOL(", ")"))
+        idx = KERNEL_ARG.get(use.name)
+        if idx is not None and idx < len(args):
+            text = node_text(args[idx])
+            if "cast<" not in text and "void*" not in text.replace(" ", "") and args[idx].type in ("identifier", "qualified_identifier", "template_function", "pointer_expression"):
+                edits.extend(_wrap(ctx, args[idx], "reinterpret_cast<const void*>(", ")"))
+    return tuple(edits)
+
+
+def _cub_namespace_uses(ctx) -> list:
+    """`cub::` qualifiers (hipify renames the namespace to `hipcub::`)."""
+    return ctx.fact(leading_qualifiers).get("cub", [])
+
+
+# ---- PTL601 -------------------------------------------------------------------------------
+
+@detector("PTL601")
+def cuda_api_with_hip_equivalent(ctx) -> None:
+    """Every CUDA name, header and `cub::` qualifier that hipify renames, with the rename."""
+    for use in ctx.fact(api_uses):
+        row = pick_row(use, "PTL601")
+        if row is None:
+            continue
+        extra = f"; deprecated in HIP {row.hip_deprecated}" if row.hip_deprecated else ""
+        report(
+            ctx,
+            _span(ctx, use.start, use.end),
+            name=use.name,
+            hip=row.hip,
+            detail=f"{row.library}" + (f", HIP {row.hip_added}+" if row.hip_added else "") + extra,
+            fix=Fix(f"rename `{use.name}` to `{row.hip}`", rename_edits(ctx, use, row.hip), "safe"),
+        )
+    for path, header in ctx.fact(includes):
+        hip = HEADER_RENAMES.get(header)
+        if hip is None and header.startswith("cub/"):
+            hip = "hipcub/hipcub.hpp"
+        if hip is None:
+            continue
+        since = HEADER_SINCE.get(hip)
+        text = node_text(path)
+        new = text[0] + hip + text[-1]
+        report(
+            ctx,
+            path,
+            name=header,
+            hip=hip,
+            detail="header" + (f"; {since}" if since else ""),
+            fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), new),), "safe"),
+        )
+    for ns in _cub_namespace_uses(ctx):
+        report(ctx, ns, name="cub::", hip="hipcub::", detail="CUB namespace",
+                   fix=Fix("rename the namespace to `hipcub`", (Edit(ctx.node_span(ns), "hipcub"),), "safe"))
+
+
+# ---- PTL602 -------------------------------------------------------------------------------
+
+def _count_mechanical(ctx) -> None:
+    """Count the uses PTL601 would list, leaving out code an AMD build does not compile."""
+    if b"#if" in ctx.data:
+        def live(line: int) -> bool:
+            return not _dead_for_amd(ctx, line)
+    else:  # no conditional code: everything is compiled
+        def live(line: int) -> bool:
+            return True
+
+    n = sum(1 for use in ctx.fact(api_uses) if pick_row(use, "PTL601") is not None and live(ctx.offset_to_pos(use.start)[0]))
+    n += sum(1 for path, header in ctx.fact(includes)
+             if (header in HEADER_RENAMES or header.startswith("cub/")) and live(path.start_point[0] + 1))
+    n += sum(1 for ns in _cub_namespace_uses(ctx) if live(ns.start_point[0] + 1))
+    if n:
+        ctx.count("mechanical-ports", n)
+
+
+@detector("PTL602")
+def cuda_api_without_hip_equivalent(ctx) -> None:
+    """CUDA names the HIPIFY table gives no HIP twin; also counts the mechanical renames."""
+    _count_mechanical(ctx)
+    version = load_table().version
+    for use in ctx.fact(api_uses):
+        row = pick_row(use, "PTL602")
+        if row is None:
+            continue
+        alt = ALTERNATIVES.get(use.name)
+        if not alt and row.roc:
+            alt = f"`{row.roc}` in the ROC library (rocBLAS/rocSPARSE/rocSOLVER/rocRAND/rocFFT)"
+        report(
+            ctx,
+            _span(ctx, use.start, use.end),
+            name=use.name,
+            library=row.library,
+            version=version,
+            suggestion=(f"Closest alternative: {alt}." if alt else "No HIP counterpart: keep this path under `#ifndef __HIP_PLATFORM_AMD__` with a HIP branch beside it.")
+            + f" Verdict from {version}; newer HIP releases may have added it.",
+        )
+
+
+# ---- PTL613 -------------------------------------------------------------------------------
+
+@detector("PTL613", nodes=("preproc_include",), tokens=("include",))
+def cuda_only_headers(node, ctx) -> None:
+    path = node.child_by_field_name("path")
+    if path is None or path.type not in ("system_lib_string", "string_literal"):
+        return
+    header = node_text(path)[1:-1].strip()
+    if header not in CUDA_ONLY_HEADERS:
+        return
+    alt = CUDA_ONLY_HEADERS[header]
+    report(
+        ctx,
+        path,
+        header=header,
+        suggestion=f"Closest alternative: {alt}." if alt else "No HIP counterpart: include it only in the CUDA build (`#ifndef __HIP_PLATFORM_AMD__`).",
+    )

@@ -1,0 +1,265 @@
+"""PTL102: lane and warp index arithmetic for 32-lane warps — `tid % 32`, `tid & 31`, `tid >> 5`,
+`blockDim.x / 32`, `lane == 31`, warp-strided loops, per-warp shared arrays and warp-count
+definitions. Host expressions found on the way go to PTL108 (host_warps)."""
+
+from __future__ import annotations
+
+import re
+
+from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
+from portlint.analyses.cuda.warp_facts import DATA_NAMES, LANE_NAMES, callee_name, strip_parens
+from portlint.rules.cuda_warp.analysis import (
+    CONST_CONTEXT_PARENTS, SHUFFLE, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
+)
+from portlint.rules.cuda_warp.host_warps import host_arith
+from portlint.rules.cuda_warp.logical_warps import chosen_group_size
+from portlint.core.model import Edit, Fix
+
+
+# names that say "lane" or "warp": what a 32 computed from a thread index is stored in when
+# it is a lane or warp id (a tile row/column or a half-block index is stored under other names)
+_ID_NAME = re.compile(r"(?i)warp|lane|wave|^wid$|^w_?id$|^laneid$")
+
+
+def _feeds_shuffle(a: Analysis, node, name: str) -> bool:
+    """Is variable `name` passed to a shuffle in the function around `node` (a source lane)?"""
+    fn = a.function_of(node)
+    if fn is None:
+        return False
+    for call in nodes_of_types(fn, ("call_expression",)):
+        if SHUFFLE.search(callee_name(call) or ""):
+            args = call.child_by_field_name("arguments")
+            if args is not None and any(node_text(i) == name for i in nodes_of_types(args, ("identifier",))):
+                return True
+    return False
+
+
+def _assigned_name(node) -> tuple[str | None, bool]:
+    """The variable an expression (possibly inside more arithmetic) is stored in, and whether
+    the expression is nested in more arithmetic (`a_sh_rd = s * ((tid % 32) % 16)`) rather
+    than the whole value (`row = tid / 32`)."""
+    p, nested = node.parent, False
+    while p is not None and p.type in ("parenthesized_expression", "cast_expression", "binary_expression"):
+        if p.type == "binary_expression":
+            if node_text(p.child_by_field_name("operator")) in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return None, False
+            nested = True
+        p = p.parent
+    if p is None:
+        return None, nested
+    if p.type == "init_declarator":
+        d = p.child_by_field_name("declarator")
+        return (node_text(d) if d is not None else None), nested
+    if p.type == "assignment_expression":
+        d = p.child_by_field_name("left")
+        return (node_text(d) if d is not None else None), nested
+    return None, nested
+
+
+def _data_split(a: Analysis, be, right, how: str) -> bool:
+    """`row = tid / 32; col = tid % 32`: a 32-wide split of the data, not a lane or warp id.
+    The split is read from the name the value is stored in; it does not apply when the
+    divisor is a warp-size constant by name (`li = tx % kWarpSize`), nor to lane math nested
+    in a longer index expression stored under a name that is not a data coordinate
+    (`a_sh_rd = stride * ((threadIdx.x % 32) % 16)`, an MMA fragment layout)."""
+    target, nested = _assigned_name(be)
+    if not target or _ID_NAME.search(target) or _feeds_shuffle(a, be, target):
+        return False
+    if how == "local-warp" or _warp_named(right):
+        return False
+    if nested and not DATA_NAMES.search(target):
+        return False
+    return True
+
+
+def _warp_named(node) -> bool:
+    node = strip_parens(node)
+    if node is None:
+        return False
+    if node.type == "call_expression":
+        node = node.child_by_field_name("function")
+    return node is not None and node.type in ("identifier", "qualified_identifier") and \
+        WARP_SIZE_NAME.match(node_text(node).split("::")[-1].strip()) is not None
+
+
+def index_arithmetic(a: Analysis) -> None:
+    for be in nodes_of_types(a.root, ("binary_expression",)):
+        op_node = be.child_by_field_name("operator")
+        if op_node is None:
+            continue
+        op = node_text(op_node)
+        if op not in ("/", "%", "&", ">>", "*", "==", "!=", "<<"):
+            continue
+        if not a.is_device(be):
+            host_arith(a, be, op)
+            continue
+        left, right = be.child_by_field_name("left"), be.child_by_field_name("right")
+        # the function's facts are built only for an operand with the warp value (most
+        # binary expressions of a file have none, and building them is a walk of the body)
+        if op in ("==", "!="):
+            for x, y in ((left, right), (right, left)):
+                v, how = a.value_of(y)
+                if v == 31 and how != "local-warp" and not chosen_group_size(a, how) and (a.is_lane_expr(x, a.facts_of(be)) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
+                    a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the last lane of a 32-lane warp"},
+                          fix=a.replace(y, "(warpSize - 1)", "compare with warpSize - 1"), confidence="medium")
+            continue
+        if op == "*":
+            for x, y in ((left, right), (right, left)):
+                v, how = a.value_of(y)
+                xs = strip_parens(x)
+                if v == 32 and how != "local-warp" and not chosen_group_size(a, how) and xs is not None and xs.type == "identifier" and node_text(xs) in a.facts_of(be).warp \
+                        and _ID_NAME.search(node_text(xs)):
+                    a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the first thread of a 32-lane warp"},
+                          fix=a.replace(y, "warpSize", "use warpSize") if how == "literal" else None, confidence="medium")
+            continue
+        if op == "<<":
+            continue
+        v, how = a.value_of(right)
+        if how == "local-warp" and not a.names_reported_const(right):
+            continue  # a logical warp: the constant is the group size
+        want = {"/": 32, "%": 32, "&": 31, ">>": 5}[op]
+        if v != want:
+            continue
+        if _data_split(a, be, right, how):
+            continue  # `row = tid / 32; col = tid % 32; ip = tid / 32`: a 32-wide data split
+        lstrip = strip_parens(left)
+        is_blockdim = lstrip is not None and lstrip.type == "field_expression" and node_text(lstrip.child_by_field_name("argument")) == "blockDim"
+        if op in ("/", ">>") and is_blockdim:
+            meaning = "the number of 32-lane warps per block"
+        elif a.is_thread(left, a.facts_of(be)):
+            meaning = {"/": "a warp id for 32-lane warps", ">>": "a warp id for 32-lane warps", "%": "a lane id for 32-lane warps", "&": "a lane id for 32-lane warps"}[op]
+        else:
+            continue
+        if a.logical32(be) or chosen_group_size(a, how):
+            continue  # a group of 32 lanes chosen by the code, right on each half of a 64-lane wave
+        if in_wave64_arm(be):
+            continue  # `warp_size == 32 ? ... : tid / (BN / 2)`: written for the 64-lane wave
+        new = {"/": "warpSize", "%": "warpSize", "&": "(warpSize - 1)", ">>": "warpSize"}[op]
+        fix = None
+        if how == "literal":
+            if op == ">>":
+                fix = Fix("divide by warpSize", (Edit(a.ctx.node_span(op_node), "/"), Edit(a.ctx.node_span(right), "warpSize")), "safe")
+            else:
+                fix = a.replace(right, new, f"use {new}")
+        if fix is not None and in_const_context(be):
+            fix = Fix(fix.description + " (display only: a constant expression is needed here)", fix.edits, "display-only")
+        a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
+              confidence="medium", suggestion=origin_note(a, right, how))
+    _strides_and_shared(a)
+
+
+_WAVE_SIZE_TEST = re.compile(r"(?i)warp|wave")
+
+
+def in_wave64_arm(node) -> bool:
+    """Is `node` in the arm of a `?:` or `if` that runs when a wave-size value is 64
+    (`warp_size == 32 ? a : b` -> b, `warp_size == 64 ? a : b` -> a, and `!=` the other way)?"""
+    child, cur = node, node.parent
+    while cur is not None and cur.type not in ("function_definition", "translation_unit"):
+        if cur.type in ("conditional_expression", "if_statement"):
+            cond = strip_parens(cur.child_by_field_name("condition"))
+            if cond is not None and cond.type == "condition_clause":
+                cond = strip_parens(cond.child_by_field_name("value") or cond.named_children[-1])
+            arm = _wave64_arm(cond)
+            if arm is not None and child == cur.child_by_field_name(arm):
+                return True
+        child, cur = cur, cur.parent
+    return False
+
+
+def _wave64_arm(cond) -> str | None:
+    """'consequence' or 'alternative': the arm a wave size of 64 takes under `cond`."""
+    if cond is None or cond.type != "binary_expression":
+        return None
+    op = node_text(cond.child_by_field_name("operator"))
+    if op not in ("==", "!="):
+        return None
+    for x, y in ((cond.child_by_field_name("left"), cond.child_by_field_name("right")),
+                 (cond.child_by_field_name("right"), cond.child_by_field_name("left"))):
+        xs = strip_parens(x)
+        name = node_text(xs.child_by_field_name("function") if xs is not None and xs.type == "call_expression" else xs) if xs is not None else ""
+        ys = strip_parens(y)
+        if not _WAVE_SIZE_TEST.search(name or "") or ys is None or ys.type != "number_literal":
+            continue
+        size = node_text(ys).rstrip("uUlL")
+        if size not in ("32", "64"):
+            return None
+        takes_consequence = (size == "64") == (op == "==")
+        return "consequence" if takes_consequence else "alternative"
+    return None
+
+
+def in_const_context(node) -> bool:
+    cur = node.parent
+    while cur is not None and cur.type not in ("compound_statement", "translation_unit"):
+        if cur.type in CONST_CONTEXT_PARENTS:
+            return True
+        cur = cur.parent
+    return False
+
+
+def _strides_and_shared(a: Analysis) -> None:
+    # `for (int i = lane; i < n; i += 32)`: a warp-strided loop
+    for loop in nodes_of_types(a.root, ("for_statement",)):
+        if not a.is_device(loop):
+            continue
+        init, update = loop.child_by_field_name("initializer"), loop.child_by_field_name("update")
+        if init is None or update is None or update.type != "assignment_expression" or node_text(update.child_by_field_name("operator")) != "+=":
+            continue
+        facts = a.facts_of(loop)
+        inits = [d.child_by_field_name("value") for d in nodes_of_types(init, ("init_declarator",))] or (
+            [init.child_by_field_name("right")] if init.type == "assignment_expression" else [])
+        if not any(v is not None and a.is_lane_expr(v, facts) for v in inits):
+            continue
+        step = update.child_by_field_name("right")
+        v, how = a.value_of(step)
+        if v == 32 and how != "local-warp" and not chosen_group_size(a, how):
+            a.hit("PTL102", step, fields={"expr": node_text(update), "meaning": "a stride of one 32-lane warp"},
+                  fix=a.replace(step, "warpSize", "stride by warpSize") if how == "literal" else None, confidence="medium")
+    # `__shared__ T partial[BLOCK / 32]`: one slot per 32-lane warp
+    for arr in nodes_of_types(a.root, ("array_declarator",)):
+        decl = enclosing(arr, ("declaration",))
+        if decl is None or "__shared__" not in {node_text(c) for c in decl.children}:
+            continue
+        size = strip_parens(arr.child_by_field_name("size"))
+        if size is None or size.type != "binary_expression":
+            continue
+        op = node_text(size.child_by_field_name("operator"))
+        v, how = a.value_of(size.child_by_field_name("right"))
+        if how == "local-warp" or not ((op == "/" and v == 32) or (op == ">>" and v == 5)) or a.logical32(arr) or chosen_group_size(a, how):
+            continue
+        a.hit("PTL102", size, fields={"expr": node_text(size), "meaning": "one shared-memory slot per 32-lane warp"},
+              targets={"rocm": "warning"}, confidence="medium",
+              suggestion="Sized per 32-lane warp this is an upper bound on wave64 (half the slots stay unused): keep the "
+                         "allocation, but index it with `threadIdx.x / warpSize` and loop over `blockDim.x / warpSize` "
+                         "warps, or size it per target with the `__GFX9__` selector.")
+
+
+PER_LANE_NAME = re.compile(r"(?i)per_?lane|per_?warp_?thread|elems?_?per_?lane")
+
+
+def count_definitions(a: Analysis) -> None:
+    """`#define WARPS (NUM_THREADS / 32)`, `constexpr int kNumWarps = kThreads / 32;`,
+    `constexpr int kDimsPerLane = HEAD_DIM / 32;`: counts of 32-lane warps (or of values per
+    lane of one) fixed at definition. In a file with no warp-level primitive and no lane or
+    warp-id math such a count only tiles work in 32-thread groups (through shared memory),
+    which a 64-lane wave runs unchanged."""
+    if not a.uses_warp_primitives() and not any(h.rule == "PTL102" for h in a.hits):
+        return
+    for name, defs in a.cmap.local.items():
+        counts = WARP_COUNT_NAME.match(name) is not None
+        per_lane = PER_LANE_NAME.search(name) is not None
+        if not (counts or per_lane):
+            continue
+        for c in defs:
+            if c.node is None:
+                continue
+            text = clean(node_text(c.node))
+            m = re.fullmatch(r"\(?\s*([A-Za-z_][\w:]*|\d+)\s*(/|>>)\s*(\d+)\s*\)?", text)
+            if not m or (m.group(2) == "/" and m.group(3) != "32") or (m.group(2) == ">>" and m.group(3) != "5"):
+                continue
+            meaning = "a number of 32-lane warps" if counts else "a count per lane of a 32-lane warp"
+            where = define_span(a.ctx, c) if c.kind == "define" else c.decl
+            a.hit("PTL102", where, fields={"expr": f"{name} = {text}", "meaning": meaning}, confidence="medium",
+                  suggestion="Divide by the wave size of the target: `warpSize` at run time, or a per-target constant "
+                             "(`__GFX9__` -> 64) where a constant expression is needed.")
