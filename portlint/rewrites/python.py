@@ -377,20 +377,22 @@ def _offer(description: str, span: Span, text: str) -> Fix:
 def _needs(names: Names, lax: bool = False) -> None:
     if lax and names.kind != "jax":
         raise _Refuse("torch has no traced loop this rewrite can target")
-    if lax and not names.jax:
-        raise _Refuse("the file does not import `jax` itself (the loop's carry types are found with jax.eval_shape)")
     if names.where is None:
         raise _Refuse("the file does not import jax.numpy / torch under a name the rewrite can use")
     if lax and names.lax is None:
         raise _Refuse("the file does not import jax")
+    if lax and not names.jax:
+        raise _Refuse("the file does not import `jax` itself (the loop's carry types are found with jax.eval_shape)")
 
 
 # ---- lax.cond for branches worth running only once ---------------------------------------------
 
-# calls a select may evaluate on both sides: elementwise arithmetic costs little next to the
-# branch's other work; any other call (a layer, a matmul, a sort, a user function) is a reason
+# calls a select may evaluate on both sides: elementwise arithmetic, reductions and reshapes
+# cost little next to the branch's other work; any other call (a layer, a matmul, a sort, a user function) is a reason
 # to run only the branch that is taken
 _ELEMENTWISE = {
+    "sum", "mean", "max", "min", "any", "all", "prod", "reshape", "transpose", "squeeze", "ravel",
+    "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "isnan", "isinf", "isfinite",
     "where", "logical_and", "logical_or", "logical_not", "abs", "absolute", "maximum", "minimum",
     "clip", "sign", "square", "negative", "asarray", "float32", "int32", "astype", "sqrt", "rsqrt",
     "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "tanh", "sinh",
@@ -632,7 +634,7 @@ def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = froze
         out = ast.Assign([store if stop is None else _state(changed + ["_"])[1]], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop with jax.lax.while_loop (forward and jvp only: reverse-mode jax.grad cannot differentiate it)",
+    return _offer("loop (differentiable forward and by jvp; reverse-mode jax.grad cannot) with jax.lax.while_loop",
                   _span(ctx, node, node), _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node)))
 
 
@@ -642,14 +644,12 @@ def _carry(names: Names, body: str, init: list[ast.expr], line: int, index: str 
     carry's type fixed, so the start values take the type the body settles on (found with
     `jax.eval_shape`, which runs nothing)."""
     np, jax, name = names.np, names.jax, f"_carry_{line}"
-    start = ast.Assign([ast.Name(name, ast.Store())], _dotted(
-        f"tuple({np}.asarray(v) for v in {ast.unparse(ast.Tuple(init, ast.Load()))})"), lineno=0)
+    start = ast.Assign([ast.Name(name, ast.Store())], ast.Tuple([_call(f"{np}.asarray", v) for v in init], ast.Load()), lineno=0)
+    # each round widens every value to what one trip makes of the current types; a widening
+    # reaches the next value the round after, so one round per value (and one more) settles it
     widen = ast.parse(
-        f"for _ in range(16):\n"
-        f"    _next_{line} = tuple({np}.asarray(a, {np}.result_type(a, b.dtype)) for a, b in zip({name}, {jax}.eval_shape({body}, {index}{name})))\n"
-        f"    if all(a.dtype == b.dtype for a, b in zip({name}, _next_{line})):\n"
-        f"        break\n"
-        f"    {name} = _next_{line}\n").body[0]
+        f"for _ in range({len(init) + 1}):\n"
+        f"    {name} = tuple({np}.asarray(a, {np}.result_type(a, b.dtype)) for a, b in zip({name}, {jax}.eval_shape({body}, {index}{name})))\n").body[0]
     return [start, widen]
 
 
