@@ -482,6 +482,23 @@ def _epilogue(m: dict, module: ast.Module, refs: dict[str, str], helpers: dict, 
     value = _arg(m["store"], "value", 1)
     if value is None or not (sk._names(value) & data):
         raise NotMatmul("the stored value is not computed from the accumulator")
+    # the stored dtype when the epilogue names it: `c = acc.to(tl.float16)` ... tl.store(p, c)
+    m["out_dtype"] = None
+    casts = {}
+    for s in ast.walk(ast.Module(body=list(m["after"]), type_ignores=[])):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            v = s.value
+            casts[s.targets[0].id] = (sk._tl_attr(v.args[0]) if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
+                                      and v.func.attr == "to" and v.args else None)
+    final = value
+    if isinstance(final, ast.Name):
+        dt = casts.get(final.id)
+    elif isinstance(final, ast.Call) and isinstance(final.func, ast.Attribute) and final.func.attr == "to" and final.args:
+        dt = sk._tl_attr(final.args[0])
+    else:
+        dt = None
+    if dt in sk._DTYPES:
+        m["out_dtype"] = f"jnp.{sk._DTYPES[dt]}"
     return lines, consts
 
 
@@ -494,6 +511,8 @@ def matmul_pallas(module: ast.Module, name: str, source: str = "<file>") -> tupl
         return None, str(exc)
     except sk._Untranslatable as exc:
         return None, f"the epilogue uses {exc}"
+    except Exception as exc:  # an odd kernel must still get its skeleton
+        return None, f"portlint could not read it as one ({type(exc).__name__})"
 
 
 def _generate(m: dict, module: ast.Module, name: str, source: str) -> str:
@@ -555,7 +574,7 @@ def _generate(m: dict, module: ast.Module, name: str, source: str) -> str:
     header = sk._header("Pallas (TPU)", info, source, translated, [
         "TPU block shapes: the block sizes should be multiples of (8, 128) for a TPU (interpret mode takes any)",
         f"the wrapper takes {m['a_ptr']} as a logical (M, K) array and {m['b_ptr']} as (K, N) (the strides said how they were laid out); "
-        f"the output dtype is out_dtype (default: the first input's)",
+        f"the output dtype is out_dtype (default: " + (f"{m['out_dtype']}, the epilogue's cast)" if m["out_dtype"] else "the first input's)"),
     ])
     header[0] = header[0].replace("skeleton generated", "kernel generated")
     lines = header + ["import functools", "", "import jax", "import jax.numpy as jnp", "from jax.experimental import pallas as pl",
@@ -586,7 +605,7 @@ def _generate(m: dict, module: ast.Module, name: str, source: str) -> str:
         "    m, kdim = a.shape",
         "    n = b.shape[1]",
         f"    mp, np_, kp = -(-m // {bm}) * {bm}, -(-n // {bn}) * {bn}, -(-kdim // {bk}) * {bk}",
-        "    out_dtype = out_dtype or a.dtype",
+        f"    out_dtype = out_dtype or {m['out_dtype'] or 'a.dtype'}",
         "    a = jnp.pad(a, ((0, mp - m), (0, kp - kdim)))",
         "    b = jnp.pad(b, ((0, kp - kdim), (0, np_ - n)))",
         "    out = pl.pallas_call(",

@@ -99,6 +99,11 @@ def flatten(fn: ast.FunctionDef) -> tuple[ast.FunctionDef, list[str]]:
         if isinstance(stmt, ast.For) and _is_range(stmt.iter) and isinstance(stmt.target, ast.Name) and len(stmt.iter.args) == 3 \
                 and axis0(resolved(stmt.iter.args[0]), "program_id") and axis0(resolved(stmt.iter.args[2]), "num_programs") and not stmt.orelse:
             helpers = [a.id for a in (stmt.iter.args[0], stmt.iter.args[2]) if isinstance(a, ast.Name)]
+            after = [r for r in body[i + 1:] if not isinstance(r, ast.Pass) and not (isinstance(r, ast.Expr) and isinstance(r.value, ast.Constant))]
+            memory = [n for r in body[:i] for n in ast.walk(r) if _is_tl(n, "load") or _is_tl(n, "store")]
+            if after or memory:
+                out.append(stmt)  # work outside the row loop runs once per program, not per row
+                continue
             rest = body[:i] + body[i + 1:] + stmt.body
             if any(isinstance(n, ast.Name) and n.id in helpers and isinstance(n.ctx, ast.Load) for r in rest for n in ast.walk(r)):
                 out.append(stmt)  # the program id is used for something else too
@@ -137,7 +142,7 @@ def read_row_kernel(fn: ast.FunctionDef) -> RowShape:
     loads = [n for n in ast.walk(fn) if _is_tl(n, "load")]
     stores = [n for n in ast.walk(fn) if _is_tl(n, "store")]
     if not loads or not stores:
-        return RowShape(False, "no tl.load / tl.store")
+        return RowShape(False, "not both a tl.load and a tl.store")
     params = {a.arg for a in fn.args.args}
     pointer_params = set()
     for call in loads + stores:
@@ -159,7 +164,8 @@ def read_row_kernel(fn: ast.FunctionDef) -> RowShape:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue
         if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Return)):
-            return RowShape(False, f"a `{type(stmt).__name__.lower()}` statement (loops and branches are not translated)")
+            kind = type(stmt).__name__.lower()
+            return RowShape(False, f"{'an' if kind == 'if' else 'a'} `{kind}` statement (only a grid-stride row loop and loops over column blocks are translated)")
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
             if _is_tl(value, "program_id"):
@@ -263,6 +269,15 @@ class _Refs(ast.NodeTransformer):
 
 def row_pallas(module: ast.Module, name: str, source: str = "<file>") -> tuple[str | None, str]:
     """(Pallas source, "") or (None, why not)."""
+    try:
+        return _row_pallas(module, name, source)
+    except sk.SkeletonError:
+        raise
+    except Exception as exc:  # an odd kernel must still get its skeleton
+        return None, f"portlint could not read it as one ({type(exc).__name__})"
+
+
+def _row_pallas(module: ast.Module, name: str, source: str) -> tuple[str | None, str]:
     fn, notes = flatten(sk.find_kernel(module, name))
     shape = read_row_kernel(fn)
     if not shape.ok:

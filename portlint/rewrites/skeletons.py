@@ -7,10 +7,14 @@ statements in between. Statements are sorted into
   - loads and stores: become ref reads and writes (Pallas) or nl.load / nl.store (NKI);
   - arithmetic on loaded values: carried over where every call maps one to one;
   - anything else (loops, branches, unknown calls): left as commented TODO lines.
-The header of every skeleton lists what was translated and what is left to do. An
-*elementwise* kernel (one grid axis, every access at `ptr + offsets` with
-`offsets = pid * BLOCK + tl.arange(0, BLOCK)`, no loops or reductions) becomes a complete
-Pallas kernel that runs (the tests run it with `interpret=True`)."""
+The header of every skeleton lists what was translated and what is left to do, and, for
+Pallas, why none of the runnable translations fitted. An *elementwise* kernel (one grid axis,
+every access at `ptr + offsets` with `offsets = pid * BLOCK + tl.arange(0, BLOCK)`, no loops
+or reductions) becomes a complete Pallas kernel that runs (the tests run it with
+`interpret=True`); so do row-wise kernels (pallas_rows: one program per row, including a
+grid-stride row loop and loops over column blocks) and blocked matmuls (pallas_matmul, read
+from the accumulator, the K loop and the tile offsets, not from names); `pallas()` tries them
+in that order."""
 
 from __future__ import annotations
 
