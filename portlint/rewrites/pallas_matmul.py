@@ -558,7 +558,7 @@ def _generate(m: dict, module: ast.Module, name: str, source: str) -> str:
     unused = [c for c in info.constexprs if c not in (bm, bn, bk) and c not in consts]
     translated = [
         f"blocked matmul: the accumulator `{acc} = tl.zeros(({bm}, {bn}))` gives the M and N block sizes; "
-        f"the K loop's {'bound' if bk in ast.unparse(m['loop'].iter) else 'pointer increments'} give {bk}",
+        f"{'the K loop' + chr(39) + 's range gives' if bk in ast.unparse(m['loop'].iter) else 'the pointer increments in the K loop give'} {bk}",
         f"grid: {m['order']} -> Pallas grid (M/{bm}, N/{bn}, K/{bk}), one output tile per (i, j)",
         f"K loop: `{ast.unparse(_dot_in(next(x for x in m['loop'].body if _dot_in(x, acc)), acc))}` -> the K grid axis "
         f"with a {m['acc_dtype']} VMEM accumulator (zeroed at k == 0, the epilogue at the last k)",
