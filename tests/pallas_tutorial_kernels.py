@@ -59,6 +59,9 @@ def grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     group_rows = min(tiles_m - first_m, GROUP_M)
     pid_m = first_m + ((pid % per_group) % group_rows)
     pid_n = (pid % per_group) // group_rows
+    tl.assume(pid_m >= 0)
+    tl.assume(pid_n >= 0)
+    tl.assume(stride_ak > 0)
 
     rm = (pid_m * BM + tl.arange(0, BM)) % M
     rn = (pid_n * BN + tl.arange(0, BN)) % N

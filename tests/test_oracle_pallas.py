@@ -244,3 +244,27 @@ def test_a_kernel_with_a_row_loop_not_a_column_loop_stays_a_skeleton(tmp_path):
     text = _suggest("layer_norm_fwd_kernel", bad)
     assert "# Not runnable as generated" in text
     assert "the column loop runs to `stride`" in text
+
+
+TILED_DOT = '        total += tl.dot(xt, wt, input_precision="ieee")\n'
+TILED_ZEROS = "    total = tl.zeros((TILE_M, TILE_N), dtype=tl.float32)\n"
+
+
+@pytest.mark.parametrize("old, new, why", [
+    (TILED_DOT, TILED_DOT + "        total = total * 0.5\n", "the accumulator is changed in the K loop other than by tl.dot"),
+    (TILED_ZEROS, TILED_ZEROS + "    total += 1.0\n", "the accumulator is changed before the K loop"),
+    (TILED_DOT, TILED_DOT + "        s = tl.load(x + k0)\n", "loads in the K loop besides the two tl.dot tiles (s)"),
+    ("    row_tile = tl.program_id(0)\n", "    row_tile = tl.program_id(0) + tl.program_id(2)\n", "are not program ids"),
+    ("j = col_tile * TILE_N + tl.arange(0, TILE_N)\n", "j = col_tile * TILE_N + tl.arange(0, TILE_N)\n    jj = row_tile * TILE_N + tl.arange(0, TILE_N)\n", None),
+], ids=["acc-scaled-in-loop", "acc-changed-before-loop", "extra-load-in-loop", "third-grid-axis", "unused-offsets-still-runnable"])
+def test_matmul_near_misses_are_skeletons_that_say_why(old, new, why, tmp_path):
+    src = TUTORIAL.read_text()
+    assert old in src
+    path = tmp_path / "near_miss.py"
+    path.write_text(src.replace(old, new, 1))
+    text = _suggest("tiled_matmul_kernel", path)
+    if why is None:
+        _runnable(text)
+        return
+    head = text.split("# Translated:")[0]
+    assert "# Not runnable as generated" in head and why in head, head

@@ -313,6 +313,22 @@ def read_matmul(module: ast.Module, name: str) -> dict:
         raise NotMatmul("other loops, or branches inside the K loop")
     if not isinstance(loop.target, ast.Name):
         raise NotMatmul("the K loop variable is not a name")
+    for s in body[: body.index(loop)]:  # before the loop: index math only
+        if any(_tl(n, "load") or _tl(n, "store") for n in ast.walk(s)):
+            raise NotMatmul(f"a load or store before the K loop (`{ast.unparse(s).splitlines()[0][:50]}`)")
+        if isinstance(s, ast.Expr) and not any(_tl(s.value, hint) for hint in ("assume", "static_assert", "multiple_of", "max_contiguous")):
+            raise NotMatmul(f"`{ast.unparse(s)[:50]}` before the K loop")
+        if not isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
+            raise NotMatmul(f"a `{type(s).__name__.lower()}` statement before the K loop")
+        written = [t.id for t in (s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)]) if isinstance(t, ast.Name)]
+        if acc in written and not (isinstance(s, ast.Assign) and _tl(s.value, "zeros")):
+            raise NotMatmul(f"the accumulator is changed before the K loop (`{ast.unparse(s)[:50]}`)")
+    for s in loop.body:  # in the loop: the accumulator changes only by the dot
+        written = [t.id for t in (s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)]) if isinstance(t, ast.Name)]
+        if acc in written and _dot_in(s, acc) is None:
+            raise NotMatmul(f"the accumulator is changed in the K loop other than by tl.dot (`{ast.unparse(s)[:50]}`)")
+    if sum(1 for s in loop.body if _dot_in(s, acc)) != 1:
+        raise NotMatmul("more than one tl.dot accumulation in the K loop")
     dot = next(_dot_in(x, acc) for x in loop.body if _dot_in(x, acc))
     if len(dot.args) < 2 or not all(isinstance(a, ast.Name) for a in dot.args[:2]):
         raise NotMatmul("tl.dot of expressions (expected two tiles loaded in the loop)")
@@ -336,6 +352,8 @@ def read_matmul(module: ast.Module, name: str) -> dict:
     a_name, b_name = dot.args[0].id, dot.args[1].id
     if a_name not in tiles or b_name not in tiles:
         raise NotMatmul("the tl.dot operands are not tiles loaded in the K loop")
+    if set(tiles) != {a_name, b_name}:
+        raise NotMatmul(f"loads in the K loop besides the two tl.dot tiles ({', '.join(sorted(set(tiles) - {a_name, b_name}))})")
     a_ptr = sk._pointer_base(tiles[a_name][0], info)
     b_ptr = sk._pointer_base(tiles[b_name][0], info)
     if a_ptr is None or b_ptr is None or a_ptr == b_ptr:
