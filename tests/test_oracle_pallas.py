@@ -268,3 +268,44 @@ def test_matmul_near_misses_are_skeletons_that_say_why(old, new, why, tmp_path):
         return
     head = text.split("# Translated:")[0]
     assert "# Not runnable as generated" in head and why in head, head
+
+
+GROUP_SCALE = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def group_scale_kernel(x_ptr, y_ptr, stride, n_cols, GROUP: tl.constexpr):
+    row = tl.program_id(0)
+    for start in range(0, n_cols, GROUP):
+        cols = start + tl.arange(0, GROUP)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+        scale = tl.max(tl.abs(x), axis=0) / 127.0
+        tl.store(y_ptr + row * stride + cols, x / scale, mask=cols < n_cols)
+
+
+@triton.jit
+def decayed_sum_kernel(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = 0.0
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+        acc = acc * 0.5 + tl.sum(x, axis=0)
+    tl.store(y_ptr + row, acc)
+'''
+
+
+@pytest.mark.parametrize("kernel, why", [
+    ("group_scale_kernel", "a store in the loop reads a reduction over the block (a result per block)"),
+    ("decayed_sum_kernel", "the loop carries `acc` by `acc = acc * 0.5 + tl.sum(x, axis=0)`"),
+])
+def test_column_loops_whose_result_depends_on_the_block_size_stay_skeletons(kernel, why, tmp_path):
+    """Running a column loop once over the whole row is what Triton computes with BLOCK >= N;
+    a per-block result or an order-dependent carry differs, so these are not collapsed."""
+    path = tmp_path / "block_dependent.py"
+    path.write_text(GROUP_SCALE)
+    text = _suggest(kernel, path)
+    head = text.split("# Translated:")[0]
+    assert "# Not runnable as generated" in head and why in head, head

@@ -76,6 +76,44 @@ def _uses(stmts: list[ast.stmt], name: str) -> int:
     return sum(1 for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
 
 
+_BLOCK_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "associative_scan", "dot", "sort"}
+
+
+def _block_dependent(loop: ast.For, before: list[ast.stmt]) -> str:
+    """Why running the body of a column loop once over the whole row could differ from
+    Triton's result over blocks ("" if it cannot): a carried value combined other than by
+    `+=` / `tl.maximum` / `tl.minimum` of a term without it, or a store fed by a reduction over
+    the block inside the same iteration (per-block results, e.g. a scale per group)."""
+    defined = {t.id for s in before for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) for t in [n]}
+    for s in loop.body:
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and s.target.id in defined:
+            if not isinstance(s.op, ast.Add) or s.target.id in sk._names(s.value):
+                return f"the loop carries `{s.target.id}` by `{ast.unparse(s)[:40]}`"
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id in defined \
+                and s.targets[0].id in sk._names(s.value):
+            name, v = s.targets[0].id, s.value
+            ok = (isinstance(v, ast.Call) and sk._tl_attr(v.func) in ("maximum", "minimum") and len(v.args) == 2
+                  or isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add))
+            if ok:
+                sides = v.args if isinstance(v, ast.Call) else [v.left, v.right]
+                ok = sum(1 for x in sides if isinstance(x, ast.Name) and x.id == name) == 1 and sum(
+                    1 for x in sides for n in ast.walk(x) if isinstance(n, ast.Name) and n.id == name) == 1
+            if not ok:
+                return f"the loop carries `{name}` by `{ast.unparse(s)[:40]}`"
+    tainted: set[str] = set()
+    for s in loop.body:
+        for n in ast.walk(s):
+            if _is_tl(n, "store") and (sk._names(n) & tainted or any(
+                    isinstance(c, ast.Call) and sk._tl_attr(c.func) in _BLOCK_REDUCTIONS for c in ast.walk(n))):
+                return "a store in the loop reads a reduction over the block (a result per block)"
+        if isinstance(s, (ast.Assign, ast.AugAssign)):
+            value = s.value
+            if sk._names(value) & tainted or any(isinstance(c, ast.Call) and sk._tl_attr(c.func) in _BLOCK_REDUCTIONS for c in ast.walk(value)):
+                for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+                    tainted |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return ""
+
+
 def flatten(fn: ast.FunctionDef) -> tuple[ast.FunctionDef, list[str]]:
     """fn with a grid-stride row loop and loops over column blocks written as straight-line
     code (see the module docstring), and what was done; loops of other forms are left."""
@@ -128,6 +166,11 @@ def flatten(fn: ast.FunctionDef) -> tuple[ast.FunctionDef, list[str]]:
                 cdef = cols_defs[0]
                 arange = next(x for x in (cdef.value.left, cdef.value.right) if _is_tl(x, "arange"))
                 if len(arange.args) == 2 and ast.unparse(arange.args[1]) == ast.unparse(args[2]):
+                    why = _block_dependent(stmt, out)
+                    if why:
+                        notes.append(f"not collapsed: {why}")
+                        out.append(stmt)
+                        continue
                     cdef.value = arange
                     out.extend(stmt.body)
                     notes.append(f"the loop over column blocks `for {off} in {ast.unparse(stmt.iter)}` -> its body once, over the whole row")
@@ -280,8 +323,10 @@ def row_pallas(module: ast.Module, name: str, source: str = "<file>") -> tuple[s
 def _row_pallas(module: ast.Module, name: str, source: str) -> tuple[str | None, str]:
     fn, notes = flatten(sk.find_kernel(module, name))
     shape = read_row_kernel(fn)
+    refused = [n for n in notes if n.startswith("not collapsed: ")]
     if not shape.ok:
-        return None, shape.why
+        return None, shape.why + (f"; a loop over column blocks is {refused[0]}" if refused else "")
+    notes = [n for n in notes if n not in refused]
     shape.notes = [n if notes.count(n) == 1 else f"{notes.count(n)} x {n}" for i, n in enumerate(notes) if n not in notes[:i]]
     for note in notes:  # a collapsed column loop must run up to the row width
         if "column blocks" in note:
