@@ -1,0 +1,157 @@
+"""Issue 26, "trust, round two": one test per numbered attack (each failed before the fix),
+plus the mechanisms underneath (one writer, one reader, bounded work per input)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_portlint
+
+ASM = '__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n'
+
+
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    """(a checkout with one finding, a victim file outside it)."""
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "k.cu").write_text(ASM)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    return repo, victim
+
+
+# --- 1. reports never write through a committed symlink -------------------------------
+
+@pytest.mark.parametrize("command", [
+    ["scan", "src/", "--format", "sarif", "-o", "portlint.sarif", "--exit-zero", "--no-cache"],
+    ["report", "src/", "-o", "portlint.sarif", "--no-cache"],
+])
+def test_1_report_output_refuses_a_committed_symlink(tmp_path, command):
+    repo, victim = tree(tmp_path)
+    (repo / "portlint.sarif").symlink_to("../victim")
+    proc = run_portlint(*command, cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    assert "symlink" in proc.stderr and proc.stderr.count("\n") == 1
+    assert victim.read_text() == "precious\n"
+    assert (repo / "portlint.sarif").is_symlink()
+
+
+def test_1_merge_sarif_output_refuses_a_symlink_and_a_symlinked_folder(tmp_path):
+    repo, victim = tree(tmp_path)
+    shard = repo / "a.sarif"
+    assert run_portlint("scan", "src/", "--format", "sarif", "-o", "a.sarif", "--exit-zero", "--no-cache", cwd=repo).returncode == 0
+    (repo / "all.sarif").symlink_to("../victim")
+    proc = run_portlint("merge-sarif", str(shard), "-o", "all.sarif", cwd=repo)
+    assert proc.returncode == 2 and "symlink" in proc.stderr
+    assert victim.read_text() == "precious\n"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "out").symlink_to("../outside")
+    proc = run_portlint("merge-sarif", str(shard), "-o", "out/sub/all.sarif", cwd=repo)
+    assert proc.returncode == 2 and "outside" in proc.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_1_writer_is_atomic_keeps_the_mode_and_refuses_read_only(tmp_path):
+    from portlint.core.files import WriteRefused, write_file
+
+    target = tmp_path / "r.txt"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    write_file(target, b"new")
+    assert target.read_bytes() == b"new" and stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["r.txt"]  # no temporary file left behind
+    os.chmod(target, 0o440)
+    with pytest.raises(WriteRefused, match="read-only"):
+        write_file(target, b"again")
+    assert target.read_bytes() == b"new"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(WriteRefused, match="regular"):
+        write_file(fifo, b"x")
+
+
+def test_17_output_onto_a_scanned_source_is_refused(tmp_path):
+    repo, _ = tree(tmp_path)
+    before = (repo / "src" / "k.cu").read_text()
+    proc = run_portlint("scan", "src/", "--output", "src/k.cu", "--no-cache", cwd=repo)
+    assert proc.returncode == 2 and "this scan read" in proc.stderr
+    assert (repo / "src" / "k.cu").read_text() == before
+
+
+# --- 3. a baseline or shard that is /dev/zero or a FIFO --------------------------------
+
+@pytest.mark.parametrize("kind", ["zero", "fifo"])
+def test_3_baseline_and_shards_that_are_special_files_are_refused(tmp_path, kind):
+    repo, _ = tree(tmp_path)
+    special = repo / "base.json"
+    if kind == "zero":
+        special.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(special)
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "src/", "--no-cache", "--baseline", "base.json"],
+                          cwd=repo, capture_output=True, text=True, timeout=60, env={**os.environ})
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "portlint", "merge-sarif", "base.json"],
+                          cwd=repo, capture_output=True, text=True, timeout=60, env={**os.environ})
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+
+
+# --- 12. merge-sarif on wrong types ---------------------------------------------------
+
+def _shard(repo: Path, name: str = "a.sarif") -> dict:
+    assert run_portlint("scan", "src/", "--format", "sarif", "-o", name, "--exit-zero", "--no-cache", cwd=repo).returncode == 0
+    return json.loads((repo / name).read_text())
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: d["runs"][0].__setitem__("results", "abc"),
+    lambda d: d["runs"][0].__setitem__("tool", "portlint"),
+    lambda d: d["runs"][0]["tool"].__setitem__("driver", []),
+    lambda d: d["runs"][0]["results"][0].__setitem__("locations", 7),
+    lambda d: d["runs"][0]["results"][0].__setitem__("ruleId", 3),
+    lambda d: d["runs"][0].__setitem__("invocations", [5]),
+    lambda d: d["runs"][0]["tool"]["driver"].__setitem__("rules", [{"id": []}]),
+])
+def test_12_merge_sarif_wrong_types_are_a_usage_error(tmp_path, mutate):
+    repo, _ = tree(tmp_path)
+    doc = _shard(repo)
+    mutate(doc)
+    (repo / "bad.sarif").write_text(json.dumps(doc))
+    proc = run_portlint("merge-sarif", "bad.sarif", cwd=repo)
+    assert proc.returncode == 2, proc.stdout
+    assert "internal error" not in proc.stderr and "bad.sarif" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_12_merge_sarif_same_shard_twice_is_not_doubled(tmp_path):
+    repo, _ = tree(tmp_path)
+    doc = _shard(repo)
+    proc = run_portlint("merge-sarif", "a.sarif", "a.sarif", cwd=repo)
+    if proc.returncode == 0:
+        assert len(json.loads(proc.stdout)["runs"][0]["results"]) == len(doc["runs"][0]["results"])
+    else:
+        assert proc.returncode == 2 and "twice" in proc.stderr
+
+
+# --- 17. deep or huge-integer baseline JSON -------------------------------------------
+
+@pytest.mark.parametrize("body", [
+    "[" * 100000 + "]" * 100000,
+    '{"schema": "portlint-report", "findings": [], "n": ' + "9" * 5000 + "}",
+    '{"schema": "portlint-report", "findings": [{"path": "a", "fingerprints": {"portlint/v1": 5}}]}',
+    '{"schema": "portlint-report", "findings": [{"path": "a", "fingerprints": {"portlint/v1": "x", "primaryLocationLineHash": []}}]}',
+])
+def test_17_hostile_baseline_json_is_a_usage_error(tmp_path, body):
+    repo, _ = tree(tmp_path)
+    (repo / "base.json").write_text(body)
+    proc = run_portlint("scan", "src/", "--no-cache", "--baseline", "base.json", cwd=repo)
+    assert proc.returncode == 2
+    assert "internal error" not in proc.stderr and "base.json" in proc.stderr
