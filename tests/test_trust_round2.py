@@ -155,3 +155,71 @@ def test_17_hostile_baseline_json_is_a_usage_error(tmp_path, body):
     proc = run_portlint("scan", "src/", "--no-cache", "--baseline", "base.json", cwd=repo)
     assert proc.returncode == 2
     assert "internal error" not in proc.stderr and "base.json" in proc.stderr
+
+
+def run_bounded(code: str, timeout: float) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter with this worktree first on the path; a budget
+    overrun is a TimeoutExpired, i.e. a failure, not a flaky timing comparison."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+# --- 2. a new file named `Dockerfile.x blob` under --diff-base ------------------------
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True, capture_output=True)
+
+
+def test_2_diff_base_with_a_file_named_like_a_cat_file_header(tmp_path):
+    repo, _ = tree(tmp_path)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    (repo / "src" / "Dockerfile.x blob").write_text("FROM nvidia/cuda:12.4.0-devel-ubuntu22.04\n")
+    (repo / "src" / "new blob 12.cu").write_text(ASM)
+    proc = run_portlint("scan", ".", "--no-cache", "--diff-base", "HEAD", cwd=repo)
+    assert "internal error" not in proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert "new blob 12.cu:2:3" in proc.stdout  # a new file: every line is changed
+    assert "src/k.cu" not in proc.stdout  # unchanged since the base
+
+
+def test_2_cat_file_headers_are_read_from_their_end():
+    from portlint.findings.changed_lines import _parse_batch
+
+    out = b"HEAD:Dockerfile.x blob missing\n" + b"0123abcd blob 3\nabc\n" + b"HEAD:a b 7 missing\n"
+    assert _parse_batch(out, 3) == [None, b"abc", None]
+    assert _parse_batch(b"", 2) == [None, None]
+
+
+# --- 7. --diff-base on reshuffled brace lines -----------------------------------------
+
+def test_7_changed_lines_are_near_linear_on_repeated_lines():
+    # the issue's 20 KB file of brace lines, at 10x: 200 KB, reshuffled
+    run_bounded(
+        "import random\n"
+        "from portlint.findings.changed_lines import _changed_against\n"
+        "rng = random.Random(26)\n"
+        "lines = [rng.choice(['{', '}', '  }', '{ {']) for _ in range(100_000)]\n"
+        "old = '\\n'.join(lines).encode()\n"
+        "rng.shuffle(lines)\n"
+        "new = '\\n'.join(lines).encode()\n"
+        "changed = _changed_against(old, new)\n"
+        "assert changed and max(changed) <= len(lines)\n"
+        "small_old = b'a\\nb\\nc\\nd\\n'\n"
+        "assert _changed_against(small_old, b'a\\nB\\nc\\nd\\ne\\n') == {2, 5}\n",
+        timeout=60,
+    )
+
+
+def test_7_large_diff_still_finds_exact_changes_around_unique_lines():
+    from portlint.findings.changed_lines import _changed_against
+
+    old = [f"line {i}" for i in range(6000)]
+    new = list(old)
+    new[100] = "changed 100"
+    new.insert(5000, "inserted")
+    changed = _changed_against("\n".join(old).encode(), "\n".join(new).encode())
+    assert changed == {101, 5001}
