@@ -223,3 +223,27 @@ def test_7_large_diff_still_finds_exact_changes_around_unique_lines():
     new.insert(5000, "inserted")
     changed = _changed_against("\n".join(old).encode(), "\n".join(new).encode())
     assert changed == {101, 5001}
+
+
+# --- 8. an exponential .gitignore line ------------------------------------------------
+
+def test_8_gitignore_glob_cost_is_bounded(tmp_path):
+    # the 51-byte line at 10x (`*a` x 250, then b) and its 25x one, and a folder
+    # whose name is as long as a file system allows
+    repo = tmp_path / "repo"
+    deep = repo / ("a" * 250) / ("a" * 250)
+    deep.mkdir(parents=True)
+    (deep / "k.cu").write_text(ASM)
+    (repo / ".gitignore").write_text("*a" * 250 + "b\n" + "*a" * 25 + "b\n" + "*.o\n" + "/".join(["**"] * 40) + "/x\n")
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", ".", "--no-cache"], cwd=repo, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 1 and "k.cu:2:3" in proc.stdout
+    assert ".gitignore: 3 pattern(s)" in proc.stderr
+
+
+def test_8_the_patterns_kept_still_apply(tmp_path):
+    (tmp_path / "keep.cu").write_text(ASM)
+    (tmp_path / "gen_x_y.cu").write_text(ASM)
+    (tmp_path / ".gitignore").write_text("gen_*_*.cu\n")
+    proc = run_portlint("scan", ".", "--no-cache", cwd=tmp_path)
+    assert "keep.cu" in proc.stdout and "gen_x_y" not in proc.stdout
