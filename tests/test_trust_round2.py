@@ -247,3 +247,40 @@ def test_8_the_patterns_kept_still_apply(tmp_path):
     (tmp_path / ".gitignore").write_text("gen_*_*.cu\n")
     proc = run_portlint("scan", ".", "--no-cache", cwd=tmp_path)
     assert "keep.cu" in proc.stdout and "gen_x_y" not in proc.stdout
+
+
+# --- 6. bound_before once per `if` in a huge jitted function --------------------------
+
+def test_6_bound_before_walks_a_function_once():
+    # 10x the 2,000 ifs; before, each query walked the whole function again
+    # (20,000 walks of ~400,000 nodes). Counting the walks makes the budget exact.
+    run_bounded(
+        "import ast\n"
+        "import portlint.rewrites.python as rw\n"
+        "walks = []\n"
+        "real_walk = rw.walk\n"
+        "rw.walk = lambda node: (walks.append(1), real_walk(node))[1]\n"
+        "body = ''.join(f'    if x > {i}:\\n        v{i} = y + {i}\\n    else:\\n        y = y - 1\\n' for i in range(20000))\n"
+        "fn = ast.parse('def f(x, y):\\n' + body + '    return y\\n').body[0]\n"
+        "ifs = [n for n in fn.body if isinstance(n, ast.If)]\n"
+        "for k, node in enumerate(ifs):\n"
+        "    bound = rw.bound_before(fn, node.lineno)\n"
+        "    assert 'x' in bound and 'y' in bound and (f'v{k}' not in bound) and (k == 0 or f'v{k-1}' in bound)\n"
+        "    assert len(bound) == 2 + k\n"
+        "assert len(walks) == 1, len(walks)\n"
+        "assert set(rw.bound_before(fn, ifs[3].lineno)) == {'x', 'y', 'v0', 'v1', 'v2'}\n",
+        timeout=120,
+    )
+
+
+# --- 9. deeply nested if() in CMakeLists.txt ------------------------------------------
+
+def test_9_deeply_nested_cmake_keeps_its_findings(tmp_path):
+    depth = 5000  # 10x the 500
+    text = ("cmake_minimum_required(VERSION 3.18)\nproject(demo LANGUAGES CXX CUDA)\n"
+            + "if(A)\n" * depth + "message(STATUS deep)\n" + "endif()\n" * depth)
+    (tmp_path / "CMakeLists.txt").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", ".", "--no-cache", "--format", "concise"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert "PTL003" not in proc.stdout, proc.stdout
+    assert "CMakeLists.txt:2:" in proc.stdout and "PTL050" in proc.stdout
