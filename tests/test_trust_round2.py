@@ -284,3 +284,44 @@ def test_9_deeply_nested_cmake_keeps_its_findings(tmp_path):
                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert "PTL003" not in proc.stdout, proc.stdout
     assert "CMakeLists.txt:2:" in proc.stdout and "PTL050" in proc.stdout
+
+
+# --- 14. editor server: hostile URIs and a change to a document never opened ----------
+
+def test_14_uris_that_name_no_local_file_are_not_analysed():
+    pytest.importorskip("pygls")
+    from portlint.server.server import fs_path
+
+    assert fs_path("file://host/share/x.cu") is None
+    assert fs_path("file:////host/share/x.cu") is None
+    assert fs_path("file:///tmp/b%00c.cu") is None
+    assert fs_path("untitled:Untitled-1") is None
+    assert fs_path("file:///tmp/a%20b.cu") == Path("/tmp/a b.cu")
+    assert fs_path("file://localhost/tmp/k.cu") == Path("/tmp/k.cu")
+
+
+def test_14_server_survives_hostile_uris_and_unknown_changes(tmp_path):
+    pytest.importorskip("pytest_lsp")
+    from lsprotocol import types
+    from test_lsp_server import KERNEL, Session, run
+
+    async def scenario():
+        async with Session(tmp_path) as s:
+            messages: list[str] = []
+
+            @s.client.feature(types.WINDOW_SHOW_MESSAGE)
+            def _shown(params):
+                messages.append(params.message)
+
+            s.open("file://host/share/x.cu", KERNEL)
+            s.open("file:///" + str(tmp_path).lstrip("/") + "/b%00c.cu", KERNEL)
+            s.replace_all((tmp_path / "never_opened.cu").as_uri(), KERNEL, 2)
+            good = (tmp_path / "k.cu").as_uri()
+            s.open(good, KERNEL)
+            published = await s.next_diagnostics(good)
+            assert published.diagnostics  # the server is alive and analysing
+            assert not any("PTL003" in str(d.code) for d in published.diagnostics)
+            assert not messages, messages
+            return published
+
+    run(scenario())
