@@ -325,3 +325,20 @@ def test_14_server_survives_hostile_uris_and_unknown_changes(tmp_path):
             return published
 
     run(scenario())
+
+
+# --- 13. --shard with a superscript digit or a 5,000-digit N --------------------------
+
+@pytest.mark.parametrize("spec", ["²/3", "1/" + "9" * 5000, "1/٣", "0/0", "1/2/3", " /2"])
+def test_13_shard_spec_is_a_usage_error(tmp_path, spec):
+    repo, _ = tree(tmp_path)
+    proc = run_portlint("scan", "src/", "--no-cache", "--shard", spec, cwd=repo)
+    assert proc.returncode == 2 and "--shard" in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_13_shard_spec_parsing():
+    from portlint.discovery.shard import ShardError, parse_shard
+
+    assert parse_shard("2/4") == (2, 4) and parse_shard(" 1 / 1 ") == (1, 1)
+    with pytest.raises(ShardError):
+        parse_shard("²/3")
