@@ -342,3 +342,77 @@ def test_13_shard_spec_parsing():
     assert parse_shard("2/4") == (2, 4) and parse_shard(" 1 / 1 ") == (1, 1)
     with pytest.raises(ShardError):
         parse_shard("²/3")
+
+
+# --- 4. --add-suppressions after a string continued with a backslash ------------------
+
+@pytest.mark.parametrize("text", [
+    'const char* s = "abc\\\n"; __global__ void k() { asm volatile("membar.gl;"); }\n',
+    'const char* s = R"(abc\n)"; __global__ void k() { asm volatile("membar.gl;"); }\n',
+    '/* a\n*/ __global__ void k() { asm volatile("membar.gl;"); }\n',
+])
+def test_4_add_suppressions_never_writes_inside_a_literal_or_comment(tmp_path, text):
+    (tmp_path / "s.cu").write_text(text)
+    for _ in range(2):  # and a second run adds nothing either
+        proc = run_portlint("scan", "s.cu", "--no-cache", "--add-suppressions", "reviewed", cwd=tmp_path)
+        assert "no suppression comment added" in proc.stderr, proc.stderr
+        assert (tmp_path / "s.cu").read_text() == text
+
+
+def test_4_macro_continuations_still_get_an_inline_comment(tmp_path):
+    text = '#define X(a) \\\n  asm volatile("membar.gl;")\n__global__ void k() { X(1); }\n'
+    (tmp_path / "m.cu").write_text(text)
+    proc = run_portlint("scan", "m.cu", "--no-cache", "--add-suppressions", "ok", cwd=tmp_path)
+    assert "added suppression comments in 1 file" in proc.stderr
+    assert proc.returncode == 0, proc.stdout
+
+
+# --- 16. BOM files, read-only files -------------------------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_16_a_bom_does_not_hide_a_python_file(tmp_path):
+    (tmp_path / "a.py").write_bytes(BOM + b"import torch\ntorch.cuda.synchronize()\n")
+    proc = run_portlint("scan", "a.py", "--no-cache", "--target", "tpu", "--format", "concise", cwd=tmp_path)
+    assert "a.py:2:1: PTL902" in proc.stdout
+
+
+def test_16_a_finding_on_line_1_of_a_bom_file_can_be_suppressed(tmp_path):
+    target = tmp_path / "l1.py"
+    target.write_bytes(BOM + b"import torch; torch.cuda.synchronize()\n")
+    proc = run_portlint("scan", "l1.py", "--no-cache", "--target", "tpu", "--add-suppressions", "ok", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = target.read_bytes()
+    assert data.startswith(BOM + b"# portlint: ignore[PTL902] -- ok\n")
+    again = run_portlint("scan", "l1.py", "--no-cache", "--target", "tpu", "--add-suppressions", "ok", cwd=tmp_path)
+    assert again.returncode == 0 and target.read_bytes() == data
+
+
+def test_16_read_only_files_are_not_rewritten(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes read-only files")  # write_file refuses them by their mode bits anyway
+    target = tmp_path / "k.cu"
+    target.write_text(ASM)
+    os.chmod(target, 0o444)
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--add-suppressions", "ok", cwd=tmp_path)
+    assert "read-only" in proc.stderr and target.read_text() == ASM
+
+
+def test_16_read_only_refused_by_mode_even_for_root(tmp_path):
+    from portlint.core.config import Settings
+    from portlint.discovery.files import discover
+    from portlint.output.add_suppressions import suppression_findings
+    from portlint.output.fixes import apply_fixes
+    from portlint.pipeline.engine import scan_files
+
+    target = tmp_path / "k.cu"
+    target.write_text(ASM)
+    os.chmod(target, 0o444)
+    settings = Settings(root=tmp_path, jobs=1, cache_dir=None)
+    files, _ = discover([tmp_path], settings)
+    result = scan_files(files, settings)
+    to_fix, _ = suppression_findings(result.findings, files, settings, "ok")
+    run = apply_fixes(to_fix, settings, files, write=True)
+    assert run.changed == 0 and any("read-only" in n.message for n in run.notices)
+    assert target.read_text() == ASM
