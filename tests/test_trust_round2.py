@@ -416,3 +416,34 @@ def test_16_read_only_refused_by_mode_even_for_root(tmp_path):
     run = apply_fixes(to_fix, settings, files, write=True)
     assert run.changed == 0 and any("read-only" in n.message for n in run.notices)
     assert target.read_text() == ASM
+
+
+# --- 5. the project root never climbs out of what was scanned -------------------------
+
+def test_5_package_at_the_top_of_the_scanned_tree_does_not_pull_in_its_siblings(tmp_path):
+    from portlint.core.config import Settings
+    from portlint.index.project import project_root
+
+    outside = tmp_path / "sibling.py"
+    outside.write_text("import torch\n")
+    scanned = tmp_path / "tree"
+    (scanned / "sub").mkdir(parents=True)
+    (scanned / "__init__.py").write_text("")
+    (scanned / "sub" / "__init__.py").write_text("")
+    (scanned / "sub" / "m.py").write_text("import torch\n")
+    settings = Settings(root=scanned)
+    assert project_root(settings, [scanned / "sub" / "m.py"]) == scanned.resolve()
+    # named from outside the working directory: the folder holding the files is the limit
+    assert project_root(Settings(root=tmp_path / "elsewhere"), [scanned / "sub" / "m.py"]) == (scanned / "sub").resolve()
+
+
+def test_5_cache_of_a_scanned_tree_does_not_name_files_outside_it(tmp_path):
+    scanned = tmp_path / "tree"
+    scanned.mkdir()
+    (scanned / "__init__.py").write_text("")
+    (scanned / "m.py").write_text("import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n")
+    (tmp_path / "secret_sibling.py").write_text("import jax\nTOKEN = 1\n")
+    proc = run_portlint("scan", ".", "--target", "tpu", cwd=scanned)
+    assert proc.returncode in (0, 1), proc.stderr
+    cached = b"".join(p.read_bytes() for p in (scanned / ".portlint_cache").rglob("*") if p.is_file())
+    assert b"secret_sibling" not in cached
