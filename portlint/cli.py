@@ -274,6 +274,11 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         from portlint.pipeline.stdin_scan import read_buffer, scan_buffer
 
         data, why_not = read_buffer(sys.stdin.buffer, settings.max_file_size)
+        from portlint.discovery.languages import classify
+
+        if str(stdin_filename).strip() in ("", ".") or (data is not None and classify(str(stdin_filename), data)[0] is None):
+            _fail(f"--stdin-filename {_printable(str(stdin_filename))!r}: not a file portlint scans (name it as the file "
+                  "the buffer stands for, with its extension: k.cu, model.py, CMakeLists.txt)")
         if changed is not None and data is not None:
             changed.set_current(str(start), data)
         files, notices = [], []

@@ -447,3 +447,57 @@ def test_5_cache_of_a_scanned_tree_does_not_name_files_outside_it(tmp_path):
     assert proc.returncode in (0, 1), proc.stderr
     cached = b"".join(p.read_bytes() for p in (scanned / ".portlint_cache").rglob("*") if p.is_file())
     assert b"secret_sibling" not in cached
+
+
+# --- 15. in-tree include-dirs pointing out of the tree --------------------------------
+
+@pytest.mark.parametrize("entry", ["/etc", "/", "../outside", "inc/../../outside", "link"])
+def test_15_in_tree_include_dirs_are_confined_to_the_tree(tmp_path, entry):
+    repo, _ = tree(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (repo / "link").symlink_to("../outside")
+    (repo / "portlint.toml").write_text(f'include-dirs = ["inc", {json.dumps(entry)}]\n')
+    proc = run_portlint("scan", "src/", "--no-cache", cwd=repo)
+    assert proc.returncode == 2 and "include-dirs" in proc.stderr and "outside the project" in proc.stderr
+
+
+def test_15_include_dirs_inside_the_tree_still_work(tmp_path):
+    from portlint.core.config import Settings, load_config
+
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "portlint.toml").write_text('include-dirs = ["inc", "./inc/../inc"]\n')
+    assert load_config(tmp_path / "portlint.toml", Settings()).include_dirs == ("inc", "./inc/../inc")
+
+
+# --- 17. stdin names that pick no language, an unparsable pyproject.toml -------------
+
+@pytest.mark.parametrize("name", ["", "README", "notes.txt"])
+def test_17_stdin_filename_that_names_no_scanned_language_is_a_usage_error(tmp_path, name):
+    proc = run_portlint("scan", "-", "--stdin-filename", name, "--no-cache", cwd=tmp_path, input=ASM)
+    assert proc.returncode == 2 and "--stdin-filename" in proc.stderr
+
+
+def test_17_stdin_with_a_real_name_still_scans(tmp_path):
+    proc = run_portlint("scan", "-", "--stdin-filename", "k.cu", "--no-cache", cwd=tmp_path, input=ASM)
+    assert proc.returncode == 1 and "k.cu:2:3" in proc.stdout
+
+
+def test_17_unparsable_pyproject_gets_a_notice(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["flash-attn==2.3"\n')
+    proc = run_portlint("scan", "pyproject.toml", "--no-cache", cwd=tmp_path)
+    assert "pyproject.toml: not valid TOML" in proc.stderr
+
+
+def test_17_config_that_is_a_special_file_or_too_deep_is_a_usage_error(tmp_path):
+    repo, _ = tree(tmp_path)
+    (repo / "portlint.toml").symlink_to("/dev/zero")
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "src/", "--no-cache"], cwd=repo, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 1 and "internal error" not in proc.stderr  # not a config file: not read at all
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "src/", "--no-cache", "--config", "portlint.toml"], cwd=repo,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+    (repo / "portlint.toml").unlink()
+    (repo / "portlint.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    proc = run_portlint("scan", "src/", "--no-cache", cwd=repo)
+    assert proc.returncode == 2 and "internal error" not in proc.stderr

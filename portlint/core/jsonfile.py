@@ -120,7 +120,7 @@ def parse_toml(text: str, error: type[Exception], shown: str) -> dict:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise error(f"{shown} is not valid TOML: {exc}") from None
+        raise error(f"{shown}: invalid TOML: {exc}") from None
     except RecursionError:
         raise error(f"{shown} is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as exc:  # an integer beyond the interpreter's digit limit
