@@ -431,7 +431,7 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
         result = scan_files(files, settings, progress)
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
     for n in result.notices:
-        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+        click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
     from portlint.output.report import render_report
     from portlint.output.report.summary import build_summary

@@ -501,3 +501,55 @@ def test_17_config_that_is_a_special_file_or_too_deep_is_a_usage_error(tmp_path)
     (repo / "portlint.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
     proc = run_portlint("scan", "src/", "--no-cache", cwd=repo)
     assert proc.returncode == 2 and "internal error" not in proc.stderr
+
+
+# --- 10, 11. escape sequences and backticks from names and contents ------------------
+
+EVIL = "k\x1b]0;owned\x07\x1b[2J`[Approved](x.invalid)`"
+
+
+def _evil_tree(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / f"{EVIL}.py").write_text("import torch\nx = torch.zeros(3).cuda()  # \x1b[31mred\x1b]8;;x\x07\n")
+    return repo
+
+
+def _assert_no_raw_controls(text: str) -> None:
+    assert "\x1b" not in text and "\x07" not in text, repr(text[:400])
+
+
+def test_10_github_format_and_diff_escape_controls(tmp_path):
+    repo = _evil_tree(tmp_path)
+    proc = run_portlint("scan", ".", "--no-cache", "--format", "github", "--target", "tpu", cwd=repo)
+    assert proc.stdout.startswith("::") and "\\x1b" in proc.stdout
+    _assert_no_raw_controls(proc.stdout)
+    _assert_no_raw_controls(proc.stderr)
+    proc = run_portlint("scan", ".", "--no-cache", "--diff", "--unsafe-fixes", "--target", "tpu", cwd=repo)
+    assert "@@" in proc.stdout, proc.stdout + proc.stderr
+    _assert_no_raw_controls(proc.stdout)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_10_11_reports_escape_controls_and_backticks(tmp_path, fmt):
+    repo = _evil_tree(tmp_path)
+    proc = run_portlint("report", f"{EVIL}.py", "--no-cache", "--format", fmt, "--target", "tpu", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    _assert_no_raw_controls(proc.stdout)
+    _assert_no_raw_controls(proc.stderr)
+    if fmt == "markdown":
+        from portlint.output.escape import split_code_spans
+
+        row = next(line for line in proc.stdout.splitlines() if "Approved" in line)
+        # the name is one code span: no part of it is Markdown text that could render a link
+        outside = "".join(p for is_code, p in split_code_spans(row) if not is_code)
+        assert "Approved" not in outside and "](" not in outside
+
+
+def test_11_code_span_holds_any_backticks():
+    from portlint.output.escape import code_span, split_code_spans
+
+    for name in ["a`b", "``", "`x`", "a```b`", "` lead", "trail `"]:
+        span = code_span(name)
+        assert split_code_spans(span) == [(True, span)]
+        assert span.strip("`").strip(" ") == name.strip(" ") or name.strip("`") == ""

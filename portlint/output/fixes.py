@@ -25,6 +25,7 @@ from pathlib import Path
 from portlint.core import lines as line_model
 from portlint.core.files import write_file
 from portlint.core.model import Notice
+from portlint.output.escape import diff_line
 
 
 @dataclass
@@ -278,5 +279,6 @@ def _diff(old: str, new: str, display: str) -> list[str]:
     """A unified diff by portlint's lines; a last line without a newline is marked as such."""
     out = []
     for line in difflib.unified_diff(line_model.split_keepends(old), line_model.split_keepends(new), f"a/{display}", f"b/{display}"):
+        line = diff_line(line)  # the one escaper: names and contents cannot reach the terminal raw
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return out
