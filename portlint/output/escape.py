@@ -44,6 +44,8 @@ def diff_line(line: str) -> str:
 def code_span(text: str) -> str:
     """`text` as one Markdown code span, controls escaped; backticks inside cannot close it."""
     text = controls(text)
+    if not text:
+        return "` `"  # an empty span would be two backticks, which is no span
     longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()) else ""
