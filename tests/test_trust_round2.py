@@ -553,3 +553,18 @@ def test_11_code_span_holds_any_backticks():
         span = code_span(name)
         assert split_code_spans(span) == [(True, span)]
         assert span.strip("`").strip(" ") == name.strip(" ") or name.strip("`") == ""
+
+
+def test_12_merge_sarif_notifications_are_deduplicated_in_linear_time(tmp_path):
+    repo, _ = tree(tmp_path)
+    doc = _shard(repo)
+    notes = [{"level": "note", "message": {"text": f"n{i}"}} for i in range(40_000)]
+    doc["runs"][0]["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": notes + notes[:10]}]
+    (repo / "big.sarif").write_text(json.dumps(doc))
+    out = run_bounded(
+        "import json, sys\nfrom pathlib import Path\nfrom portlint.output.merge_sarif import merge_files\n"
+        f"log = json.loads(merge_files([Path({str(repo / 'big.sarif')!r})]))\n"
+        "print(len(log['runs'][0]['invocations'][0]['toolExecutionNotifications']))\n",
+        timeout=60,
+    )
+    assert out.stdout.strip() == "40000"
