@@ -274,6 +274,11 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         from portlint.pipeline.stdin_scan import read_buffer, scan_buffer
 
         data, why_not = read_buffer(sys.stdin.buffer, settings.max_file_size)
+        from portlint.discovery.languages import classify
+
+        if str(stdin_filename).strip() in ("", ".") or (data is not None and classify(str(stdin_filename), data)[0] is None):
+            _fail(f"--stdin-filename {_printable(str(stdin_filename))!r}: not a file portlint scans (name it as the file "
+                  "the buffer stands for, with its extension: k.cu, model.py, CMakeLists.txt)")
         if changed is not None and data is not None:
             changed.set_current(str(start), data)
         files, notices = [], []
@@ -342,20 +347,26 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
             message = over_limit_message(result, options)
             if message:
                 click.echo(f"portlint: warning: {message}", err=True)
-    _write(text, output)
+    _write(text, output, [sf.real for sf in files])
     worst = worst_severity(result.findings)
     if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
         sys.exit(EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS)
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, scanned=()) -> None:
+    """The report on stdout, or in `output` through the one writer (portlint.core.files):
+    never through a symlink, never onto a file the scan read (`scanned`), atomically. A
+    relative path (or one inside the working directory) must stay inside it once resolved."""
     if output is not None:
+        from portlint.core.files import source_identities, write_file
+
+        cwd = Path.cwd()
+        root = cwd if Path(os.path.abspath(output)).is_relative_to(cwd) else None
         try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
+            write_file(output, text.encode("utf-8"), root=root, make_folders=True, sources=source_identities(scanned))
         except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
+            _fail(f"cannot write {_printable(str(output))}: {exc.strerror or exc}")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -420,7 +431,7 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
         result = scan_files(files, settings, progress)
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
     for n in result.notices:
-        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+        click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
     from portlint.output.report import render_report
     from portlint.output.report.summary import build_summary
@@ -429,11 +440,7 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
     summary = build_summary(result, settings, [sf.display for sf in files], shown, __version__)
     text = render_report(fmt, summary)
     if output is not None:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
+        _write(text, output, [sf.real for sf in files])
         total = summary.total()
         click.echo(f"portlint: wrote {output} ({total.findings} findings, {total.points} effort points)", err=True)
     else:

@@ -39,7 +39,10 @@ gradients (`jax.grad`, jvp for loops, `torch.autograd`) against the original run
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
+from collections import OrderedDict
+from collections.abc import Set
 from dataclasses import dataclass
 
 from portlint.core.model import Edit, Fix, Span
@@ -694,15 +697,61 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
     return _offer("loop with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
 
 
-def bound_before(fn, line: int) -> set[str]:
-    """Names a function binds (parameters, assignments) on lines before `line`."""
+class _BoundIndex:
+    """Where a function first binds each name: parameters at line 0, every other name at
+    its first store. One walk of the function, shared by every `bound_before` query on it
+    (a generated function with thousands of `if`s asks once per `if`)."""
+
+    def __init__(self, fn):
+        first: dict[str, int] = {}
+        if not isinstance(fn, ast.Module):
+            a = fn.args
+            for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                first[p.arg] = 0
+        for n in walk(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and first.get(n.id, n.lineno + 1) > n.lineno:
+                first[n.id] = n.lineno
+        self.first = first
+        self.order = sorted(first.items(), key=lambda item: item[1])
+        self.lines = [line for _, line in self.order]
+
+
+class BoundBefore(Set):
+    """The names bound before one line: a read-only set over the function's shared index
+    (membership is a dict look-up; nothing is copied per query)."""
+
+    __slots__ = ("_index", "_line", "_count")
+
+    def __init__(self, index: _BoundIndex, line: int):
+        self._index = index
+        self._line = line
+        self._count = bisect.bisect_left(index.lines, line)
+
+    def __contains__(self, name) -> bool:
+        first = self._index.first.get(name)
+        return first is not None and first < self._line
+
+    def __iter__(self):
+        return (name for name, _ in self._index.order[: self._count])
+
+    def __len__(self) -> int:
+        return self._count
+
+
+_BOUND_INDEXES: "OrderedDict[int, tuple[object, _BoundIndex]]" = OrderedDict()
+
+
+def bound_before(fn, line: int) -> Set:
+    """Names a function binds (parameters, assignments) on lines before `line`. The
+    function is walked once however many lines are asked about (near-linear in its size)."""
     if fn is None:
-        return set()
-    out: set[str] = set()
-    if not isinstance(fn, ast.Module):
-        a = fn.args
-        out |= {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
-    for n in walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < line:
-            out.add(n.id)
-    return out
+        return frozenset()
+    held = _BOUND_INDEXES.get(id(fn))
+    if held is None or held[0] is not fn:
+        held = (fn, _BoundIndex(fn))  # holding fn keeps its id from being reused while cached
+        _BOUND_INDEXES[id(fn)] = held
+        if len(_BOUND_INDEXES) > 64:
+            _BOUND_INDEXES.popitem(last=False)
+    else:
+        _BOUND_INDEXES.move_to_end(id(fn))
+    return BoundBefore(held[1], line)
