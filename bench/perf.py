@@ -533,9 +533,53 @@ def report() -> str:
                 continue
             out.append(f"| {name} | {med['portlint'][0] / med['floor'][0]:.2f}× | {med['portlint'][0] / med['floor-file'][0]:.2f}× | "
                        f"{med['semgrep'][0] / med['portlint'][0]:.2f}× | {med['portlint'][1] / med['floor'][1]:.2f}× |")
+    out += ["", *profile_tables(), "", *scale_table()]
     text = "\n".join(out) + "\n"
     (RESULTS / "perf-report.md").write_text(text)
     return text
+
+
+def profile_tables() -> list[str]:
+    out: list[str] = []
+    for name in TREES:
+        tp, pp = RESULTS / f"perf-timers-{name}.json", RESULTS / f"perf-profile-{name}.json"
+        if tp.exists():
+            t = json.loads(tp.read_text())
+            tot = t["cpu_total_s"]
+            out += [f"**{name}: CPU counters (bench/stage_timers.py, --jobs 1)** — {tot:.1f} s CPU in the scanning process "
+                    f"(run: {t['run']['wall_s']:.0f} s wall, {t['run']['cpu_s']:.1f} s CPU, load {t['run']['load_before'][0]:.1f})", "",
+                    "| counter | CPU s | share of the process's CPU | calls |", "|---|---:|---:|---:|"]
+            for k, v in t["timers"].items():
+                out.append(f"| {k.strip()} | {v['cpu_s']:.2f} | {v['cpu_s'] / tot:.1%} | {v['calls']:,} |")
+            out.append("")
+        if pp.exists():
+            p = json.loads(pp.read_text())
+            tot = p["total_s"]
+            out += [f"**{name}: cProfile (bench/profile_scan.py, --jobs 1)** — {tot:.1f} s profiled; self time per stage, "
+                    "time in code outside portlint (ast, tree-sitter, re, builtins) charged to the portlint code that called it", "",
+                    "| stage | s | share |", "|---|---:|---:|"]
+            out += [f"| {k} | {v:.2f} | {v / tot:.1%} |" for k, v in p["stages"] if v / tot >= 0.001]
+            out += ["", "| module (stage/unit) | s | share | of which in non-portlint code |", "|---|---:|---:|---:|"]
+            out += [f"| {k} | {v:.2f} | {v / tot:.1%} | {lib:.2f} |" for k, v, lib in p["units"][:15]]
+            out += ["", "| rule family (inclusive, as the engine calls its detectors) | s | share | calls |", "|---|---:|---:|---:|"]
+            out += [f"| {k} | {v:.2f} | {v / tot:.1%} | {c:,} |" for k, v, c in p["families_inclusive"]]
+            out += ["", "| top functions by self time | calls | self s | cumulative s |", "|---|---:|---:|---:|"]
+            out += [f"| `{r['func']}` | {r['calls']:,} | {r['tottime']:.2f} | {r['cumtime']:.2f} |" for r in p["top_self"][:12]]
+            out.append("")
+    return out
+
+
+def scale_table() -> list[str]:
+    path = RESULTS / "perf-scale.jsonl"
+    if not path.exists():
+        return []
+    recs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    out = ["| tree size (lines) | files | tool | wall s | CPU s | CPU/wall | peak RSS MB (tree) | max RSS MB (one process) | load avg before → after | findings |",
+           "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|"]
+    for r in sorted(recs, key=lambda r: (r["lines"], r["tool"], r["round"])):
+        out.append(f"| {r['lines']:,} | {r['files']:,} | {r['tool']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['cpu_s'] / r['wall_s']:.2f} | "
+                   f"{r['peak_tree_mb']:.0f} | {r['max_rss_mb']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} | {r.get('findings', '–')} |")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
