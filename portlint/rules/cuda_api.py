@@ -196,6 +196,7 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
             hip=row.hip,
             detail=f"{row.library}" + (f", HIP {row.hip_added}+" if row.hip_added else "") + extra,
             fix=Fix(f"rename `{use.name}` to `{row.hip}`", rename_edits(ctx, use, row.hip), "safe"),
+            in_version_gates=True,
         )
     for path, header in ctx.fact(includes):
         hip = HEADER_RENAMES.get(header)
@@ -213,10 +214,12 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
             hip=hip,
             detail="header" + (f"; {since}" if since else ""),
             fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), new),), "safe"),
+            in_version_gates=True,
         )
     for ns in _cub_namespace_uses(ctx):
         report(ctx, ns, name="cub::", hip="hipcub::", detail="CUB namespace",
-                   fix=Fix("rename the namespace to `hipcub`", (Edit(ctx.node_span(ns), "hipcub"),), "safe"))
+                   fix=Fix("rename the namespace to `hipcub`", (Edit(ctx.node_span(ns), "hipcub"),), "safe"),
+               in_version_gates=True)
 
 
 # ---- PTL602 -------------------------------------------------------------------------------
