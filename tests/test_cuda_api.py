@@ -173,6 +173,33 @@ def test_runtime_fixes_round_trip_through_hipcc(tmp_path):
 
 
 @pytest.mark.oracle
+def test_implicit_runtime_header_is_inserted_and_the_file_compiles_with_hipcc(tmp_path):
+    """nvcc compiles a .cu that includes nothing (cuda_runtime.h is implicit there); hipcc
+    does not, even after the renames; with the inserted `#include <hip/hip_runtime.h>` it does.
+    The renames inside the CUDA version gate are applied too (both branches compile once the
+    gate admits AMD)."""
+    fixture = API_FIXTURES / "implicit_runtime.cu"
+    fixed = _fixed_copy(tmp_path, fixture)
+    text = fixed.read_text(encoding="utf-8")
+    assert text.count("#include <hip/hip_runtime.h>") == 1
+    ok, _ = hipcc_compile(text.replace("#include <hip/hip_runtime.h>\n", ""), runtime_header=False)
+    assert not ok, "without the inserted header the renamed file should not compile"
+    ok, out = hipcc_compile(fixed, runtime_header=False)
+    assert ok, out
+    ok, out = hipcc_compile(text.replace("#if CUDART_VERSION >= 11020", "#if 1"), runtime_header=False)
+    assert ok, out
+    # converged: a second pass finds nothing more to insert or rename
+    again = scan_paths([fixed], root=tmp_path, select=("PTL601",)).findings
+    assert [f for f in again if f.fix is not None] == []
+    # only builtins (threadIdx, __syncthreads): the insertion is a finding of its own
+    builtins = _fixed_copy(tmp_path, API_FIXTURES / "implicit_runtime_builtins.cu")
+    ok, out = hipcc_compile(builtins, runtime_header=False)
+    assert ok, out
+    ok, _ = hipcc_compile(API_FIXTURES / "implicit_runtime_builtins.cu", runtime_header=False)
+    assert not ok
+
+
+@pytest.mark.oracle
 def test_library_fixes_round_trip_through_hipcc(tmp_path):
     """cuBLAS/cuRAND/cuFFT renames, applied to the fixture and to its header stand-in
     (Debian's HIP 5.2 ships no hipBLAS/hipRAND/hipFFT headers): the result compiles."""

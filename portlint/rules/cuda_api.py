@@ -7,7 +7,11 @@ PTL613 reports headers that have no HIP counterpart."""
 
 from __future__ import annotations
 
+import re
+
 from portlint.frontends.cuda.guards import guard_map
+from portlint.frontends.cuda.includes import file_directives
+from portlint.frontends.cuda.symbols import code_text
 from portlint.analyses.cuda.hipify import amd_excluded, api_uses, includes, leading_qualifiers, load_table, pick_row, report
 from portlint.frontends.cuda.parse import node_text
 from portlint.core.model import Edit, Fix, Span
@@ -179,25 +183,114 @@ def _cub_namespace_uses(ctx) -> list:
     return ctx.fact(leading_qualifiers).get("cub", [])
 
 
+# ---- the runtime header nvcc includes implicitly --------------------------------------------
+
+# nvcc includes cuda_runtime.h in every .cu translation unit (and so in the .cuh headers those
+# include); hipcc includes no runtime header. These names need it under hipcc (an undeclared
+# identifier otherwise); a `<<<...>>>` launch too. `__global__`/`__device__` do not.
+_NEEDS_RUNTIME = re.compile(
+    r"\b(?:threadIdx|blockIdx|blockDim|gridDim|warpSize|dim3|__syncthreads\w*|__syncwarp|__threadfence\w*"
+    r"|atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)\w*|__shfl\w*|__ballot\w*|__any_sync|__all_sync|__activemask"
+    r"|__popc\w*|__clz\w*|__ffs\w*|__ldg|__fdividef|__expf|__logf|__sinf|__cosf|__powf|__saturatef|__float2int_\w+"
+    r"|__int_as_float|__float_as_int|__uint_as_float|__float_as_uint|__umulhi|__mulhi|__brev|__byte_perm|clock64"
+    r"|make_(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]"
+    r"|(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4])\b|<<<"
+)
+# headers that bring HIP's runtime after the renames (or already are it)
+_INSERTED = "#include <hip/hip_runtime.h>"
+_RUNTIME_HEADERS = frozenset(h for h, hip in HEADER_RENAMES.items() if hip == "hip/hip_runtime.h") | {"hip/hip_runtime.h"}
+
+
+def _implicit_runtime_use(ctx):
+    """(line, column) of the first use of a name the implicit runtime header declares, in a
+    .cu/.cuh file that includes no header HIP's runtime comes from; None otherwise."""
+    if not ctx.path.endswith((".cu", ".cuh")):
+        return None
+    if any(header in _RUNTIME_HEADERS for _path, header in ctx.fact(includes)):
+        return None
+    code = ctx.fact(code_text).code
+    m = _NEEDS_RUNTIME.search(code)
+    return ctx.offset_to_pos(len(ctx.text[:m.start()].encode("utf-8", errors="surrogateescape"))) if m else None
+
+
+def _runtime_insertion(ctx) -> Edit:
+    at = _insertion_line(ctx)
+    return Edit(Span(at, 1, at, 1), "#include <hip/hip_runtime.h>\n")
+
+
+def _needs_inserted_runtime(ctx) -> bool:
+    """A .cu/.cuh file that includes no header HIP's runtime comes from and uses a CUDA API
+    name or a name of the runtime header nvcc includes implicitly (ctx.fact)."""
+    if not ctx.path.endswith((".cu", ".cuh")):
+        return False
+    if any(header in _RUNTIME_HEADERS for _path, header in ctx.fact(includes)):
+        return False
+    return _implicit_runtime_use(ctx) is not None or any(pick_row(use, "PTL601") is not None for use in ctx.fact(api_uses))
+
+
+def _insertion_line(ctx) -> int:
+    """Where the runtime include goes: before the file's first #include outside any #if group
+    (after a `#pragma once` or license comment), else line 1."""
+    depth = 0
+    for d in ctx.fact(file_directives):
+        if d.kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif d.kind == "endif":
+            depth = max(0, depth - 1)
+        elif d.kind == "include" and depth == 0:
+            return d.first
+    return 1
+
+
+def _report_implicit_runtime(ctx) -> None:
+    """The file uses only names of the implicit runtime header (no CUDA API name whose rename
+    could carry the insertion): report the first such use, with the insertion as its fix."""
+    where = _implicit_runtime_use(ctx)
+    if where is None:
+        return
+    line, col = where
+    name = re.match(r"\w+|<<<", ctx.line_text(line)[col - 1:])
+    report(
+        ctx,
+        Span(line, col, line, col + (len(name.group(0)) if name else 1)),
+        name="cuda_runtime.h",
+        hip="hip/hip_runtime.h",
+        detail="nvcc includes it implicitly in every .cu file, hipcc does not: the fix adds the #include",
+        fix=Fix(f"add `{_INSERTED}` (nvcc's implicit runtime header)", (_runtime_insertion(ctx),), "safe"),
+        in_version_gates=True,
+    )
+
+
 # ---- PTL601 -------------------------------------------------------------------------------
 
 @detector("PTL601")
 def cuda_api_with_hip_equivalent(ctx) -> None:
-    """Every CUDA name, header and `cub::` qualifier that hipify renames, with the rename."""
+    """Every CUDA name, header and `cub::` qualifier that hipify renames, with the rename. In a
+    .cu file that relies on the runtime header nvcc includes implicitly, the first rename also
+    inserts `#include <hip/hip_runtime.h>` (or a finding of its own does, when no rename can)."""
+    insert = _needs_inserted_runtime(ctx)
     for use in ctx.fact(api_uses):
         row = pick_row(use, "PTL601")
         if row is None:
             continue
         extra = f"; deprecated in HIP {row.hip_deprecated}" if row.hip_deprecated else ""
+        edits = rename_edits(ctx, use, row.hip)
+        what = f"rename `{use.name}` to `{row.hip}`"
+        if insert and not amd_excluded(ctx, ctx.offset_to_pos(use.start)[0], True):
+            edits += (_runtime_insertion(ctx),)
+            what += f" and add `{_INSERTED}` (nvcc includes its runtime header implicitly, hipcc does not)"
+            insert = False
         report(
             ctx,
             _span(ctx, use.start, use.end),
             name=use.name,
             hip=row.hip,
             detail=f"{row.library}" + (f", HIP {row.hip_added}+" if row.hip_added else "") + extra,
-            fix=Fix(f"rename `{use.name}` to `{row.hip}`", rename_edits(ctx, use, row.hip), "safe"),
+            fix=Fix(what, edits, "safe"),
             in_version_gates=True,
         )
+    if insert:
+        _report_implicit_runtime(ctx)
     for path, header in ctx.fact(includes):
         hip = HEADER_RENAMES.get(header)
         if hip is None and header.startswith("cub/"):
