@@ -192,7 +192,8 @@ def test_implicit_runtime_header_is_inserted_and_the_file_compiles_with_hipcc(tm
     again = scan_paths([fixed], root=tmp_path, select=("PTL601",)).findings
     assert [f for f in again if f.fix is not None] == []
     # only builtins (threadIdx, __syncthreads): the insertion is a finding of its own
-    builtins = _fixed_copy(tmp_path, API_FIXTURES / "implicit_runtime_builtins.cu")
+    (tmp_path / "b").mkdir()
+    builtins = _fixed_copy(tmp_path / "b", API_FIXTURES / "implicit_runtime_builtins.cu")
     ok, out = hipcc_compile(builtins, runtime_header=False)
     assert ok, out
     ok, _ = hipcc_compile(API_FIXTURES / "implicit_runtime_builtins.cu", runtime_header=False)
