@@ -405,7 +405,8 @@ def leading_qualifiers(ctx) -> dict[str, list]:
         if parent is None or parent.type != "qualified_identifier":
             continue
         grand = parent.parent
-        if grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent:
-            continue
+        if (grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent
+                and grand.child_by_field_name("scope") is not None):
+            continue  # `a::cub::X`; `::cub::X` (the global scope, no scope node) still starts with cub
         out.setdefault(node_text_of(ns), []).append(ns)
     return out
