@@ -28,17 +28,18 @@ def nvcc_compile(source: Path | str, extra: tuple[str, ...] = ()) -> tuple[bool,
     return proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def hipcc_compile(source: Path | str, extra: tuple[str, ...] = (), arch: str = HIP_ARCH) -> tuple[bool, str]:
+def hipcc_compile(source: Path | str, extra: tuple[str, ...] = (), arch: str = HIP_ARCH, runtime_header: bool = True) -> tuple[bool, str]:
     """Compile HIP source (a file or text) for AMD gfx90a (or `arch`) with HIP_PLATFORM=amd hipcc -c.
 
     CUDA sources are compiled as HIP (`-x hip`); HIP's runtime header is included first so
-    code that includes nothing still sees the HIP builtins."""
+    code that includes nothing still sees the HIP builtins (`runtime_header=False`: as hipcc
+    compiles a file, with no implicit header, unlike nvcc)."""
     hipcc = require_tool("hipcc")
     env = dict(os.environ, HIP_PLATFORM="amd")
     with tempfile.TemporaryDirectory() as tmp:
         path = _materialise(source, Path(tmp), ".hip")
         proc = subprocess.run(
-            [hipcc, f"--offload-arch={arch}", "-std=c++17", "-x", "hip", "-include", "hip/hip_runtime.h",
+            [hipcc, f"--offload-arch={arch}", "-std=c++17", "-x", "hip", *(("-include", "hip/hip_runtime.h") if runtime_header else ()),
              "-c", str(path), "-o", str(Path(tmp) / "out.o"), "-I", str(Path(path).parent), *extra],
             capture_output=True, text=True, timeout=300, env=env,
         )

@@ -23,6 +23,7 @@ from oracles import hipcc_compile
 
 from portlint.analyses.cuda.hipify import generic_names, load_table, owner_of
 from portlint.output.fixes import fixed_text
+from portlint.rules.cuda_api import UNSAFE_RENAMES
 
 CSV_PATH = REPO / "rules" / "cuda_api" / "hipify-map.csv"
 API_FIXTURES = FIXTURES / "cuda_api"
@@ -119,8 +120,8 @@ def test_every_row_of_the_map_gets_its_verdict(tmp_path):
             if r["supported"] == "yes" and owner != "PTL603":
                 if f.fix is None or f.fix.edits[0].text != r["hip_name"]:
                     problems.append(f"{r['cuda_name']} ({lib}): no rename fix to {r['hip_name']}")
-                elif owner == "PTL601" and f.fix.applicability != "safe":
-                    problems.append(f"{r['cuda_name']} ({lib}): PTL601 fix must be safe")
+                elif owner == "PTL601" and f.fix.applicability != ("unsafe" if r["cuda_name"] in UNSAFE_RENAMES else "safe"):
+                    problems.append(f"{r['cuda_name']} ({lib}): PTL601 fix must be safe (unsafe: the UNSAFE_RENAMES, whose HIP twin takes other arguments)")
                 checked["rename"] += 1
             elif r["supported"] == "yes":
                 # cuDNN: the HIP column names hipDNN, which the table gives no HIP version for;
@@ -173,6 +174,67 @@ def test_runtime_fixes_round_trip_through_hipcc(tmp_path):
 
 
 @pytest.mark.oracle
+def test_implicit_runtime_header_is_inserted_and_the_file_compiles_with_hipcc(tmp_path):
+    """nvcc compiles a .cu that includes nothing (cuda_runtime.h is implicit there); hipcc
+    does not, even after the renames; with the inserted `#include <hip/hip_runtime.h>` it does.
+    The renames inside the CUDA version gate are applied too (both branches compile once the
+    gate admits AMD)."""
+    fixture = API_FIXTURES / "implicit_runtime.cu"
+    fixed = _fixed_copy(tmp_path, fixture)
+    text = fixed.read_text(encoding="utf-8")
+    assert text.count("#include <hip/hip_runtime.h>") == 1
+    ok, _ = hipcc_compile(text.replace("#include <hip/hip_runtime.h>\n", ""), runtime_header=False)
+    assert not ok, "without the inserted header the renamed file should not compile"
+    ok, out = hipcc_compile(fixed, runtime_header=False)
+    assert ok, out
+    ok, out = hipcc_compile(text.replace("#if CUDART_VERSION >= 11020", "#if 1"), runtime_header=False)
+    assert ok, out
+    # converged: a second pass finds nothing more to insert or rename
+    again = scan_paths([fixed], root=tmp_path, select=("PTL601",)).findings
+    assert [f for f in again if f.fix is not None] == []
+    # only builtins (threadIdx, __syncthreads): the insertion is a finding of its own
+    (tmp_path / "b").mkdir()
+    builtins = _fixed_copy(tmp_path / "b", API_FIXTURES / "implicit_runtime_builtins.cu")
+    ok, out = hipcc_compile(builtins, runtime_header=False)
+    assert ok, out
+    ok, _ = hipcc_compile(API_FIXTURES / "implicit_runtime_builtins.cu", runtime_header=False)
+    assert not ok
+
+
+@pytest.mark.oracle
+def test_header_renames_compile_with_hipcc(tmp_path):
+    """cuda_profiler_api.h -> hip/hip_runtime_api.h (which declares hipProfilerStart; HIP's
+    hip_profile.h does not), channel_descriptor.h -> hip/hip_runtime.h: the renamed fixture
+    compiles with hipcc as the original does with nvcc."""
+    fixture = API_FIXTURES / "headers_and_namespaces.cu"
+    ok, _ = hipcc_compile(fixture, runtime_header=False)
+    assert not ok
+    fixed = _fixed_copy(tmp_path, fixture)
+    ok, out = hipcc_compile(fixed, runtime_header=False)
+    assert ok, out
+    ok, _ = hipcc_compile("#include <hip/hip_profile.h>\nvoid f() { hipProfilerStart(); }\n", runtime_header=False)
+    assert not ok, "hip/hip_profile.h does not declare hipProfilerStart (the old rename did not compile)"
+
+
+@pytest.mark.oracle
+def test_occupancy_rename_with_a_callback_is_unsafe_because_it_does_not_compile(tmp_path):
+    """hipModuleOccupancyMaxPotentialBlockSize has no callback parameter: the renamed call
+    with one fails under hipcc, so PTL601 offers the rename as unsafe; without it, it compiles."""
+    found = scan_paths([API_FIXTURES / "unsafe_renames.cu"], select=("PTL601",)).findings
+    occ = [f for f in found if "cuOccupancyMaxPotentialBlockSize" in f.message]
+    assert len(occ) == 2 and all(f.fix.applicability == "unsafe" for f in occ)
+    legacy = [f for f in found if "cublasSscal" in f.message]
+    assert legacy and all(f.fix.applicability == "unsafe" for f in legacy)
+    pre = "#include <hip/hip_runtime.h>\nstatic size_t smem(int b) { return b * 4; }\n"
+    ok, _ = hipcc_compile(pre + "int f(hipFunction_t k) { int g, b; hipModuleOccupancyMaxPotentialBlockSize(&g, &b, k, smem, 0, 0); return b; }\n",
+                          runtime_header=False)
+    assert not ok
+    ok, out = hipcc_compile(pre + "int f(hipFunction_t k) { int g, b; hipModuleOccupancyMaxPotentialBlockSize(&g, &b, k, 0, 0); return b; }\n",
+                            runtime_header=False)
+    assert ok, out
+
+
+@pytest.mark.oracle
 def test_library_fixes_round_trip_through_hipcc(tmp_path):
     """cuBLAS/cuRAND/cuFFT renames, applied to the fixture and to its header stand-in
     (Debian's HIP 5.2 ships no hipBLAS/hipRAND/hipFFT headers): the result compiles."""
@@ -194,7 +256,7 @@ def test_apis_without_a_twin_do_not_compile_even_after_the_renames(tmp_path):
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("header", ["mma.h", "cuda_pipeline.h", "cuda_awbarrier.h", "cuda_fp8.h"])
+@pytest.mark.parametrize("header", ["mma.h", "cuda_pipeline.h", "cuda_awbarrier.h", "cuda_fp8.h", "math_constants.h", "texture_fetch_functions.h", "texture_indirect_functions.h", "surface_functions.h", "nvfunctional", "cusolverMg.h", "curand_normal.h", "curand_philox4x32_x.h"])
 def test_cuda_only_headers_are_missing_under_hipcc(header):
     ok, _ = hipcc_compile(f"#include <{header}>\nint x;\n")
     assert not ok

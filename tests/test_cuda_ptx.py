@@ -100,6 +100,57 @@ def test_arch_gate_is_invisible_to_hipcc():
     assert ok, out
 
 
+@pytest.mark.oracle
+def test_cuda_version_macros_are_undefined_under_hipcc(tmp_path):
+    """PTL206's premise: hipcc defines none of the CUDA version macros, nvcc 12 all of them,
+    so `#if CUDART_VERSION >= N` picks another branch on AMD, and the fixture's
+    `#else #error` stops the AMD build while nvcc compiles it."""
+    from oracles import nvcc_compile
+
+    any_defined = ("#include <hip/hip_runtime.h>\n#if defined(CUDA_VERSION) || defined(CUDART_VERSION) || "
+                   "defined(__CUDACC_VER_MAJOR__) || defined(__CUDACC_VER_MINOR__)\n#error defined\n#endif\nint x;\n")
+    ok, out = hipcc_compile(any_defined)
+    assert ok, out
+    all_defined = ("#include <cuda.h>\n#include <cuda_runtime.h>\n#if !defined(CUDA_VERSION) || !defined(CUDART_VERSION) || "
+                   "__CUDACC_VER_MAJOR__ < 12\n#error missing\n#endif\nint x;\n")
+    ok, out = nvcc_compile(all_defined)
+    assert ok, out
+    from portlint.output.fixes import fixed_text
+
+    gate = FIXTURES / "cuda_ptx" / "cuda_version_gate.cu"
+    # the fixture minus its PTX function (PTL201's own business), with the hipify renames
+    # applied: they reach inside every branch of a version gate
+    path = tmp_path / "gate.cu"
+    path.write_text(gate.read_text(encoding="utf-8").split("// an `#else` that is only")[0], encoding="utf-8")
+    ok, out = nvcc_compile(path)
+    assert ok, out
+    found = scan_paths([path], root=tmp_path, select=("PTL601",)).findings
+    text, n = fixed_text(path.read_text(encoding="utf-8"), found)
+    assert "cuda" not in text.replace("cuda_version", ""), text
+    ok, _ = hipcc_compile(text)
+    assert not ok, "the `#else #error` branch must stop the AMD build"
+    ok, out = hipcc_compile(text.replace("#error", "// error"))
+    assert ok, out
+
+
+def test_error_only_else_is_not_a_hip_branch(tmp_path):
+    """`#if __CUDACC_VER_MAJOR__ >= 12 ... #else #error` leaves AMD nothing but the error: the
+    PTX in the CUDA branch is reported, not suppressed as ported; a real HIP branch still ports it."""
+    asm = '  asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));\n'
+    fatal = tmp_path / "fatal.cu"
+    fatal.write_text("__device__ unsigned f() {\n  unsigned r = 0;\n#if __CUDACC_VER_MAJOR__ >= 12\n" + asm +
+                     "#else\n#error \"CUDA 12\"\n#endif\n  return r;\n}\n", encoding="utf-8")
+    ported = tmp_path / "ported.cu"
+    ported.write_text("__device__ unsigned f() {\n  unsigned r = 0;\n#ifndef __HIP_PLATFORM_AMD__\n" + asm +
+                      "#else\n  r = __lane_id();\n#endif\n  return r;\n}\n", encoding="utf-8")
+    found = scan_paths([fatal, ported], root=tmp_path, select=("PTL201", "PTL206")).findings
+    by = {(f.path, f.rule_id): f for f in found}
+    assert by[("fatal.cu", "PTL201")].suppressed is None
+    assert by[("fatal.cu", "PTL206")].targets["rocm"].value == "error"
+    assert by[("ported.cu", "PTL201")].suppressed is not None
+    assert ("ported.cu", "PTL206") not in by
+
+
 def test_ptx_table_owners_are_rules():
     rules = load_rules()
     owners = {owner for owner, _hip in PTX_TABLE.values()}

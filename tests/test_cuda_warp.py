@@ -235,7 +235,7 @@ def test_constexpr_warp_constant_gets_no_warpsize_fix(tmp_path):
     assert [f.fix for f in res.findings if f.rule_id == "PTL101"] == [None]
 
 
-def test_reduction_fix_is_unsafe_beside_32_lane_ids(tmp_path):
+def test_reduction_fix_is_unsafe_beside_32_lane_ids_no_safe_fix_changes(tmp_path):
     src = """
         __device__ float red(float v) {
           for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);
@@ -247,9 +247,16 @@ def test_reduction_fix_is_unsafe_beside_32_lane_ids(tmp_path):
           if (lane == 0) y[threadIdx.x / 32] = v;
         }
     """
-    assert _fix_of(_scan_text(tmp_path, src), "PTL103").applicability == "unsafe"
+    # the 32-lane ids beside it have safe fixes of their own, applied in the same pass: the
+    # fixed file is consistent, and a fix that were unsafe now would turn safe on the second
+    # --fix (no convergence), so it is safe now
+    assert _fix_of(_scan_text(tmp_path, src), "PTL103").applicability == "safe"
     alone = src.replace("% 32", "% warpSize").replace("/ 32", "/ warpSize")
     assert _fix_of(_scan_text(tmp_path, alone, name="alone.cu"), "PTL103").applicability == "safe"
+    # a 32-lane id no safe fix changes (a lane handed in, maybe a 32-thread row) stays: unsafe
+    kept = src.replace("int lane = threadIdx.x % 32;", "").replace("void k(float* y)", "void k(float* y, int lane)").replace(
+        "if (lane == 0)", "if (lane == 31)")
+    assert _fix_of(_scan_text(tmp_path, kept, name="kept.cu"), "PTL103").applicability == "unsafe"
 
 
 def test_clz_fix_is_unsafe_popc_fix_is_safe(tmp_path):

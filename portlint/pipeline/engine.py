@@ -310,7 +310,7 @@ def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:
     """Why the rocm side of a CUDA finding is no problem, from the preprocessor guards
     around it; None when it is one. May add the not-ported note of an arch stub to the
     finding's suggestion."""
-    from portlint.frontends.cuda.guards import amd_only_guard, excluded_from_amd, guard_map
+    from portlint.frontends.cuda.guards import RENAMED_IN_VERSION_GATES, amd_only_guard, excluded_from_amd, guard_map
     from portlint.frontends.cuda.optional_hints import amd_only_quiet, hint_for
     from portlint.rules.cuda_ptx import stub_for
 
@@ -332,6 +332,8 @@ def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:
     if stub is not None:
         f.suggestion = stub.note() + ("\n" + f.suggestion if f.suggestion else "")
         return None
+    if guard.version_gate and f.rule_id in RENAMED_IN_VERSION_GATES:
+        return None  # a rename inside `#if CUDART_VERSION >= N`: ready for when the gate is fixed
     if guard.has_alternative:
         return guard.reason()
     if excluded is not None:

@@ -7,7 +7,11 @@ PTL613 reports headers that have no HIP counterpart."""
 
 from __future__ import annotations
 
+import re
+
 from portlint.frontends.cuda.guards import guard_map
+from portlint.frontends.cuda.includes import file_directives
+from portlint.frontends.cuda.symbols import code_text
 from portlint.analyses.cuda.hipify import amd_excluded, api_uses, includes, leading_qualifiers, load_table, pick_row, report
 from portlint.frontends.cuda.parse import node_text
 from portlint.core.model import Edit, Fix, Span
@@ -30,7 +34,13 @@ HEADER_RENAMES = {
     "cuda_bf16.h": "hip/hip_bf16.h",
     "cuComplex.h": "hip/hip_complex.h",
     "cooperative_groups.h": "hip/hip_cooperative_groups.h",
-    "cuda_profiler_api.h": "hip/hip_profile.h",
+    # hipProfilerStart/Stop are declared in hip_runtime_api.h; hip/hip_profile.h holds only
+    # the HIP_SCOPED_MARKER macros
+    "cuda_profiler_api.h": "hip/hip_runtime_api.h",
+    "cudaProfiler.h": "hip/hip_runtime_api.h",
+    # hip/channel_descriptor.h needs the runtime header before it; hip_runtime.h includes it
+    "channel_descriptor.h": "hip/hip_runtime.h",
+    "math_functions.h": "hip/math_functions.h",
     "nvrtc.h": "hip/hiprtc.h",
     "curand.h": "hiprand/hiprand.h",
     "curand_kernel.h": "hiprand/hiprand_kernel.h",
@@ -78,7 +88,36 @@ CUDA_ONLY_HEADERS = {
     "sm_32_intrinsics.h": "HIP's device functions (`hip/hip_runtime.h`)",
     "sm_60_atomic_functions.h": "HIP's atomics (`hip/hip_runtime.h`)",
     "crt/host_defines.h": "`hip/hip_runtime.h`",
+    "math_constants.h": "`hip/hip_math_constants.h` on ROCm 5.3+ (absent from older HIP), or define the constants the file uses",
+    "texture_fetch_functions.h": "`hip/hip_runtime.h`, which declares HIP's texture fetch functions (tex1Dfetch, tex2D, ...)",
+    "texture_indirect_functions.h": "`hip/hip_runtime.h`, which declares HIP's texture object functions",
+    "surface_functions.h": "`hip/hip_runtime.h`, which declares HIP's surface functions",
+    "nvfunctional": "a template parameter or a function pointer (HIP has no `nvstd::function`)",
+    "cusolverMg.h": "no multi-GPU cuSOLVER in ROCm: distribute the factorisation yourself (rocSOLVER/hipSOLVER per GPU)",
 }
+# cuRAND's device sub-headers (curand_normal.h, curand_philox4x32_x.h, ...): hipRAND has no
+# such files; its device API is all in hiprand/hiprand_kernel.h
+CURAND_SUBHEADER_ALTERNATIVE = "`hiprand/hiprand_kernel.h`, which holds all of hipRAND's device generators and distributions"
+
+# Renames whose HIP twin takes other arguments: not mechanical, so the fix is unsafe.
+UNSAFE_RENAMES = {
+    "cuOccupancyMaxPotentialBlockSize": "HIP's hipModuleOccupancyMaxPotentialBlockSize has no blockSizeToDynamicSMemSize callback parameter: drop the callback (pass the dynamic shared memory size) by hand",
+    "cuOccupancyMaxPotentialBlockSizeWithFlags": "HIP's hipModuleOccupancyMaxPotentialBlockSizeWithFlags has no blockSizeToDynamicSMemSize callback parameter: drop the callback (pass the dynamic shared memory size) by hand",
+}
+# Legacy cuBLAS (cublas.h, no handle: `cublasSscal(n, a, x, incx)`): hipBLAS has only the
+# handle API, so a renamed call does not compile.
+LEGACY_CUBLAS = "legacy cuBLAS (cublas.h) calls take no handle; hipBLAS has only the cublas_v2-style API with a hipblasHandle_t first argument: port to cublas_v2.h first"
+
+
+def curand_subheader(header: str) -> bool:
+    """cuRAND's device sub-headers, which HIP does not ship (curand.h and curand_kernel.h are renamed)."""
+    return header.startswith("curand_") and header.endswith(".h") and header not in HEADER_RENAMES
+
+
+def _legacy_cublas(ctx) -> bool:
+    """ctx.fact(_legacy_cublas): the file includes cublas.h and not cublas_v2.h (the v1 API)."""
+    headers = {h for _p, h in ctx.fact(includes)}
+    return "cublas.h" in headers and "cublas_v2.h" not in headers
 
 # APIs whose symbol argument hipify wraps in HIP_SYMBOL(), and where that argument is.
 SYMBOL_ARG = {
@@ -179,24 +218,129 @@ def _cub_namespace_uses(ctx) -> list:
     return ctx.fact(leading_qualifiers).get("cub", [])
 
 
+# ---- the runtime header nvcc includes implicitly --------------------------------------------
+
+# nvcc includes cuda_runtime.h in every .cu translation unit (and so in the .cuh headers those
+# include); hipcc includes no runtime header. These names need it under hipcc (an undeclared
+# identifier otherwise); a `<<<...>>>` launch too. `__global__`/`__device__` do not.
+_NEEDS_RUNTIME = re.compile(
+    r"\b(?:threadIdx|blockIdx|blockDim|gridDim|warpSize|dim3|__syncthreads\w*|__syncwarp|__threadfence\w*"
+    r"|atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)\w*|__shfl\w*|__ballot\w*|__any_sync|__all_sync|__activemask"
+    r"|__popc\w*|__clz\w*|__ffs\w*|__ldg|__fdividef|__expf|__logf|__sinf|__cosf|__powf|__saturatef|__float2int_\w+"
+    r"|__int_as_float|__float_as_int|__uint_as_float|__float_as_uint|__umulhi|__mulhi|__brev|__byte_perm|clock64"
+    r"|make_(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]"
+    r"|(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4])\b|<<<"
+)
+# headers that bring HIP's runtime after the renames (or already are it)
+_INSERTED = "#include <hip/hip_runtime.h>"
+_RUNTIME_HIP = frozenset({"hip/hip_runtime.h", "hipcub/hipcub.hpp", "hiprand/hiprand_kernel.h", "hip/hip_cooperative_groups.h"})
+
+
+def _brings_runtime(header: str) -> bool:
+    """After the renames, the #include brings HIP's runtime header (or the file is HIP or
+    PyTorch extension code already, whose headers bring it)."""
+    hip = HEADER_RENAMES.get(header) or ("hipcub/hipcub.hpp" if header.startswith("cub/") else header)
+    return hip in _RUNTIME_HIP or header.startswith(("hip/", "hipcub/", "torch/", "ATen/", "c10/"))
+
+
+def _implicit_runtime_use(ctx):
+    """(line, column) of the first use of a name the implicit runtime header declares, in a
+    .cu/.cuh file that includes no header HIP's runtime comes from; None otherwise."""
+    if not ctx.path.endswith((".cu", ".cuh")):
+        return None
+    if any(_brings_runtime(header) for _path, header in ctx.fact(includes)):
+        return None
+    code = ctx.fact(code_text).code
+    m = _NEEDS_RUNTIME.search(code)
+    return ctx.offset_to_pos(len(ctx.text[:m.start()].encode("utf-8", errors="surrogateescape"))) if m else None
+
+
+def _runtime_insertion(ctx) -> Edit:
+    at = _insertion_line(ctx)
+    return Edit(Span(at, 1, at, 1), "#include <hip/hip_runtime.h>\n")
+
+
+def _needs_inserted_runtime(ctx) -> bool:
+    """A .cu/.cuh file that includes no header HIP's runtime comes from and uses a CUDA API
+    name or a name of the runtime header nvcc includes implicitly (ctx.fact)."""
+    if not ctx.path.endswith((".cu", ".cuh")):
+        return False
+    if any(_brings_runtime(header) for _path, header in ctx.fact(includes)):
+        return False
+    return _implicit_runtime_use(ctx) is not None or any(pick_row(use, "PTL601") is not None for use in ctx.fact(api_uses))
+
+
+def _insertion_line(ctx) -> int:
+    """Where the runtime include goes: before the file's first #include outside any #if group
+    (after a `#pragma once` or license comment), else line 1."""
+    depth = 0
+    for d in ctx.fact(file_directives):
+        if d.kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif d.kind == "endif":
+            depth = max(0, depth - 1)
+        elif d.kind == "include" and depth == 0:
+            return d.first
+    return 1
+
+
+def _report_implicit_runtime(ctx) -> None:
+    """The file uses only names of the implicit runtime header (no CUDA API name whose rename
+    could carry the insertion): report the first such use, with the insertion as its fix."""
+    where = _implicit_runtime_use(ctx)
+    if where is None:
+        return
+    line, col = where
+    name = re.match(r"\w+|<<<", ctx.line_text(line)[col - 1:])
+    report(
+        ctx,
+        Span(line, col, line, col + (len(name.group(0)) if name else 1)),
+        name="cuda_runtime.h",
+        hip="hip/hip_runtime.h",
+        detail="nvcc includes it implicitly in every .cu file, hipcc does not: the fix adds the #include",
+        fix=Fix(f"add `{_INSERTED}` (nvcc's implicit runtime header)", (_runtime_insertion(ctx),), "safe"),
+        in_version_gates=True,
+    )
+
+
 # ---- PTL601 -------------------------------------------------------------------------------
 
 @detector("PTL601")
 def cuda_api_with_hip_equivalent(ctx) -> None:
-    """Every CUDA name, header and `cub::` qualifier that hipify renames, with the rename."""
+    """Every CUDA name, header and `cub::` qualifier that hipify renames, with the rename. In a
+    .cu file that relies on the runtime header nvcc includes implicitly, the first rename also
+    inserts `#include <hip/hip_runtime.h>` (or a finding of its own does, when no rename can)."""
+    insert = _needs_inserted_runtime(ctx)
     for use in ctx.fact(api_uses):
         row = pick_row(use, "PTL601")
         if row is None:
             continue
         extra = f"; deprecated in HIP {row.hip_deprecated}" if row.hip_deprecated else ""
+        edits = rename_edits(ctx, use, row.hip)
+        what = f"rename `{use.name}` to `{row.hip}`"
+        unsafe = UNSAFE_RENAMES.get(use.name)
+        if unsafe is None and row.library == "cuBLAS" and use.name.startswith("cublas") and ctx.fact(_legacy_cublas):
+            unsafe = LEGACY_CUBLAS
+        if unsafe is not None:
+            report(ctx, _span(ctx, use.start, use.end), name=use.name, hip=row.hip,
+                   detail=f"{row.library}; not a mechanical rename", suggestion=unsafe[0].upper() + unsafe[1:] + ".",
+                   fix=Fix(what, edits, "unsafe"), in_version_gates=True)
+            continue
+        if insert and not amd_excluded(ctx, ctx.offset_to_pos(use.start)[0], True):
+            edits += (_runtime_insertion(ctx),)
+            what += f" and add `{_INSERTED}` (nvcc includes its runtime header implicitly, hipcc does not)"
+            insert = False
         report(
             ctx,
             _span(ctx, use.start, use.end),
             name=use.name,
             hip=row.hip,
             detail=f"{row.library}" + (f", HIP {row.hip_added}+" if row.hip_added else "") + extra,
-            fix=Fix(f"rename `{use.name}` to `{row.hip}`", rename_edits(ctx, use, row.hip), "safe"),
+            fix=Fix(what, edits, "safe"),
+            in_version_gates=True,
         )
+    if insert:
+        _report_implicit_runtime(ctx)
     for path, header in ctx.fact(includes):
         hip = HEADER_RENAMES.get(header)
         if hip is None and header.startswith("cub/"):
@@ -206,17 +350,21 @@ def cuda_api_with_hip_equivalent(ctx) -> None:
         since = HEADER_SINCE.get(hip)
         text = node_text(path)
         new = text[0] + hip + text[-1]
+        legacy = header == "cublas.h" and ctx.fact(_legacy_cublas)
         report(
             ctx,
             path,
             name=header,
             hip=hip,
-            detail="header" + (f"; {since}" if since else ""),
-            fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), new),), "safe"),
+            detail="header" + (f"; {since}" if since else "") + ("; the legacy API, not a mechanical rename" if legacy else ""),
+            fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), new),), "unsafe" if legacy else "safe"),
+            suggestion=(LEGACY_CUBLAS[0].upper() + LEGACY_CUBLAS[1:] + ".") if legacy else None,
+            in_version_gates=True,
         )
     for ns in _cub_namespace_uses(ctx):
         report(ctx, ns, name="cub::", hip="hipcub::", detail="CUB namespace",
-                   fix=Fix("rename the namespace to `hipcub`", (Edit(ctx.node_span(ns), "hipcub"),), "safe"))
+                   fix=Fix("rename the namespace to `hipcub`", (Edit(ctx.node_span(ns), "hipcub"),), "safe"),
+               in_version_gates=True)
 
 
 # ---- PTL602 -------------------------------------------------------------------------------
@@ -269,9 +417,12 @@ def cuda_only_headers(node, ctx) -> None:
     if path is None or path.type not in ("system_lib_string", "string_literal"):
         return
     header = node_text(path)[1:-1].strip()
-    if header not in CUDA_ONLY_HEADERS:
+    if header in CUDA_ONLY_HEADERS:
+        alt = CUDA_ONLY_HEADERS[header]
+    elif curand_subheader(header):
+        alt = CURAND_SUBHEADER_ALTERNATIVE
+    else:
         return
-    alt = CUDA_ONLY_HEADERS[header]
     report(
         ctx,
         path,

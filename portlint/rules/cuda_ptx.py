@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from portlint.core.model import Span
+from portlint.frontends.cuda.guards import error_only_branches, guard_map, is_version_gate, sm90_guard_map
+from portlint.frontends.cuda.includes import file_directives
 from portlint.frontends.cuda.name_tables import first_per_line
 from portlint.frontends.cuda.platform_macros import names_vendor
 from portlint.frontends.cuda.preprocessor import branch_value
@@ -454,3 +457,77 @@ def cuda_arch_feature_gate(ctx) -> None:
         )
     for span, name, rule in first_per_line(ctx, "PTL205"):
         ctx.report(span, what=name, taken="a compile error (`<nv/target>` is missing)", suggestion=rule.advise(name), targets={"rocm": "error"})
+
+
+# ---- PTL206 ----------------------------------------------------------------------------------
+
+def _cuda12_value(expr: str) -> str:
+    """The condition as nvcc 12.8 sees it: the CUDA version macros substituted."""
+    expr = re.sub(r"defined\s*\(?\s*(?:CUDA_VERSION|CUDART_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|__CUDACC_VER_BUILD__)\s*\)?", "1", expr)
+    expr = re.sub(r"\b(?:CUDA_VERSION|CUDART_VERSION)\b", "12080", expr)
+    expr = re.sub(r"\b__CUDACC_VER_MAJOR__\b", "12", expr)
+    expr = re.sub(r"\b__CUDACC_VER_MINOR__\b", "8", expr)
+    return re.sub(r"\b__CUDACC_VER_BUILD__\b", "0", expr)
+
+
+def _branch_span(conds, end: int, index: int) -> tuple[int, int]:
+    """First and last line of branch `index` of a group (its directive excluded)."""
+    last = conds[index + 1][2] - 1 if index + 1 < len(conds) else end - 1
+    return conds[index][2] + 1, last
+
+
+@detector("PTL206", tokens=("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_"))
+def cuda_version_gate(ctx) -> None:
+    """`#if CUDART_VERSION >= N` / `#if __CUDACC_VER_MAJOR__ >= 12` groups: HIP defines none
+    of the CUDA version macros, so an AMD build takes another branch than nvcc 12 does. Says
+    which branch AMD takes and what it loses; an AMD branch that is only `#error` stops the
+    AMD build (error)."""
+    guards = ctx.fact(guard_map)
+    sm90 = ctx.fact(sm90_guard_map)
+    groups = [(conds, end) for conds, end in _groups(ctx) if is_version_gate(" ".join(f"#{c[0]} {c[1]}" for c in conds))]
+    if not groups:
+        return
+    spans = [(*_branch_span(conds, end, i), None) for conds, end in groups for i in range(len(conds))]
+    errors = error_only_branches(ctx.text, ctx.fact(file_directives), spans)
+    for conds, end in groups:
+        first_line = conds[0][2]
+        if guards.dead_for_amd(first_line) is not None:
+            continue  # an enclosing group already keeps this out of an AMD build
+        if _is_arch_gate(ctx, " ".join(c[1] for c in conds)):
+            continue  # an arch test as well (`CUTLASS_ARCH_MMA_SM80_ENABLED && __CUDACC_VER_MAJOR__ >= 11`): PTL205's
+        amd = _choose(conds, guards.evaluate)
+        nvidia = _choose(conds, lambda e, ln: sm90.evaluate(_cuda12_value(e), ln))
+        if amd is None or nvidia is None or amd == nvidia:
+            continue
+        targets = None
+        if amd < len(conds):
+            kind, _, line = conds[amd]
+            taken = f"the `#{kind}` branch at line {line}"
+            if _branch_span(conds, end, amd) in errors:
+                taken += ", which is an `#error`: the AMD build stops there"
+                targets = {"rocm": "error"}
+        else:
+            taken = "none of its branches"
+        if nvidia < len(conds):
+            lo, hi = _branch_span(conds, end, nvidia)
+            lost = (f"lines {lo}-{hi}, the branch nvcc 12 compiles, are dropped" if hi > lo
+                    else f"line {lo}, the branch nvcc 12 compiles, is dropped" if hi == lo
+                    else "nvcc 12's branch is empty")
+            cond = conds[nvidia][1] if conds[nvidia][0] in ("if", "elif") else ""
+        else:
+            lost = "that is code for an older CUDA, which nvcc 12 does not compile"
+            cond = ""
+        admit = (f"`#if ({cond}) || defined(__HIP_PLATFORM_AMD__)` when the newer path ports (the HIP renames inside "
+                 "it are applied by `--fix --select hipify`), or " if cond else "")
+        ctx.report(
+            Span(first_line, 1, first_line, len(ctx.line_text(first_line)) + 1),
+            what=f"#{conds[0][0]} {conds[0][1]}"[:80],
+            taken=taken,
+            lost=lost,
+            suggestion=(
+                "HIP defines none of CUDA_VERSION, CUDART_VERSION, __CUDACC_VER_MAJOR__/MINOR__ (it has HIP_VERSION), "
+                f"so these tests read 0 under hipcc. Say what AMD should compile: {admit}"
+                "a `#elif defined(__HIP_PLATFORM_AMD__)` branch with the AMD code (test HIP_VERSION for HIP's own features)."
+            ),
+            targets=targets,
+        )

@@ -331,7 +331,7 @@ def pick_row(use: Use, owner: str) -> Row | None:
 
 # ---- code an AMD build leaves out on purpose ----------------------------------------------
 
-def amd_excluded(ctx, line: int) -> bool:
+def amd_excluded(ctx, line: int, in_version_gates: bool = False) -> bool:
     """`line` sits in a branch an AMD build skips (`#ifndef __HIP_PLATFORM_AMD__ ... #endif`,
     `#ifndef USE_ROCM`, `#if CUDART_VERSION >= 12050`, `#if __CUDA_ARCH__ >= 900`) with no
     branch beside it: the code cannot break an AMD build. (With a HIP branch beside it the
@@ -341,13 +341,16 @@ def amd_excluded(ctx, line: int) -> bool:
     from portlint.frontends.cuda.guards import guard_map
 
     guard = ctx.fact(guard_map).dead_for_amd(line)
+    if guard is not None and in_version_gates and guard.version_gate:
+        return False  # `#if CUDART_VERSION >= 12000`: AMD skips it only until the gate is fixed
     return guard is not None and not guard.has_alternative
 
 
-def report(ctx, where, **kwargs):
-    """ctx.report, unless the line is one an AMD build leaves out on purpose."""
+def report(ctx, where, *, in_version_gates: bool = False, **kwargs):
+    """ctx.report, unless the line is one an AMD build leaves out on purpose. With
+    `in_version_gates` (renames), lines a CUDA version gate keeps from AMD count as compiled."""
     span = ctx.node_span(where)
-    if amd_excluded(ctx, span.start_line):
+    if amd_excluded(ctx, span.start_line, in_version_gates):
         return None
     return ctx.report(span, **kwargs)
 
@@ -402,7 +405,8 @@ def leading_qualifiers(ctx) -> dict[str, list]:
         if parent is None or parent.type != "qualified_identifier":
             continue
         grand = parent.parent
-        if grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent:
-            continue
+        if (grand is not None and grand.type == "qualified_identifier" and grand.child_by_field_name("name") == parent
+                and grand.child_by_field_name("scope") is not None):
+            continue  # `a::cub::X`; `::cub::X` (the global scope, no scope node) still starts with cub
         out.setdefault(node_text_of(ns), []).append(ns)
     return out

@@ -43,11 +43,17 @@ class Guard:
     never: bool = False
     # how project macros of the condition were read (`FOO_WITH_HIP` taken as an AMD build macro: ...)
     inferred: str = ""
+    # the group's conditions test only the CUDA toolkit version (CUDA_VERSION, CUDART_VERSION,
+    # __CUDACC_VER_MAJOR__/MINOR__), which HIP leaves undefined: no branch of it is a HIP port
+    version_gate: bool = False
 
     def reason(self) -> str:
         if self.never:
             return f"never compiled: inside `{self.condition}` (line {self.line})"
-        alt = "with a HIP branch beside it" if self.has_alternative else "with no alternative branch"
+        if self.version_gate:
+            alt = "a CUDA version gate (HIP defines no CUDA version macro, so AMD takes another branch)"
+        else:
+            alt = "with a HIP branch beside it" if self.has_alternative else "with no alternative branch"
         why = f"; {self.inferred}" if self.inferred else ""
         return f"not compiled for AMD: inside `{self.condition}` (line {self.line}), {alt}{why}"
 
@@ -98,6 +104,7 @@ class GuardMap:
         # final_defines); read where the #include stands, skipped where the build skips it
         self._include_macros = include_macros
         self._from_headers: dict[str, int | None | bool] = {}  # what the #includes the build reads bring
+        self._text = text
         self._build(directives(text) if file_directives is None else file_directives)
 
     # -- macro knowledge at a point of the file --
@@ -300,6 +307,15 @@ class GuardMap:
         while stack:  # unbalanced file: close at EOF
             close_branch(stack.pop(), self.n_lines + 1)
 
+        # a branch that holds only `#error` is no alternative: `#if __CUDACC_VER_MAJOR__ >= 12 ...
+        # #else #error "needs CUDA 12"` leaves an AMD build nothing to compile but the error
+        errors = error_only_branches(self._text, found_directives, branches)
+        frame_alternatives: dict[int, int] = {}
+        frame_conds: dict[int, list[str]] = {}
+        for start, end, value, cond, dir_line, fid in branches:
+            frame_conds.setdefault(fid, []).append(cond)
+            if value is not False and (start, end) not in errors:
+                frame_alternatives[fid] = frame_alternatives.get(fid, 0) + 1
         for start, end, value, cond, dir_line, fid in sorted(branches, key=lambda b: (b[0], -b[1])):
             if value is None:
                 for ln in range(start, min(end, self.n_lines) + 1):
@@ -309,8 +325,9 @@ class GuardMap:
                 continue
             vals = frame_branch_values[fid]
             never = constant_frames.get(fid, False)
-            has_alt = never or (len(vals) > 1 and any(v is not False for v in vals))
-            guard = Guard(cond, dir_line, has_alt, never, frame_notes.get(fid, ""))
+            has_alt = never or (len(vals) > 1 and frame_alternatives.get(fid, 0) > 0)
+            guard = Guard(cond, dir_line, has_alt, never, frame_notes.get(fid, ""),
+                          version_gate=is_version_gate(" ".join(frame_conds.get(fid, ()))))
             for ln in range(start, min(end, self.n_lines) + 1):
                 if self._dead[ln] is None:
                     self._dead[ln] = guard
@@ -324,6 +341,43 @@ class GuardMap:
 
     def unknown_for_amd(self, line: int) -> bool:
         return self._unknown[line] if 0 < line < len(self._unknown) else False
+
+
+# HIP defines none of these (it has HIP_VERSION); nvcc 12.x defines them all.
+CUDA_VERSION_MACROS = ("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__")
+# rules whose findings (renames) stand inside version-gated groups an AMD build skips, so the
+# code is ready for the day the gate admits AMD
+RENAMED_IN_VERSION_GATES = frozenset({"PTL601"})
+_VERSION_MACRO = re.compile(r"\b(?:" + "|".join(CUDA_VERSION_MACROS) + r")\b")
+_VENDOR_WORD = re.compile(r"HIP|ROCM|ROCm|AMD|__CUDA_ARCH")
+
+
+def is_version_gate(conditions: str) -> bool:
+    """The directive texts of a group test a CUDA toolkit version macro and name no vendor
+    or arch macro (`#if CUDART_VERSION >= 11000`, `#if __CUDACC_VER_MAJOR__ >= 12`)."""
+    return bool(_VERSION_MACRO.search(conditions)) and not _VENDOR_WORD.search(conditions)
+
+
+def error_only_branches(text: str, found_directives, branches) -> set[tuple[int, int]]:
+    """(first, last) line of each branch in `branches` whose code is only `#error` directives
+    (at least one): a fatal stub, not an alternative."""
+    errors = [d for d in found_directives if d.kind == "error"]
+    if not errors:
+        return set()
+    covered = {n for d in found_directives for n in range(d.first, d.last + 1)}
+    error_lines = {n for d in errors for n in range(d.first, d.last + 1)}
+    lines = blank_comments(text).split("\n")
+    out = set()
+    for start, end, *_ in branches:
+        span = range(start, min(end, len(lines)) + 1)
+        code = [n for n in span if lines[n - 1].strip()]
+        if code and any(n in error_lines for n in code) and all(n in covered and (n in error_lines or _is_conditional(found_directives, n)) for n in code):
+            out.add((start, end))
+    return out
+
+
+def _is_conditional(found_directives, line: int) -> bool:
+    return any(d.first <= line <= d.last and d.kind in ("if", "ifdef", "ifndef", "elif", "else", "endif") for d in found_directives)
 
 
 def _include_resolver(graph, reach, includer: str, platform: Platform, busy: set[str], config: tuple[str, ...]):

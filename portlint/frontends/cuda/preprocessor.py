@@ -26,7 +26,7 @@ class Directive(NamedTuple):
     rest: str  # the text after the keyword, comments removed, stripped
 
 
-_KINDS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "define", "undef", "include"))
+_KINDS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "define", "undef", "include", "error"))
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([a-z]+)\b(.*)$", re.S)
 _COMMENT_OR_STRING = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.S)
 _INCLUDE_TARGET = re.compile(r'([<"])([^>"\n]+)[>"]')

@@ -28,7 +28,10 @@ def warp_findings(ctx) -> Analysis:
     tiles(a)
     index_arithmetic(a)
     count_definitions(a)
-    lane_hits = any(h.rule in ("PTL101", "PTL102") for h in a.hits)
+    # other 32-lane code left after this pass makes a reduction fix unsafe; a PTL101/PTL102
+    # hit whose safe fix the same pass applies does not (the fixed file has none left, so a
+    # second --fix would otherwise offer the reduction fix: no convergence)
+    lane_hits = any(h.rule in ("PTL101", "PTL102") and not (h.fix is not None and h.fix.applicability == "safe") for h in a.hits)
     reductions(a, lane_hits)
     masks(a)
     builtin_availability(a)

@@ -83,6 +83,62 @@ def _warp_named(node) -> bool:
 
 
 def index_arithmetic(a: Analysis) -> None:
+    last_lane: list = []  # (hit, lane operand) of `lane == 31`
+    _index_arithmetic(a, last_lane)
+    _last_lane_fixes(a, last_lane)
+    _strides_and_shared(a)
+
+
+def _definitions(x) -> list | None:
+    """The values assigned to identifier `x` in its function (None: a parameter or a name
+    defined outside, whose value the fix cannot see)."""
+    fn = enclosing(x, ("function_definition",))
+    if fn is None:
+        return None
+    name = node_text(x)
+    values = []
+    for d in nodes_of_types(fn, ("init_declarator", "assignment_expression")):
+        left = d.child_by_field_name("declarator" if d.type == "init_declarator" else "left")
+        if left is not None and node_text(left).strip() == name:
+            value = d.child_by_field_name("value" if d.type == "init_declarator" else "right")
+            if value is not None:
+                values.append(value)
+    return values or None
+
+
+def _last_lane_fixes(a: Analysis, last_lane: list) -> None:
+    """`lane == 31` -> `lane == (warpSize - 1)` is safe only when `lane` itself counts lanes
+    of the whole wave after the same pass: its definition reads warpSize, or holds a
+    `% 32` / `& 31` whose safe fix turns it into one. A lane of a logical 32-thread row (or a
+    parameter) keeps counting to 31, so the rewritten test is never true on wave64: unsafe."""
+    pending = {id(h) for h, _ in last_lane}
+    fixed = {(h.where.start_byte, h.where.end_byte) for h in a.hits
+             if h.rule == "PTL102" and h.fix is not None and h.fix.applicability == "safe" and hasattr(h.where, "start_byte")
+             and id(h) not in pending}
+
+    def wave_wide(value) -> bool:
+        if "warpSize" in node_text(value):
+            return True
+        return any((n.start_byte, n.end_byte) in fixed for n in nodes_of_types(value, ("binary_expression",))) or \
+            (value.start_byte, value.end_byte) in fixed
+
+    for hit, x in last_lane:
+        xs = strip_parens(x)
+        if xs is None or hit.fix is None:
+            continue
+        if xs.type == "identifier":
+            values = _definitions(xs)
+            safe = values is not None and all(wave_wide(v) for v in values)
+        else:
+            safe = wave_wide(xs)
+        if not safe:
+            hit.fix = Fix(hit.fix.description + " (unsafe: the lane may count a 32-thread row, not the wave)", hit.fix.edits, "unsafe")
+            hit.suggestion = ("On wave64 the last lane is warpSize - 1 = 63, but this lane value may stop at 31 (a parameter, "
+                              "or a 32-thread row of the data): change its definition to `% warpSize` as well, or keep 31 "
+                              "where each 32-thread row is its own group.")
+
+
+def _index_arithmetic(a: Analysis, last_lane: list) -> None:
     for be in nodes_of_types(a.root, ("binary_expression",)):
         op_node = be.child_by_field_name("operator")
         if op_node is None:
@@ -102,6 +158,7 @@ def index_arithmetic(a: Analysis) -> None:
                 if v == 31 and how != "local-warp" and not chosen_group_size(a, how) and (a.is_lane_expr(x, a.facts_of(be)) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the last lane of a 32-lane warp"},
                           fix=a.replace(y, "(warpSize - 1)", "compare with warpSize - 1"), confidence="medium")
+                    last_lane.append((a.hits[-1], x))
             continue
         if op == "*":
             for x, y in ((left, right), (right, left)):
@@ -145,7 +202,6 @@ def index_arithmetic(a: Analysis) -> None:
             fix = Fix(fix.description + " (display only: a constant expression is needed here)", fix.edits, "display-only")
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
               confidence="medium", suggestion=origin_note(a, right, how))
-    _strides_and_shared(a)
 
 
 _WAVE_SIZE_TEST = re.compile(r"(?i)warp|wave")

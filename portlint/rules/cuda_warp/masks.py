@@ -344,6 +344,58 @@ _NARROW_ONE = re.compile(r"\((?:unsigned(?:int)?|uint32_t|std::uint32_t|int)\)1[
                          r"static_cast<(?:unsigned(?:int)?|(?:std::)?uint32_t|int)>\(1[uU]?\)")
 
 
+_VALUE_OPS = frozenset(("==", "!=", "<", ">", "<=", ">=", "&&", "||"))
+_ARITH_PARENTS = frozenset(("parenthesized_expression", "binary_expression", "unary_expression"))
+
+
+def _declared_type(decl) -> str:
+    t = decl.child_by_field_name("type") if decl is not None else None
+    return re.sub(r"\s+", " ", node_text(t)).strip() if t is not None else ""
+
+
+def _type_of_name(node, name: str) -> str:
+    """The declared type of `name` in the function around `node` (parameters included), "" when
+    not found there."""
+    fn = enclosing(node, ("function_definition",))
+    if fn is None:
+        return ""
+    for decl in nodes_of_types(fn, ("declaration", "parameter_declaration")):
+        for d in nodes_of_types(decl, ("identifier",)):
+            if node_text(d) == name and d.parent is not None and d.parent.type in ("init_declarator", "declaration", "parameter_declaration"):
+                return _declared_type(decl)
+    return ""
+
+
+def narrow_sink(be):
+    """(sink node, its 32-bit type) when the value of the shift `be`, through arithmetic, ends in
+    a 32-bit variable, parameter or return value (`unsigned m = (1u << lane) - 1;`, `m |= ...`
+    with `unsigned m`, `return 1u << lane;` from an `unsigned` function); None when it is
+    consumed as a value (`if (mask & (1u << lane))`) or its type is wide."""
+    cur = be
+    while cur.parent is not None and cur.parent.type in _ARITH_PARENTS:
+        op = cur.parent.child_by_field_name("operator")
+        if cur.parent.type == "binary_expression" and op is not None and node_text(op) in _VALUE_OPS:
+            return None
+        cur = cur.parent
+    parent = cur.parent
+    if parent is None:
+        return None
+    if parent.type == "init_declarator":
+        decl, kind = parent.parent, "decl"
+        typ = _declared_type(decl)
+    elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == cur:
+        left = strip_parens(parent.child_by_field_name("left"))
+        if left is None or left.type != "identifier":
+            return None
+        decl, kind, typ = left, "assign", _type_of_name(parent, node_text(left))
+    elif parent.type == "return_statement":
+        fn = enclosing(parent, ("function_definition",))
+        decl, kind, typ = fn, "return", _declared_type(fn)
+    else:
+        return None
+    return (decl, kind, typ) if INT32_TYPES.match(typ) else None
+
+
 def _shifts(a: Analysis) -> None:
     for be in nodes_of_types(a.root, ("binary_expression",)):
         op = node_text(be.child_by_field_name("operator"))
@@ -355,11 +407,31 @@ def _shifts(a: Analysis) -> None:
         if op == "<<":
             one = (lit is not None and "ll" not in lit[1] and lit[0] == 1) or _NARROW_ONE.fullmatch(ltext) is not None
             narrow = one or (lit is not None and "ll" not in lit[1] and lit[0] == FULL32) or ltext in ("~0u", "~0U", "~0", "-1u")
-            if not narrow or not _shift_count_is_lane(a, right, a.facts_of(be)):
+            wide_one = lit is not None and "ll" in lit[1].lower() and lit[0] in (1, FULL32) or ltext in ("~0ull", "~0ULL")
+            if not (narrow or wide_one) or not _shift_count_is_lane(a, right, a.facts_of(be)):
+                continue
+            sink = narrow_sink(be)
+            where = {"decl": "the declaration", "assign": f"`{node_text(sink[0])}`", "return": "the function's return type"}.get(sink[1]) if sink else ""
+            if wide_one:
+                if sink is None:
+                    continue  # `1ull << lane` kept in 64 bits: the port is done
+                a.hit("PTL106", be, fields={"expr": node_text(be)}, confidence="medium",
+                      suggestion=f"The 64-bit mask is narrowed to the 32-bit `{sink[2]}` of {where}, which drops lanes 32-63: "
+                      "keep it in `unsigned long long` (and what reads it: 64-bit `__popcll`/`__ffsll`).")
                 continue
             new = "1ull" if one else "~0ull"
-            a.hit("PTL106", be, fields={"expr": node_text(be)}, fix=a.replace(left, new, f"shift a 64-bit {new}"), confidence="medium",
-                  suggestion="Shift a 64-bit one: `1ull << lane` (lanes 32-63 exist on wave64); keep the mask in `unsigned long long`.")
+            suggestion = "Shift a 64-bit one: `1ull << lane` (lanes 32-63 exist on wave64); keep the mask in `unsigned long long`."
+            if sink is None:
+                fix = a.replace(left, new, f"shift a 64-bit {new}")
+            else:
+                # a 32-bit home for the mask: widening it changes what reads it, so the fix is unsafe
+                edits = [Edit(a.ctx.node_span(left), new)]
+                if sink[1] == "decl" and len([c for c in sink[0].named_children if c.type == "init_declarator"]) == 1:
+                    edits.insert(0, Edit(a.ctx.node_span(sink[0].child_by_field_name("type")), "unsigned long long"))
+                fix = Fix(f"shift a 64-bit {new}" + (" in an `unsigned long long`" if len(edits) > 1 else ""), tuple(edits), "unsafe")
+                suggestion += (f" The result lands in the 32-bit `{sink[2]}` of {where}: widen it too, and check what reads it "
+                               "(a 32-bit parameter, return value or `__popc` narrows it again).")
+            a.hit("PTL106", be, fields={"expr": node_text(be)}, fix=fix, confidence="medium", suggestion=suggestion)
         else:
             # `0xffffffff >> (32 - n)`: a lane mask built for 32 lanes
             r = strip_parens(right)
