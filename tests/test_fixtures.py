@@ -17,7 +17,7 @@ import pytest
 from conftest import FIXTURES, KNOWN_MISSES, REPO, scan_paths
 from fixture_expectations import fixture_files, read_expectations, snapshot_path
 
-from portlint.core.config import PRESETS, parse_targets
+from portlint.core.config import PRESETS, parse_targets, parse_versions
 
 FILES = fixture_files(FIXTURES)
 
@@ -56,6 +56,8 @@ def _scan_fixture(path):
         overrides["select"] = family_selection(fixture_families(path, exp))
     if "targets" in exp.options:
         overrides["targets"] = parse_targets(exp.options["targets"], "fixture")
+    if "versions" in exp.options:  # releases the verdicts are judged against: rocm:6.1,jax:0.4
+        overrides["versions"] = parse_versions(exp.options["versions"], "fixture")
     if "declared" in exp.options:  # the targets are declared (as --target does): scope by target
         overrides["declared_targets"] = True
     # the project is the repository (as its pyproject.toml makes it), in a git checkout or
