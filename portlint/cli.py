@@ -139,6 +139,16 @@ def _settings(paths, select, ignore, targets, config_path, isolated, no_cache, c
     return settings
 
 
+def _selection_options(settings, extend_select) -> None:
+    """--extend-select: rules added to the selection the config and --select made (ruff's
+    meaning), so `--extend-select hipify` keeps every default rule."""
+    from portlint.core.config import validate_rule_selectors
+
+    if extend_select:
+        more = validate_rule_selectors(_split_csv(extend_select), "--extend-select", "command line")
+        settings.extend_select = settings.extend_select + tuple(i for i in more if i not in settings.extend_select)
+
+
 def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec):
     """(reading stdin, the shard (I, N) or None, the suppression reason or None), or exit 2
     on a combination that cannot work."""
@@ -170,9 +180,10 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github"]), default="text", show_default=True, help="Output format (concise: one line per finding, no excerpt).")
+@click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github", "gitlab", "junit"]), default="text", show_default=True, help="Output format (concise: one line per finding, no excerpt; gitlab: code quality JSON; junit: JUnit XML).")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Rule ids, id prefixes or presets (hipify, ALL) to enable; comma-separated or repeated.")
+@click.option("--extend-select", multiple=True, help="Rules to enable besides the selection (the defaults, or --select): e.g. --extend-select hipify.")
 @click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
 @click.option("--target", "targets", multiple=True, help="Targets the code will run on: rocm,tpu,trainium,gaudi. Naming them puts every torch/JAX file in scope for them; without, scope is inferred per package and all targets are reported.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), help="Lowest severity that makes the exit code 1 (default: warning).")
@@ -199,7 +210,7 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
 @click.option("--add-suppressions", "suppress_reason", metavar="REASON", help="Write a `portlint: ignore[ID] -- REASON` comment before every current finding, then rescan (with --diff: show them, change nothing).")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="With the path `-`: the file the buffer on stdin stands for (report path, language, config).")
 @click.option("--shard", "shard_spec", metavar="I/N", help="Scan only part I of N (files split by a stable hash of their path); join the SARIF logs with `portlint merge-sarif`.")
-def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
+def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
          force_exclude, no_cache, cache_dir, compile_commands, sarif_include_suppressed, sarif_category, apply_fix,
          unsafe_fixes, show_diff, max_file_size, follow_symlinks, baseline_path, diff_base, statistics, suppress_reason,
          stdin_filename, shard_spec) -> None:
@@ -215,6 +226,7 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
     with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs, compile_commands,
                              follow_symlinks, max_file_size, config_start=start, allow_empty_select=False)
+        _selection_options(settings, extend_select)
         if targets:
             settings.declared_targets = True
         if fail_on:
@@ -329,6 +341,8 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         "include_suppressed": sarif_include_suppressed,
         "category": sarif_category,
         "show_source": True,
+        # the summary's first lines: targets (all four unless narrowed) and releases
+        "run_header": fmt == "text",
     }
     if statistics:
         from portlint.output.formats.statistics import render_statistics
@@ -378,6 +392,7 @@ def merge_sarif_cmd(inputs, output) -> None:
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default="html", show_default=True, help="html: a self-contained page; markdown: tables for $GITHUB_STEP_SUMMARY or a PR comment; json: the same numbers.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Rule ids, id prefixes or presets to enable (as for scan).")
+@click.option("--extend-select", multiple=True, help="Rules to enable besides the selection (as for scan).")
 @click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
 @click.option("--target", "targets", multiple=True, help="Targets to report: rocm,tpu,trainium,gaudi (default: all).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 = no workers).")
@@ -389,7 +404,7 @@ def merge_sarif_cmd(inputs, output) -> None:
 @click.option("--compile-commands", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="compile_commands.json for the libclang pass.")
 @click.option("--follow-symlinks", is_flag=True, help="Scan through symlinks that lead out of the scanned tree.")
 @click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes.")
-def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, config_path, isolated, no_cache, cache_dir,
+def report_cmd(paths, fmt, output, select, extend_select, ignore, targets, jobs, no_progress, config_path, isolated, no_cache, cache_dir,
                compile_commands, follow_symlinks, max_file_size) -> None:
     """Write a migration report of PATHS (default: .): per target, the verdict, the effort and
     where the work is. Exits 0 once the report is written (it is an audit, not a gate: use
@@ -401,6 +416,9 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
     with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
                              compile_commands, follow_symlinks, max_file_size)
+        _selection_options(settings, extend_select)
+        if targets:
+            settings.declared_targets = True
 
     from portlint.discovery.files import discover
     from portlint.pipeline.engine import scan_files

@@ -96,6 +96,25 @@ class Settings:
         return version_tuple(self.versions.get(stack, DEFAULT_VERSIONS[stack]))
 
 
+def targets_line(settings: "Settings") -> str:
+    """What a summary and a report say first: the targets the scan judged against (and that
+    all four are the default, not a choice), and the releases."""
+    if settings.targets == TARGETS and not settings.declared_targets:
+        head = "targets: all four (" + ", ".join(TARGETS) + ") \u2014 set `targets` (or --target) to narrow"
+    else:
+        head = "targets: " + ", ".join(settings.targets)
+    return head + "; versions: " + versions_text(settings)
+
+
+# the target each stack's release matters to
+STACK_TARGET = {"rocm": "rocm", "rccl": "rocm", "triton": "rocm", "jax": "tpu", "neuron": "trainium", "gaudi": "gaudi"}
+
+
+def versions_text(settings: "Settings") -> str:
+    """The releases of the stacks of the selected targets (`rocm 7.0, rccl 2.21, ...`)."""
+    return ", ".join(f"{k} {v}" for k, v in settings.versions.items() if STACK_TARGET[k] in settings.targets)
+
+
 def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
 
