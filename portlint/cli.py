@@ -209,11 +209,12 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has (most first) instead of the findings.")
 @click.option("--add-suppressions", "suppress_reason", metavar="REASON", help="Write a `portlint: ignore[ID] -- REASON` comment before every current finding, then rescan (with --diff: show them, change nothing).")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="With the path `-`: the file the buffer on stdin stands for (report path, language, config).")
+@click.option("--watch", is_flag=True, help="After the report, keep watching: rescan and report again whenever a scanned file changes, appears or goes (Ctrl-C stops; unchanged files come from the cache).")
 @click.option("--shard", "shard_spec", metavar="I/N", help="Scan only part I of N (files split by a stable hash of their path); join the SARIF logs with `portlint merge-sarif`.")
 def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
          force_exclude, no_cache, cache_dir, compile_commands, sarif_include_suppressed, sarif_category, apply_fix,
          unsafe_fixes, show_diff, max_file_size, follow_symlinks, baseline_path, diff_base, statistics, suppress_reason,
-         stdin_filename, shard_spec) -> None:
+         stdin_filename, watch, shard_spec) -> None:
     """Scan PATHS (files or directories; default: .; `-` with --stdin-filename: stdin) and
     report portability problems."""
     from portlint.core.config import ConfigError
@@ -222,6 +223,8 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
 
     paths = list(paths) or [Path(".")]
     from_stdin, shard, reason = _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec)
+    if watch and (from_stdin or apply_fix or show_diff or suppress_reason is not None):
+        _fail("--watch rescans files as they change: it does not combine with stdin, --fix, --diff or --add-suppressions")
     start = stdin_filename.absolute() if from_stdin else None
     with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs, compile_commands,
@@ -344,23 +347,79 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
         # the summary's first lines: targets (all four unless narrowed) and releases
         "run_header": fmt == "text",
     }
-    if statistics:
-        from portlint.output.formats.statistics import render_statistics
 
-        text = render_statistics(result, fmt)
-    else:
-        text = render(fmt, result, settings, options)
-        if fmt == "sarif":
-            from portlint.output.formats.sarif import over_limit_message
+    def emit(result) -> None:
+        if statistics:
+            from portlint.output.formats.statistics import render_statistics
 
-            message = over_limit_message(result, options)
-            if message:
-                click.echo(f"portlint: warning: {message}", err=True)
-    _write(text, output)
+            text = render_statistics(result, fmt)
+        else:
+            text = render(fmt, result, settings, options)
+            if fmt == "sarif":
+                from portlint.output.formats.sarif import over_limit_message
+
+                message = over_limit_message(result, options)
+                if message:
+                    click.echo(f"portlint: warning: {message}", err=True)
+        _write(text, output)
+
+    emit(result)
+    if watch:
+        result = _watch(files, discover_files, lambda: rescan()[2], emit) or result
     worst = worst_severity(result.findings)
     if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
         sys.exit(EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS)
+
+
+WATCH_INTERVAL_ENV = "PORTLINT_WATCH_INTERVAL"  # seconds between looks (default 0.5)
+WATCH_RESCANS_ENV = "PORTLINT_WATCH_RESCANS"  # stop after this many rescans (tests, scripts)
+
+
+def _file_states(files) -> dict[str, tuple[int, int]]:
+    out = {}
+    for sf in files:
+        try:
+            st = os.stat(sf.real)
+        except OSError:
+            continue
+        out[str(sf.real)] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def _watch(files, discover_files, rescan, emit):
+    """--watch: look at the scanned files (discovered again each time, so new and removed
+    files count) every PORTLINT_WATCH_INTERVAL seconds; on a change, rescan and emit the
+    report again. Stops on Ctrl-C, or after PORTLINT_WATCH_RESCANS rescans when that is set.
+    Returns the last result (the exit code follows it)."""
+    import time
+
+    try:
+        interval = float(os.environ.get(WATCH_INTERVAL_ENV, "0.5"))
+        limit = int(os.environ[WATCH_RESCANS_ENV]) if os.environ.get(WATCH_RESCANS_ENV) else None
+    except ValueError:
+        _fail(f"{WATCH_INTERVAL_ENV} must be a number of seconds and {WATCH_RESCANS_ENV} a whole number")
+    states = _file_states(files)
+    result = None
+    rescans = 0
+    click.echo("portlint: watching for changes (Ctrl-C stops)", err=True)
+    try:
+        while limit is None or rescans < limit:
+            time.sleep(interval)
+            found, _ = discover_files()
+            now = _file_states(found)
+            if now == states:
+                continue
+            changed = sorted(set(now.items()) ^ set(states.items()))
+            names = {p for p, _ in changed}
+            states = now
+            click.echo(f"portlint: {len(names)} file{'s' if len(names) != 1 else ''} changed; rescanning", err=True)
+            result = rescan()
+            emit(result)
+            rescans += 1
+    except KeyboardInterrupt:
+        pass
+    return result
 
 
 def _write(text: str, output: Path | None) -> None:
@@ -510,6 +569,61 @@ def rule_cmd(rule_id: str) -> None:
             click.echo(r.markdown_doc(), nl=False)
             return
     _fail(f"no rule {rule_id!r} (see `portlint rules`)")
+
+
+@main.command("init")
+@click.argument("directory", required=False, type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("."))
+@click.option("--print", "to_stdout", is_flag=True, help="Print the section instead of writing it.")
+def init_cmd(directory: Path, to_stdout: bool) -> None:
+    """Write a commented [tool.portlint] section for DIRECTORY (default: .), with the targets
+    guessed from what the tree imports and builds for (read, never run): appended to its
+    pyproject.toml, or a new portlint.toml when there is none. Refuses to touch a file that
+    already configures portlint."""
+    from portlint.core.config import ConfigError, Settings, find_config
+
+    text = _init_section(directory)
+    if to_stdout:
+        sys.stdout.write(text)
+        return
+    pyproject, own = directory / "pyproject.toml", directory / "portlint.toml"
+    with _usage_errors(ConfigError):
+        existing = find_config(directory)
+    if existing is not None and existing.parent.resolve() == directory.resolve():
+        _fail(f"{existing} already configures portlint; edit it (or see `portlint init --print`)")
+    target = pyproject if pyproject.is_file() else own
+    try:
+        before = target.read_text(encoding="utf-8") if target.is_file() else ""
+        sep = "" if not before else ("\n" if before.endswith("\n") else "\n\n")
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(sep + text)
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"cannot write {target}: {exc}")
+    from portlint.core.config import load_config
+
+    with _usage_errors(ConfigError):
+        load_config(target, Settings())
+    click.echo(f"portlint: wrote [tool.portlint] to {target}; edit the targets, then run `portlint scan`", err=True)
+
+
+def _init_section(directory: Path) -> str:
+    """The section `portlint init` writes: discovery's files under `directory` (gitignore and
+    default excludes applied), their bytes read for the target guess."""
+    from portlint.core.config import Settings
+    from portlint.core.init_section import guess_targets, section_text
+    from portlint.discovery.files import discover
+
+    settings = Settings(root=directory.resolve())
+    files, _ = discover([directory], settings)
+
+    def contents():
+        for sf in files:
+            try:
+                with open(sf.real, "rb") as fh:
+                    yield sf.display, fh.read(settings.max_file_size)
+            except OSError:
+                continue
+
+    return section_text(guess_targets(contents()), __version__)
 
 
 @main.command("server")
