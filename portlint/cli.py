@@ -579,7 +579,7 @@ def init_cmd(directory: Path, to_stdout: bool) -> None:
     guessed from what the tree imports and builds for (read, never run): appended to its
     pyproject.toml, or a new portlint.toml when there is none. Refuses to touch a file that
     already configures portlint."""
-    from portlint.core.config import ConfigError, Settings, find_config
+    from portlint.core.config import ConfigError, Settings, find_config, load_config
 
     text = _init_section(directory)
     if to_stdout:
@@ -598,8 +598,6 @@ def init_cmd(directory: Path, to_stdout: bool) -> None:
             fh.write(sep + text)
     except (OSError, UnicodeDecodeError) as exc:
         _fail(f"cannot write {target}: {exc}")
-    from portlint.core.config import load_config
-
     with _usage_errors(ConfigError):
         load_config(target, Settings())
     click.echo(f"portlint: wrote [tool.portlint] to {target}; edit the targets, then run `portlint scan`", err=True)

@@ -6,6 +6,7 @@ is a ConfigError, which the CLI prints as one line and exits 2."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
@@ -152,8 +153,6 @@ def expand_selector(sel: str) -> tuple[str, ...]:
     case-insensitively: a preset (`ALL`, `hipify`), a rule id or id prefix (`PTL110`, `PTL1`),
     a glob over ids or names (`PTL1*`, `*-ptx-*`), a rule name (`inline-ptx-asm`) or a
     family (`cuda_warp`, the folder under rules/)."""
-    import fnmatch
-
     from portlint.core.catalog import load_rules
 
     rules = load_rules()

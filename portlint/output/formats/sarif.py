@@ -26,7 +26,10 @@ import sarif_om as so
 
 from portlint import __version__
 from portlint.core.model import utf16_col
+from portlint.core.config import STACK_TARGET
+from portlint.core.rule_links import absolute_rule_url
 from portlint.findings.fingerprint import portlint_fingerprints
+from portlint.findings.severity import configured_level
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _PRECISION = {"high": "high", "medium": "medium", "low": "low"}
@@ -116,9 +119,6 @@ def _region(span, wide_lines):
 
 
 def _rule_descriptor(rule, settings):
-    from portlint.core.rule_links import absolute_rule_url
-    from portlint.findings.severity import configured_level
-
     help_text = f"{rule.docs_finds.strip()}\n\nPortable rewrite:\n{rule.docs_rewrite.strip()}"
     level = configured_level(rule, settings).value
     # an absolute link or none: a relative docs/rules/PTLnnn.md resolves nowhere a SARIF
@@ -146,8 +146,6 @@ def run_properties(settings) -> dict:
     """What the run was judged against, in the run's property bag: the targets (and whether
     they were chosen or are the all-four default), the releases of their stacks, and the
     severities the configuration changed."""
-    from portlint.core.config import STACK_TARGET
-
     props = {
         "portlint/targets": list(settings.targets),
         "portlint/targetsDeclared": bool(settings.declared_targets),

@@ -15,7 +15,9 @@ import os
 import re
 from pathlib import Path
 
+from portlint.core.config import targets_line
 from portlint.core.model import TARGETS, Severity
+from portlint.findings.selection import selection_note
 
 # C0 controls but tab, DEL, C1 controls, and the bidirectional overrides and isolates that
 # can make a line display differently from what it holds ("Trojan Source")
@@ -92,9 +94,6 @@ def run_header_lines(settings, color: bool) -> list[str]:
     """The summary's first lines on the command line: the targets (all four unless narrowed,
     said so) and releases judged against, and a warning when `select` left out every default
     rule (`--select hipify` alone)."""
-    from portlint.core.config import targets_line
-    from portlint.findings.selection import selection_note
-
     out = [_paint(targets_line(settings), "dim", color)]
     note = selection_note(settings)
     if note:
