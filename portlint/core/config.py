@@ -180,7 +180,7 @@ def validate_rule_selectors(selectors: tuple[str, ...], key: str, where: str, *,
     for sel in selectors:
         ids = expand_selector(sel)
         if not ids:
-            raise ConfigError(f"{where}: {key}: {sel!r} names no rule: not an id, prefix, glob, rule name, family or preset (see `portlint rules`)")
+            raise ConfigError(f"{where}: {key}: {sel!r} matches no rule: not an id, prefix, glob, rule name, family or preset (see `portlint rules`)")
         out.extend(i for i in ids if i not in out)
     return tuple(out)
 
@@ -314,6 +314,8 @@ def load_config(path: Path, settings: Settings) -> Settings:
         more = validate_rule_selectors(_string_list(table["extend-ignore"], "extend-ignore", path), "extend-ignore", where)
         settings.ignore = settings.ignore + tuple(i for i in more if i not in settings.ignore)
     if "versions" in table:
+        if not isinstance(table["versions"], dict):
+            raise ConfigError(f"{where}: versions must be a table ([tool.portlint.versions] rocm = \"6.2\"), not {_type_name(table['versions'])}")
         settings.versions = parse_versions(table["versions"], where)
     if "severity" in table:
         settings.severity = parse_severity(table["severity"], where)
