@@ -12,6 +12,7 @@ after an intended change of output with one command:
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, KNOWN_MISSES, REPO, scan_paths
@@ -177,3 +178,21 @@ def test_fixes_produce_the_fixed_file(path):
     new, count = fixed_text(path.read_text(encoding="utf-8"), result.findings, include_unsafe=True)
     assert count > 0
     assert new == fixed_path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.with_name(p.name.replace(p.suffix, ".fixed" + p.suffix)).exists()], ids=str)
+def test_fixes_are_idempotent(path):
+    """The README's "a second --fix changes nothing": the fixed file, scanned with the same
+    selection, has no fix left to apply."""
+    import shutil
+    import tempfile
+
+    from portlint.output.fixes import fixed_text
+
+    fixed_path = path.with_name(path.name.replace(path.suffix, ".fixed" + path.suffix))
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        copy = Path(tmp) / path.name  # the fixed text under the fixture's own name and header
+        shutil.copy(fixed_path, copy)
+        _, result, _ = _scan_fixture(copy)
+        new, count = fixed_text(copy.read_text(encoding="utf-8"), result.findings, include_unsafe=True)
+    assert count == 0 and new == fixed_path.read_text(encoding="utf-8"), [f.rule_id for f in result.findings if f.fix]
