@@ -289,6 +289,11 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
         from portlint.pipeline.stdin_scan import read_buffer, scan_buffer
 
         data, why_not = read_buffer(sys.stdin.buffer, settings.max_file_size)
+        from portlint.discovery.languages import classify
+
+        if str(stdin_filename).strip() in ("", ".") or (data is not None and classify(str(stdin_filename), data)[0] is None):
+            _fail(f"--stdin-filename {_printable(str(stdin_filename))!r}: not a file portlint scans (name it as the file "
+                  "the buffer stands for, with its extension: k.cu, model.py, CMakeLists.txt)")
         if changed is not None and data is not None:
             changed.set_current(str(start), data)
         files, notices = [], []
@@ -348,6 +353,8 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
         "run_header": fmt == "text",
     }
 
+    scanned_files = [files]  # what the report must not be written over (--watch rescans it)
+
     def emit(result) -> None:
         if statistics:
             from portlint.output.formats.statistics import render_statistics
@@ -361,11 +368,16 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
                 message = over_limit_message(result, options)
                 if message:
                     click.echo(f"portlint: warning: {message}", err=True)
-        _write(text, output)
+        _write(text, output, [sf.real for sf in scanned_files[0]])
 
     emit(result)
     if watch:
-        result = _watch(files, discover_files, lambda: rescan()[2], emit) or result
+        def watch_rescan():
+            found, _, again = rescan()
+            scanned_files[0] = found
+            return again
+
+        result = _watch(files, discover_files, watch_rescan, emit) or result
     worst = worst_severity(result.findings)
     if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
         sys.exit(EXIT_CLEAN)
@@ -422,13 +434,19 @@ def _watch(files, discover_files, rescan, emit):
     return result
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, scanned=()) -> None:
+    """The report on stdout, or in `output` through the one writer (portlint.core.files):
+    never through a symlink, never onto a file the scan read (`scanned`), atomically. A
+    relative path (or one inside the working directory) must stay inside it once resolved."""
     if output is not None:
+        from portlint.core.files import source_identities, write_file
+
+        cwd = Path.cwd()
+        root = cwd if Path(os.path.abspath(output)).is_relative_to(cwd) else None
         try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
+            write_file(output, text.encode("utf-8"), root=root, make_folders=True, sources=source_identities(scanned))
         except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
+            _fail(f"cannot write {_printable(str(output))}: {exc.strerror or exc}")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -497,7 +515,7 @@ def report_cmd(paths, fmt, output, select, extend_select, ignore, targets, jobs,
         result = scan_files(files, settings, progress)
     result.notices = sorted(notices + result.notices, key=lambda n: n.sort_key())
     for n in result.notices:
-        click.echo(f"portlint: {n.path}: {n.message}", err=True)
+        click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
 
     from portlint.output.report import render_report
     from portlint.output.report.summary import build_summary
@@ -506,11 +524,7 @@ def report_cmd(paths, fmt, output, select, extend_select, ignore, targets, jobs,
     summary = build_summary(result, settings, [sf.display for sf in files], shown, __version__)
     text = render_report(fmt, summary)
     if output is not None:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
+        _write(text, output, [sf.real for sf in files])
         total = summary.total()
         click.echo(f"portlint: wrote {output} ({total.findings} findings, {total.points} effort points)", err=True)
     else:
@@ -591,12 +605,14 @@ def init_cmd(directory: Path, to_stdout: bool) -> None:
     if existing is not None and existing.parent.resolve() == directory.resolve():
         _fail(f"{existing} already configures portlint; edit it (or see `portlint init --print`)")
     target = pyproject if pyproject.is_file() else own
+    from portlint.core.files import WriteRefused, write_file
+
     try:
         before = target.read_text(encoding="utf-8") if target.is_file() else ""
         sep = "" if not before else ("\n" if before.endswith("\n") else "\n\n")
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(sep + text)
-    except (OSError, UnicodeDecodeError) as exc:
+        # through the one writer: atomic, never through a symlink, inside the directory
+        write_file(target, (before + sep + text).encode("utf-8"), root=directory.resolve())
+    except (OSError, UnicodeDecodeError, WriteRefused) as exc:
         _fail(f"cannot write {target}: {exc}")
     with _usage_errors(ConfigError):
         load_config(target, Settings())

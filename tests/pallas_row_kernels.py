@@ -82,7 +82,8 @@ def axpy_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def row_cumsum_kernel(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    """A loop over column blocks: not a shape portlint translates (the skeleton says so)."""
+    """A loop over column blocks with a scalar carried across blocks (a row sum): read as one
+    block over the whole row."""
     row = tl.program_id(0)
     acc = 0.0
     for start in range(0, n_cols, BLOCK):

@@ -1,8 +1,12 @@
-"""Run one kernel of tests/pallas_row_kernels.py with TRITON_INTERPRET=1 on CPU tensors.
+"""Run one kernel of tests/pallas_row_kernels.py (or of another kernels module beside it that
+has `launch(kernel, arrays)`, e.g. pallas_tutorial_kernels) with TRITON_INTERPRET=1 on CPU
+tensors.
 
-Usage: python run_triton_interpreted.py KERNEL IN.npz OUT.npy. A separate process because
-the interpreter is chosen when triton is imported."""
+Usage: python run_triton_interpreted.py KERNEL IN.npz OUT.npy [MODULE]; a kernel with several
+outputs writes OUT.npy, OUT.1.npy, OUT.2.npy ...
+A separate process because the interpreter is chosen when triton is imported."""
 
+import importlib
 import os
 import sys
 
@@ -16,8 +20,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pallas_row_kernels as k  # noqa: E402
 
 
-def main(kernel: str, inputs: str, output: str) -> None:
+def main(kernel: str, inputs: str, output: str, module: str = "") -> None:
     a = {name: torch.from_numpy(v) for name, v in np.load(inputs).items()}
+    if module:
+        outs = importlib.import_module(module).launch(kernel, a)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for i, out in enumerate(outs):
+            np.save(output if i == 0 else output.replace(".npy", f".{i}.npy"), out.numpy())
+        return
     if kernel == "matmul_kernel":
         a_, b_ = a["a"], a["b"]
         (m, kd), n = a_.shape, b_.shape[1]
@@ -47,6 +57,9 @@ def main(kernel: str, inputs: str, output: str) -> None:
         elif kernel == "bias_gelu_kernel":
             out = torch.empty_like(x)
             k.bias_gelu_kernel[(rows,)](x, a["bias"], out, x.stride(0), cols, BLOCK=block)
+        elif kernel == "row_cumsum_kernel":
+            out = torch.empty(rows, dtype=torch.float32)
+            k.row_cumsum_kernel[(rows,)](x, out, x.stride(0), cols, BLOCK=16)  # several column blocks
         else:
             raise SystemExit(f"unknown kernel {kernel}")
     np.save(output, out.numpy())

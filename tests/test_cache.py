@@ -224,7 +224,7 @@ def test_read_only_cache_dir_does_not_crash(tmp_path, monkeypatch):
     # root ignores permission bits, so make every write fail the way a read-only mount does
     import portlint.core.cache
 
-    def refuse(path, data):
+    def refuse(path, data, *_, **__):
         raise PermissionError(30, "Read-only file system", str(path))
 
     monkeypatch.setattr(portlint.core.cache, "_atomic_write", refuse)

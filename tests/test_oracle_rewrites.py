@@ -157,6 +157,25 @@ SHAPES = {
             else:
                 v = v + y
         return v""",
+    # unsafe operations in a branch: the select alone gives NaN gradients where the branch is
+    # not taken (0 * inf); the rewrite guards their operands (the double-where)
+    "unsafe_pow_assign": """
+        v = y + 0.0
+        if x[0] > 0:
+            v = y * x[0] ** 0.5
+        return v""",
+    "unsafe_div_else": """
+        if y[0] == 0:
+            v = x + 1.0
+        else:
+            v = x / y[0]
+        return v""",
+    "unsafe_return": """
+        if x[0] > 0:
+            return y * x[0] ** -1.5
+        return y - 1.0""",
+    "unsafe_ifexp": """
+        return y * x[0] ** 0.5 if x[0] > 0 else y""",
     # shapes with no faithful rewrite: display only
     "one_branch_unbound": """
         if C:
@@ -199,16 +218,44 @@ SHAPES = {
             return x, y
         return pair""",
 }
+JAX_SHAPES = {
+    # a branch with a call beyond elementwise arithmetic runs alone, under lax.cond
+    "cond_assign": """
+        if C:
+            v = jnp.sort(x) * jnp.dot(x, y)
+            w = jnp.cumsum(y)
+        else:
+            v = y
+            w = x * 0.0
+        return v, w""",
+    "cond_return": """
+        if C:
+            return jnp.cumsum(x) - jnp.dot(x, y)
+        return y""",
+    # the carry changes dtype on the first trip (int -> float), as Python's loop allows
+    "while_int_to_float": """
+        v = m
+        while v < 10:
+            v = v + 1.5
+        return v * x""",
+}
 C2 = "y.sum() < 0.5"
-LOOP_SHAPES = {"while_growing", "while_carried", "while_break", "while_if_body", "fori_carried", "fori_nested_if"}
+LOOP_SHAPES = {"while_growing", "while_carried", "while_break", "while_if_body", "fori_carried", "fori_nested_if", "while_int_to_float"}
+ONE_CONDITION = LOOP_SHAPES | {"unsafe_pow_assign", "unsafe_div_else", "unsafe_return", "unsafe_ifexp", "cond_return"}
 DISPLAY_ONLY = {"while_growing", "one_branch_unbound", "branch_value_not_array", "host_call_in_branch", "tuple_vs_name"}
-FIXED_SHAPES = set(SHAPES) - DISPLAY_ONLY
+FIXED_SHAPES = (set(SHAPES) | set(JAX_SHAPES)) - DISPLAY_ONLY
 LOOP_ONLY_CONDITION = "cmp"  # loops carry their own conditions
 
 
+def _shapes(torch: bool) -> dict[str, str]:
+    return SHAPES if torch else {**SHAPES, **JAX_SHAPES}
+
+
 def _cases(torch: bool):
-    for (shape, body), (cname, cond) in itertools.product(SHAPES.items(), CONDITIONS.items()):
-        if shape in LOOP_SHAPES and (torch or cname != LOOP_ONLY_CONDITION):
+    for (shape, body), (cname, cond) in itertools.product(_shapes(torch).items(), CONDITIONS.items()):
+        if shape in LOOP_SHAPES and torch:
+            continue
+        if shape in ONE_CONDITION and cname != LOOP_ONLY_CONDITION:
             continue
         if torch and cname == "truth":
             cname, cond = cname, "(x > 1.5).any()"
@@ -221,7 +268,7 @@ def _module(torch: bool) -> tuple[str, dict[str, str]]:
     params = "x, y" if torch else "x, y, m"
     parts, shapes = [head], {}
     for name, shape, cond in _cases(torch):
-        body = textwrap.dedent(SHAPES[shape]).strip("\n").replace("C2", C2).replace("C", cond)
+        body = textwrap.dedent(_shapes(torch)[shape]).strip("\n").replace("C2", C2).replace("C", cond)
         parts.append(f"\n{deco}\ndef {name}({params}):\n    s = x.sum()\n" + textwrap.indent(body, "    ") + "\n\n")
         shapes[name] = shape
     return "".join(parts), shapes
@@ -272,7 +319,13 @@ def _leaves(v):
     return [v]
 
 
-def _check_family(tmp_path, torch: bool, run_fixed, run_original, inputs, equal):
+# inputs each rewritten function is checked on: random floats (seeds 0-3), the boundary values
+# of the branches (zero, negative, infinite entries, a zero denominator), and integers
+REGIMES = ("float", "float", "float", "float", "boundary", "int")
+GRADIENT_SEEDS = (0, 1, 4)  # derivatives on two random draws and the boundary values
+
+
+def _check_family(tmp_path, torch: bool, run_fixed, run_original, inputs, equal, derivatives=None):
     source, shapes = _module(torch)
     fixed, by_fn, still = _scan(tmp_path, "family.py", source)
     original = _undecorated(source, "family.py")
@@ -291,8 +344,10 @@ def _check_family(tmp_path, torch: bool, run_fixed, run_original, inputs, equal)
             display_shapes.add(shape)
             continue
         ok = True
-        for seed in range(4):
-            args = inputs(random.Random(f"{name}/{seed}"))
+        for seed, regime in enumerate(REGIMES):
+            args = inputs(random.Random(f"{name}/{seed}"), regime)
+            if args is None:
+                continue
             want = run_original(original[name], args)
             try:
                 got = run_fixed(rewritten[name], args)
@@ -304,8 +359,14 @@ def _check_family(tmp_path, torch: bool, run_fixed, run_original, inputs, equal)
             w, g = _leaves(want), _leaves(got)
             if len(w) != len(g) or not all(equal(a, b) for a, b in zip(w, g)):
                 ok = False
-                problems.append(f"{name}: rewritten result differs from the original run eagerly (seed {seed})")
+                problems.append(f"{name}: rewritten result differs from the original run eagerly (seed {seed}, {regime})")
                 break
+            if derivatives is not None and seed in GRADIENT_SEEDS:
+                wrong = derivatives(original[name], rewritten[name], args, shape)
+                if wrong:
+                    ok = False
+                    problems.append(f"{name}: {wrong} (seed {seed}, {regime})")
+                    break
         if ok:
             fixed_shapes.add(shape)
         else:
@@ -320,9 +381,16 @@ def test_generated_jax_rewrites_trace_and_match_eager(tmp_path):
 
     jnp = jax.numpy
 
-    def inputs(rng):
-        x = jnp.asarray(np.random.default_rng(rng.randrange(2**32)).normal(size=6), jnp.float32)
-        y = jnp.asarray(np.random.default_rng(rng.randrange(2**32)).normal(size=6), jnp.float32)
+    def inputs(rng, regime):
+        gen = np.random.default_rng(rng.randrange(2**32))
+        if regime == "int":
+            x, y = (jnp.asarray(gen.integers(-3, 4, size=6), jnp.int32) for _ in range(2))
+        elif regime == "boundary":
+            x = jnp.asarray([0.0, -1.0, 2.0, -0.0, 1e-30, -3.0], jnp.float32)
+            y = jnp.asarray([0.0, 1.0, -1.0, 0.5, -2.0, 1e30], jnp.float32)
+        else:
+            x = jnp.asarray(gen.normal(size=6), jnp.float32)
+            y = jnp.asarray(gen.normal(size=6), jnp.float32)
         return x, y, jnp.int32(rng.randrange(0, 5))
 
     def run_fixed(fn, args):
@@ -333,24 +401,50 @@ def test_generated_jax_rewrites_trace_and_match_eager(tmp_path):
         return fn(x, y, int(m))  # eager: a Python trip count, Python branches on concrete values
 
     def equal(a, b):
-        return np.shape(a) == np.shape(b) and np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
+        return np.shape(a) == np.shape(b) and np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5, equal_nan=True)
 
-    fixed, display, problems, shapes = _check_family(tmp_path, False, run_fixed, run_original, inputs, equal)
+    def total(out):
+        floats = [v for v in _leaves(out) if jnp.issubdtype(jnp.result_type(v), jnp.floating)]
+        return sum(jnp.sum(v) for v in floats) if floats else jnp.float32(0.0)
+
+    def derivatives(original_fn, fixed_fn, args, shape):
+        """Gradients of the outputs' sum with respect to x and y: the original differentiated
+        eagerly (Python branches on concrete values), the rewrite under jit. A while_loop (and
+        a fori_loop with a traced bound) is not reverse-differentiable: jvp for those."""
+        x, y, m = args
+        if not jnp.issubdtype(x.dtype, jnp.floating):
+            return None
+        if shape in LOOP_SHAPES:
+            tx, ty = jnp.ones_like(x), jnp.linspace(-1.0, 1.0, x.size, dtype=x.dtype)
+            _, want = jax.jvp(lambda a, b: total(original_fn(a, b, int(m))), (x, y), (tx, ty))
+            _, got = jax.jvp(lambda a, b: total(jax.jit(fixed_fn)(a, b, m)), (x, y), (tx, ty))
+            return None if equal(want, got) else f"jvp {np.asarray(got)} != eager {np.asarray(want)}"
+        want = jax.grad(lambda a, b: total(original_fn(a, b, int(m))), argnums=(0, 1))(x, y)
+        got = jax.grad(lambda a, b: total(jax.jit(fixed_fn)(a, b, m)), argnums=(0, 1))(x, y)
+        if all(equal(a, b) for a, b in zip(want, got)):
+            return None
+        return f"gradient {[np.asarray(g).tolist() for g in got]} != eager {[np.asarray(w).tolist() for w in want]}"
+
+    fixed, display, problems, shapes = _check_family(tmp_path, False, run_fixed, run_original, inputs, equal, derivatives)
     assert not problems, "\n".join(problems)
     assert fixed == FIXED_SHAPES, f"shapes without a proven fix: {sorted(FIXED_SHAPES - fixed)}"
     assert DISPLAY_ONLY <= display, f"shapes that should be display only: {sorted(DISPLAY_ONLY - display)}"
     assert len(shapes) >= 100
 
 
-TORCH_SHAPES = FIXED_SHAPES - LOOP_SHAPES
+TORCH_SHAPES = FIXED_SHAPES - LOOP_SHAPES - set(JAX_SHAPES)
 
 
 def test_generated_torch_rewrites_remove_the_graph_break_and_match_eager(tmp_path):
     torch = require_module("torch")
     import torch._dynamo as dynamo
 
-    def inputs(rng):
+    def inputs(rng, regime):
         g = torch.Generator().manual_seed(rng.randrange(2**31))
+        if regime == "int":
+            return None  # torch.where keeps integer tensors integer as the branches do; the float cases cover it
+        if regime == "boundary":
+            return (torch.tensor([0.0, -1.0, 2.0, -0.0, 1e-30, -3.0]), torch.tensor([0.0, 1.0, -1.0, 0.5, -2.0, 1e30]))
         return torch.randn(6, generator=g), torch.randn(6, generator=g)
 
     explained_once: set[int] = set()
@@ -373,13 +467,27 @@ def test_generated_torch_rewrites_remove_the_graph_break_and_match_eager(tmp_pat
             a = torch.as_tensor(a)
         if not torch.is_tensor(b):
             b = torch.as_tensor(b)
-        return a.shape == b.shape and torch.allclose(a.float(), b.float(), rtol=1e-5, atol=1e-5)
+        return a.shape == b.shape and torch.allclose(a.float(), b.float(), rtol=1e-5, atol=1e-5, equal_nan=True)
 
-    fixed, display, problems, shapes = _check_family(tmp_path, True, run_fixed, run_original, inputs, equal)
+    def derivatives(original_fn, fixed_fn, args, shape):
+        """torch.autograd gradients of the outputs' sum with respect to x and y, both eagerly."""
+        def grads(fn):
+            a, b = (v.clone().requires_grad_(True) for v in args)
+            out = [v for v in _leaves(fn(a, b)) if torch.is_tensor(v) and v.is_floating_point()]
+            if not out:
+                return None
+            ga, gb = torch.autograd.grad(sum(v.sum() for v in out), (a, b), allow_unused=True)
+            return [torch.zeros_like(a) if ga is None else ga, torch.zeros_like(b) if gb is None else gb]
+        want, got = grads(original_fn), grads(fixed_fn)
+        if want is None or all(equal(w, g) for w, g in zip(want, got)):
+            return None
+        return f"gradient {[g.tolist() for g in got]} != eager {[w.tolist() for w in want]}"
+
+    fixed, display, problems, shapes = _check_family(tmp_path, True, run_fixed, run_original, inputs, equal, derivatives)
     assert not problems, "\n".join(problems)
     assert fixed == TORCH_SHAPES, f"shapes without a proven fix: {sorted(TORCH_SHAPES - fixed)}"
     # the original functions do break the graph (the rewrite is what removes the break)
     source, _ = _module(True)
     original = _undecorated(source, "family.py")
     dynamo.reset()
-    assert dynamo.explain(original["assign_if_else__and"])(*inputs(random.Random(0))).graph_break_count >= 1
+    assert dynamo.explain(original["assign_if_else__and"])(*inputs(random.Random(0), "float")).graph_break_count >= 1

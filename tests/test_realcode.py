@@ -20,6 +20,7 @@ def test_labels_are_well_formed(name):
     assert 0.3 <= quiet / len(labels) <= 0.7, f"{name}: {quiet} of {len(labels)} labels are traps"
 
 
+@pytest.mark.oracle  # fetches and scans the sets' sdists: minutes, not in the fast tier
 @pytest.mark.parametrize("name", SETS)
 def test_recall_and_trap_rate(name):
     settings = realcode.load_settings(name)

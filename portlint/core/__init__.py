@@ -1,3 +1,4 @@
 """The model every stage shares: findings and rules (`model`, `catalog`, `registry`, `rule_ids`,
 `rule_links`), the line model (`lines`), settings (`config`), the per-process and per-scan
-state (`session`, `cache`), comment syntax (`comments`) and the one bounded JSON reader (`jsonfile`)."""
+state (`session`, `cache`), comment syntax (`comments`), the one bounded reader of untrusted documents (`jsonfile`:
+JSON, TOML) and the one writer (`files`)."""

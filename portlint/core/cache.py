@@ -35,6 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint import __version__
+from portlint.core.files import write_file
 
 _FORMAT = 3
 _C_FAMILY = {".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
@@ -284,8 +285,8 @@ def write_entry(directory: Path, key: str, body: bytes, root: Path | None = None
     _make_folders(Path(top), path.parent)
     gitignore = top / ".gitignore"
     if not os.path.lexists(gitignore):
-        _atomic_write(gitignore, b"# created by portlint\n*\n")
-    _atomic_write(path, _entry_check(secret, key, body) + b"\n" + body)
+        _atomic_write(gitignore, b"# created by portlint\n*\n", top=Path(top))
+    _atomic_write(path, _entry_check(secret, key, body) + b"\n" + body, top=Path(top))
 
 
 def _make_folders(top: Path, folder: Path) -> None:
@@ -307,18 +308,7 @@ def default_cache_dir(root: Path) -> Path | None:
     return None if path.is_symlink() else path.resolve()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write a new temporary file next to `path` (created exclusively, so a planted file or
-    symlink of that name is never written through) and rename it over `path` (a rename
-    replaces a symlink at `path`, never its target)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".tmp.{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _atomic_write(path: Path, data: bytes, top: Path | None = None) -> None:
+    """The one writer (portlint.core.files): a new temporary file next to `path`, created
+    exclusively, renamed over it (never through a symlink), inside the cache directory."""
+    write_file(path, data, root=top if top is not None else path.parent, new_mode=0o600)

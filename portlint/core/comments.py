@@ -25,6 +25,11 @@ class Comment:
     standalone: bool  # nothing but whitespace before it on its line
 
 
+def _blank(before: str) -> bool:
+    """Nothing but whitespace (or the UTF-8 BOM that opens a file) before a comment."""
+    return not before.replace("\ufeff", "").strip()
+
+
 def comments(text: str, language: str) -> list[Comment]:
     if language == "python":
         return _python_comments(text)
@@ -46,7 +51,7 @@ def _hash_comments(text: str) -> list[Comment]:
             elif ch in "\"'":
                 quote = ch
             elif ch == "#":
-                out.append(Comment(number, i + 1, line[i:].rstrip("\r"), not line[:i].strip()))
+                out.append(Comment(number, i + 1, line[i:].rstrip("\r"), _blank(line[:i])))
                 break
     return out
 
@@ -62,7 +67,7 @@ def _python_comments(text: str) -> list[Comment]:
             if tok.type == tokenize.COMMENT:
                 line, col = tok.start
                 before = lines[line - 1][:col] if line - 1 < len(lines) else ""
-                out.append(Comment(line, col + 1, tok.string.rstrip("\r"), not before.strip()))
+                out.append(Comment(line, col + 1, tok.string.rstrip("\r"), _blank(before)))
     except (tokenize.TokenError, SyntaxError):
         pass
     return out
@@ -106,6 +111,6 @@ def _c_family_comments(text: str) -> list[Comment]:
             line += text.count("\n", counted, start)
             counted = start
             body = m.group()
-            out.append(Comment(line, start - line_start + 1, body.rstrip("\r"), not text[line_start:start].strip()))
+            out.append(Comment(line, start - line_start + 1, body.rstrip("\r"), _blank(text[line_start:start])))
         pos = max(m.end(), pos + 1)
     return out

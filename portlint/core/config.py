@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portlint.core.jsonfile import read_text, read_toml
 from portlint.core.model import TARGETS, Severity
 
 DEFAULT_EXCLUDES = (
@@ -262,7 +263,7 @@ def find_config(start: Path) -> Path | None:
             import tomllib
 
             try:
-                text = candidate.read_text(encoding="utf-8")
+                text = read_text(candidate, OSError, limit=16 * 1024 * 1024)  # bounded, regular files only
                 if "portlint" not in text:
                     continue  # cannot hold [tool.portlint]; not ours to parse
                 data = tomllib.loads(text)
@@ -278,17 +279,24 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_config(path: Path, settings: Settings) -> Settings:
-    import tomllib
+def _confined(paths: tuple[str, ...], key: str, config: Path, root: Path) -> tuple[str, ...]:
+    """`paths` (relative to the config's folder) when each resolves inside it: a
+    configuration file read from a scanned tree may point only into that tree (no `/etc`,
+    no `../outside`, no symlink out), so it cannot make portlint read elsewhere."""
+    real_root = os.path.realpath(root)
+    for p in paths:
+        real = os.path.realpath(os.path.join(real_root, p))
+        if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            raise ConfigError(f"{config}: {key}: {p!r} resolves outside the project ({real_root}); "
+                              "configuration may only name folders inside its own tree")
+    return paths
 
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+def load_config(path: Path, settings: Settings) -> Settings:
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"{path}: config file not found")
+    # the one bounded reader: a regular file, up to a size, nesting and integers bounded
+    data = read_toml(path, ConfigError)
     tool = data.get("tool", {})
     if not isinstance(tool, dict):
         raise ConfigError(f"{path}: tool must be a table, not {_type_name(tool)}")
@@ -349,7 +357,7 @@ def load_config(path: Path, settings: Settings) -> Settings:
             raise ConfigError(f"{path}: respect-gitignore must be true or false")
         settings.respect_gitignore = table["respect-gitignore"]
     if "include-dirs" in table:
-        settings.include_dirs = _string_list(table["include-dirs"], "include-dirs", path)
+        settings.include_dirs = _confined(_string_list(table["include-dirs"], "include-dirs", path), "include-dirs", path, settings.root)
     if "amd-macros" in table:
         macros = _string_list(table["amd-macros"], "amd-macros", path)
         bad = [m for m in macros if not re.fullmatch(r"!?[A-Za-z_]\w*", m)]

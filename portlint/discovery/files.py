@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
+from portlint.core.jsonfile import read_bytes
 from portlint.discovery.languages import is_source_candidate
 from portlint.core.model import Notice
 
@@ -61,13 +62,44 @@ def display_path(path: Path, root: Path) -> str:
     return rel if rel is not None else absolute.replace(os.sep, "/")
 
 
+MAX_GITIGNORE = 1024 * 1024
+MAX_PATTERN = 1024
+MAX_STARS_PER_PART = 2  # `*` in one path component: matching costs up to name length ** stars
+MAX_DOUBLE_STARS = 3  # `**` components in one pattern: the same for path length
+
+
+def _pattern_cost_ok(line: str) -> bool:
+    body = line.strip()
+    if len(body) > MAX_PATTERN:
+        return False
+    parts = body.split("/")
+    double = sum(1 for part in parts if part == "**")
+    return double <= MAX_DOUBLE_STARS and all(part == "**" or part.count("*") <= MAX_STARS_PER_PART for part in parts)
+
+
+def bounded_patterns(lines: list[str], where: str, notices: list[Notice]) -> list[str]:
+    """The gitignore-style `lines` whose matching cost is bounded: a line with more than
+    MAX_STARS_PER_PART `*` in one component, more than MAX_DOUBLE_STARS `**` components or
+    longer than MAX_PATTERN is dropped (the regex it becomes backtracks polynomially in the
+    name length with the number of stars, exponentially in effect), with one notice."""
+    kept = [ln for ln in lines if ln.lstrip().startswith("#") or _pattern_cost_ok(ln)]
+    dropped = len(lines) - len(kept)
+    if dropped:
+        notices.append(Notice(where, f"{dropped} pattern(s) with more than {MAX_STARS_PER_PART} `*` in one path component, "
+                                     f"more than {MAX_DOUBLE_STARS} `**` or over {MAX_PATTERN} characters not used "
+                                     "(their matching cost is unbounded)"))
+    return kept
+
+
 class _Ignorer:
     def __init__(self, settings: Settings):
         import pathspec
 
         self.root = settings.root
         self._root = str(settings.root)
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(settings.exclude))
+        self.notices: list[Notice] = []
+        excludes = bounded_patterns(list(settings.exclude), "exclude (configuration)", self.notices)
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + excludes)
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[str, object | None] = {}
         self._chains: dict[str, list[tuple[str, object]]] = {}
@@ -79,9 +111,11 @@ class _Ignorer:
             gi = os.path.join(directory, ".gitignore")
             if self.respect_gitignore and os.path.isfile(gi):
                 try:
-                    with open(gi, encoding="utf-8", errors="replace") as fh:
-                        spec = self._pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
-                except Exception:
+                    data = read_bytes(Path(gi), OSError, limit=MAX_GITIGNORE)
+                    lines = bounded_patterns(data.decode("utf-8", "replace").splitlines(), display_path(Path(gi), self.root), self.notices)
+                    spec = self._pathspec.GitIgnoreSpec.from_lines(lines)
+                except Exception as exc:
+                    self.notices.append(Notice(display_path(Path(gi), self.root), f"not used: {exc}", "note"))
                     spec = None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
@@ -222,7 +256,7 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
             notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
             continue
         add(path, root)  # named explicitly: scanned whatever its extension says (language decides)
-    return sorted(files.values(), key=lambda f: f.display), notices
+    return sorted(files.values(), key=lambda f: f.display), notices + ignorer.notices
 
 
 _OUTSIDE = "symlink to outside the scanned tree, skipped (--follow-symlinks scans it)"

@@ -82,6 +82,8 @@ def python_tags(data: bytes) -> frozenset[str]:
 
     # one pass over the file for every tag; a module names a root when the root is one of
     # its dotted prefixes (`torch.nn` names `torch`), so the prefixes are matched as a set
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM: line 1 starts after it (as Python reads it)
+        data = data[3:]
     heads: set[str] = set()
     for module in modules_on_import_lines(data):
         parts = module.split(".", _PY_IMPORT_DEPTH)

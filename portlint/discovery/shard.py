@@ -9,17 +9,23 @@ their path belongs to, so merged shard outputs name each once."""
 from __future__ import annotations
 
 import hashlib
+import re
 
 
 class ShardError(ValueError):
     pass
 
 
+_NUMBER = re.compile(r"[0-9]{1,9}")
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """(I, N) from "I/N", with 1 <= I <= N."""
+    """(I, N) from "I/N", with 1 <= I <= N: ASCII digits only (`²` is a digit to
+    str.isdigit, not to int), at most 9 of them."""
     index, sep, count = text.partition("/")
-    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
-        raise ShardError(f"--shard: expected I/N (as in 1/4), got {text!r}")
+    index, count = index.strip(), count.strip()
+    if not sep or not _NUMBER.fullmatch(index) or not _NUMBER.fullmatch(count):
+        raise ShardError(f"--shard: expected I/N with I and N whole numbers of at most 9 digits (as in 1/4), got {text[:40]!r}")
     i, n = int(index), int(count)
     if n < 1 or not 1 <= i <= n:
         raise ShardError(f"--shard: I must be between 1 and N, got {text!r}")

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from portlint.core.jsonfile import read_json
+from portlint.core.jsonfile import expect, read_json
 from portlint.findings.fingerprint import portlint_fingerprint
 
 
@@ -54,15 +54,18 @@ def load_baseline(path: Path) -> BaselineEntries:
         raise BaselineError(f"the baseline {path} is not a portlint `--format json` report")
     counts: Counter = Counter()
     contexts: Counter = Counter()
-    for item in doc["findings"]:
-        try:
-            if item.get("suppressed"):
-                continue
-            key = (item["path"], _base(item["fingerprints"]["portlint/v1"]))
-            counts[key] += 1
-            contexts[(*key, _base(item["fingerprints"].get("primaryLocationLineHash") or ""))] += 1
-        except (AttributeError, KeyError, TypeError):
-            raise BaselineError(f"the baseline {path} has a finding without a path and a portlint/v1 fingerprint") from None
+    for i, item in enumerate(doc["findings"]):
+        where = f"the baseline {path}: findings[{i}]"
+        expect(item, dict, BaselineError, where)
+        if item.get("suppressed"):
+            continue
+        prints = expect(item.get("fingerprints"), dict, BaselineError, f"{where}.fingerprints")
+        key = (expect(item.get("path"), str, BaselineError, f"{where}.path"),
+               _base(expect(prints.get("portlint/v1"), str, BaselineError, f"{where}.fingerprints.portlint/v1")))
+        line_hash = prints.get("primaryLocationLineHash")
+        line_hash = expect("" if line_hash is None else line_hash, str, BaselineError, f"{where}.fingerprints.primaryLocationLineHash")
+        counts[key] += 1
+        contexts[(*key, _base(line_hash))] += 1
     return BaselineEntries(str(path), counts, contexts)
 
 

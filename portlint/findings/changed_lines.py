@@ -18,12 +18,14 @@ comparison is done here. The same `-c` overrides are passed anyway
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import os
 import subprocess
 from pathlib import Path
 
 from portlint.core import lines as line_model
+from portlint.core.jsonfile import read_bytes
 
 _GIT_CONFIG = ("-c", "core.quotepath=off", "-c", "core.fsmonitor=false", "-c", "diff.external=", "-c", "core.pager=cat")
 # environment variables that could make git run something, or look elsewhere than asked
@@ -127,22 +129,31 @@ class ChangedLines:
 
 
 def _read(absolute: str) -> bytes:
+    """The file as it is now (regular files only, bounded: the one reader); b"" otherwise."""
     try:
-        with open(absolute, "rb") as fh:
-            return fh.read()
+        return read_bytes(Path(absolute), OSError)
     except OSError:
         return b""
 
 
 def _parse_batch(out: bytes, count: int) -> list[bytes | None]:
-    """The blobs of a `cat-file --batch` answer, in request order (None: not a blob there)."""
+    """The blobs of a `cat-file --batch` answer, in request order (None: not a blob there).
+
+    A header is `<oid> <type> <size>` for an object, `<name> missing` (or `ambiguous`)
+    otherwise, where <name> is what was asked and may hold spaces (a file named
+    `Dockerfile.x blob`): a header is read from its end, and only a hex object id, a type
+    and a decimal size make an object."""
     blobs: list[bytes | None] = []
     pos = 0
     for _ in range(count):
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split(b" ")
+        end = out.find(b"\n", pos)
+        if end < 0:
+            blobs.extend([None] * (count - len(blobs)))  # a short answer: those files count as all new
+            break
+        header = out[pos:end].rsplit(b" ", 2)
         pos = end + 1
-        if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag"):
+        if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag") and header[2].isdigit() \
+                and len(header[2]) < 20 and all(c in b"0123456789abcdef" for c in header[0]):
             size = int(header[2])
             blobs.append(out[pos : pos + size] if header[1] == b"blob" else None)
             pos += size + 1  # the contents, then a newline
@@ -155,16 +166,84 @@ def _lines_for_diff(data: bytes) -> list[str]:
     return [ln.rstrip("\r") for ln in line_model.split_lines(line_model.decode(data))]
 
 
+# Exact line matching (difflib without autojunk) costs up to the product of the two
+# sides' lengths; a gap larger than this is first split at lines unique to both sides, and
+# a gap that is still larger counts as changed on every new line (more findings shown,
+# none hidden).
+DIFF_BUDGET = 4_000_000
+
+
+def _unique_anchors(before: list[str], after: list[str], lo1: int, hi1: int, lo2: int, hi2: int) -> list[tuple[int, int]]:
+    """Pairs (i, j) of lines that occur exactly once in before[lo1:hi1] and in after[lo2:hi2],
+    the longest run of them in increasing order on both sides (patience sorting)."""
+    count1: dict[str, int] = {}
+    where1: dict[str, int] = {}
+    for i in range(lo1, hi1):
+        count1[before[i]] = count1.get(before[i], 0) + 1
+        where1[before[i]] = i
+    count2: dict[str, int] = {}
+    where2: dict[str, int] = {}
+    for j in range(lo2, hi2):
+        count2[after[j]] = count2.get(after[j], 0) + 1
+        where2[after[j]] = j
+    pairs = [(where1[line], j) for line, j in sorted(((l, where2[l]) for l, n in count2.items() if n == 1 and count1.get(l) == 1), key=lambda x: x[1])]
+    # longest increasing subsequence of the `before` positions, in `after` order
+    tails: list[int] = []
+    tail_at: list[int] = []
+    back: list[int] = [-1] * len(pairs)
+    for k, (i, _) in enumerate(pairs):
+        slot = bisect.bisect_left(tails, i)
+        if slot == len(tails):
+            tails.append(i)
+            tail_at.append(k)
+        else:
+            tails[slot] = i
+            tail_at[slot] = k
+        back[k] = tail_at[slot - 1] if slot else -1
+    out: list[tuple[int, int]] = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        out.append(pairs[k])
+        k = back[k]
+    return out[::-1]
+
+
+def _mark_gap(before: list[str], after: list[str], lo1: int, hi1: int, lo2: int, hi2: int, changed: set[int]) -> None:
+    if hi2 <= lo2:
+        return
+    if hi1 <= lo1:
+        changed.update(range(lo2 + 1, hi2 + 1))
+        return
+    if (hi1 - lo1) * (hi2 - lo2) > DIFF_BUDGET:
+        changed.update(range(lo2 + 1, hi2 + 1))
+        return
+    matcher = difflib.SequenceMatcher(None, before[lo1:hi1], after[lo2:hi2], autojunk=False)
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            changed.update(range(lo2 + j1 + 1, lo2 + j2 + 1))
+
+
 def _changed_against(old: bytes, new: bytes) -> frozenset[int]:
-    """1-based numbers of the lines of `new` that are not lines kept from `old`."""
+    """1-based numbers of the lines of `new` that are not lines kept from `old`. Work is
+    near-linear: the common head and tail are cut off, a large middle is split at lines
+    unique to both sides, and each gap is diffed exactly only within DIFF_BUDGET."""
     if old == new:
         return frozenset()
     before, after = _lines_for_diff(old), _lines_for_diff(new)
+    lo1, lo2, hi1, hi2 = 0, 0, len(before), len(after)
+    while lo1 < hi1 and lo2 < hi2 and before[lo1] == after[lo2]:
+        lo1, lo2 = lo1 + 1, lo2 + 1
+    while hi1 > lo1 and hi2 > lo2 and before[hi1 - 1] == after[hi2 - 1]:
+        hi1, hi2 = hi1 - 1, hi2 - 1
     changed: set[int] = set()
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "insert"):
-            changed.update(range(j1 + 1, j2 + 1))
+    if (hi1 - lo1) * (hi2 - lo2) <= DIFF_BUDGET:
+        _mark_gap(before, after, lo1, hi1, lo2, hi2, changed)
+        return frozenset(changed)
+    prev1, prev2 = lo1, lo2
+    for i, j in _unique_anchors(before, after, lo1, hi1, lo2, hi2):
+        _mark_gap(before, after, prev1, i, prev2, j, changed)
+        prev1, prev2 = i + 1, j + 1
+    _mark_gap(before, after, prev1, hi1, prev2, hi2, changed)
     return frozenset(changed)
 
 

@@ -655,8 +655,15 @@ def project_root(settings, paths: list[Path]) -> Path | None:
     folder = common if common.is_dir() else common.parent
     if len(folder.parts) < 3:  # files from unrelated trees: the first file's own folder
         folder = first if first.is_dir() else first.parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        folder = folder.parent  # a package's root is the folder that holds it
+    # a package's root is the folder that holds it, but the climb never leaves what was
+    # scanned: the settings root (the working directory, when no config or git says
+    # otherwise) when it holds the files, else the folder that holds them all. A tree with
+    # an `__init__.py` at its top must not pull in its siblings.
+    top = getattr(settings, "root", None)
+    top = Path(os.path.realpath(top)) if top is not None else None
+    limit = top if top is not None and (folder == top or top in folder.parents) else folder
+    while (folder / "__init__.py").is_file() and folder.parent != folder and folder != limit:
+        folder = folder.parent
     return folder
 
 

@@ -54,6 +54,33 @@ def _python_string_lines(text: str) -> set[int]:
     return inside
 
 
+# C-family tokens that can run over a line end: a comment (a `//` one continued with `\`),
+# a raw string, a string or character literal continued with `\`. A line that starts
+# inside one cannot take a comment at its start, nor a new line before it.
+_C_SPANNING = re.compile(
+    r"//(?:[^\n\\]|\\.)*"
+    r"|/\*.*?(?:\*/|\Z)"
+    r"|R\"([^()\\ \t\n]{0,16})\(.*?(?:\)\1\"|\Z)"
+    r"|\"(?:[^\"\\\n]|\\.)*\"?"
+    r"|'(?:[^'\\\n]|\\.)*'?",
+    re.S,
+)
+
+
+def _c_spanned_lines(text: str) -> set[int]:
+    """Lines that start inside a C-family comment or literal begun on an earlier line."""
+    inside: set[int] = set()
+    line, pos = 1, 0  # lines counted incrementally: one pass over the text
+    for m in _C_SPANNING.finditer(text):
+        token = m.group(0)
+        if "\n" not in token:
+            continue
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        inside.update(range(line + 1, line + token.count("\n") + 1))
+    return inside
+
+
 def _directive(marker: str, ids: list[str], reason: str) -> str:
     text = f"portlint: ignore[{', '.join(ids)}]" + (f" -- {reason}" if reason else "")
     return f"/* {text} */" if marker == "/*" else f"{marker} {text}"
@@ -73,7 +100,7 @@ def file_edits(display: str, data: bytes, language: str, findings, reason: str) 
             ids.append(f.rule_id)
     sups = parse_suppressions(text, language)
     standalone = {s.line: s for s in sups.items if s.kind == "ignore" and s.standalone}
-    in_strings = _python_string_lines(text) if language == "python" else set()
+    in_strings = _python_string_lines(text) if language == "python" else _c_spanned_lines(text)
     marker = _MARKER[language]
     edits: list[Edit] = []
     notices: list[Notice] = []
@@ -95,12 +122,16 @@ def file_edits(display: str, data: bytes, language: str, findings, reason: str) 
         if language == "python" and (line in in_strings or before.rstrip().endswith("\\")):
             notices.append(Notice(display, f"line {line}: no suppression comment added (inside a string or a backslash continuation)", "note"))
             continue
+        if language != "python" and line in in_strings:
+            notices.append(Notice(display, f"line {line}: no suppression comment added (inside a string or comment continued from the line before)", "note"))
+            continue
         if language != "python" and before.rstrip().endswith("\\"):
             col = len(indent) + 1
             edits.append(Edit(Span(line, col, line, col), _directive("/*", ids, reason) + " ", ""))
             continue
         ending = "\r\n" if raw_lines[line - 1].endswith("\r\n") else "\n"
-        edits.append(Edit(Span(line, 1, line, 1), f"{indent}{_directive(marker, ids, reason)}{ending}", ""))
+        first = 2 if line == 1 and text.startswith("\ufeff") else 1  # after a BOM, which must stay first
+        edits.append(Edit(Span(line, first, line, first), f"{indent}{_directive(marker, ids, reason)}{ending}", ""))
     return edits, notices
 
 

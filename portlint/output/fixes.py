@@ -19,12 +19,13 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from portlint.core import lines as line_model
+from portlint.core.files import write_file
 from portlint.core.model import Notice
+from portlint.output.escape import diff_line
 
 
 @dataclass
@@ -266,7 +267,7 @@ def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: 
         diffs.extend(_diff(old_text, new_text, display))
         if write:
             try:
-                _atomic_write(target, result.data)
+                write_file(target, result.data, root=Path(sf.root))
             except OSError as exc:
                 run.notices.append(Notice(display, f"not fixed: cannot write: {exc.strerror or exc}", "error"))
                 run.changed -= result.fixes
@@ -278,18 +279,6 @@ def _diff(old: str, new: str, display: str) -> list[str]:
     """A unified diff by portlint's lines; a last line without a newline is marked as such."""
     out = []
     for line in difflib.unified_diff(line_model.split_keepends(old), line_model.split_keepends(new), f"a/{display}", f"b/{display}"):
+        line = diff_line(line)  # the one escaper: names and contents cannot reach the terminal raw
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return out
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".portlint", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

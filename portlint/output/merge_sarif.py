@@ -15,11 +15,49 @@ import json
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from portlint.core.jsonfile import read_json
+from portlint.core.jsonfile import expect, read_json
 
 
 class MergeError(Exception):
     pass
+
+
+def _check_location(loc, where: str) -> None:
+    expect(loc, dict, MergeError, where)
+    physical = expect(loc.get("physicalLocation", {}), dict, MergeError, f"{where}.physicalLocation")
+    artifact = expect(physical.get("artifactLocation", {}), dict, MergeError, f"{where}.physicalLocation.artifactLocation")
+    expect(artifact.get("uri", ""), str, MergeError, f"{where}...artifactLocation.uri")
+    if "uriBaseId" in artifact:
+        expect(artifact["uriBaseId"], str, MergeError, f"{where}...artifactLocation.uriBaseId")
+
+
+def _check_run(run: dict, shown: str) -> None:
+    """Every part of a run that merging reads, checked for its type before use."""
+    tool = expect(run.get("tool"), dict, MergeError, f"{shown}: runs[0].tool")
+    driver = expect(tool.get("driver"), dict, MergeError, f"{shown}: runs[0].tool.driver")
+    if driver.get("name") != "portlint":
+        raise MergeError(f"{shown} was not written by portlint")
+    for i, rule in enumerate(expect(driver.get("rules", []), list, MergeError, f"{shown}: rules")):
+        expect(rule, dict, MergeError, f"{shown}: rules[{i}]")
+        expect(rule.get("id"), str, MergeError, f"{shown}: rules[{i}].id")
+    for i, result in enumerate(expect(run.get("results", []), list, MergeError, f"{shown}: results")):
+        where = f"{shown}: results[{i}]"
+        expect(result, dict, MergeError, where)
+        expect(result.get("ruleId"), str, MergeError, f"{where}.ruleId")
+        if "ruleIndex" in result:
+            expect(result["ruleIndex"], int, MergeError, f"{where}.ruleIndex")
+        for j, loc in enumerate(expect(result.get("locations", []), list, MergeError, f"{where}.locations")):
+            _check_location(loc, f"{where}.locations[{j}]")
+    for i, inv in enumerate(expect(run.get("invocations", []), list, MergeError, f"{shown}: invocations")):
+        where = f"{shown}: invocations[{i}]"
+        expect(inv, dict, MergeError, where)
+        expect(inv.get("executionSuccessful", True), bool, MergeError, f"{where}.executionSuccessful")
+        for j, n in enumerate(expect(inv.get("toolExecutionNotifications", []), list, MergeError, f"{where}.toolExecutionNotifications")):
+            expect(n, dict, MergeError, f"{where}.toolExecutionNotifications[{j}]")
+            message = expect(n.get("message", {}), dict, MergeError, f"{where}.toolExecutionNotifications[{j}].message")
+            expect(message.get("text", ""), str, MergeError, f"{where}.toolExecutionNotifications[{j}].message.text")
+            for k, loc in enumerate(expect(n.get("locations", []), list, MergeError, f"{where}.toolExecutionNotifications[{j}].locations")):
+                _check_location(loc, f"{where}.toolExecutionNotifications[{j}].locations[{k}]")
 
 
 def _load(path: Path) -> dict:
@@ -27,9 +65,7 @@ def _load(path: Path) -> dict:
     runs = doc.get("runs") if isinstance(doc, dict) else None
     if not isinstance(runs, list) or len(runs) != 1 or not isinstance(runs[0], dict):
         raise MergeError(f"{path} is not a SARIF log with one run")
-    driver = runs[0].get("tool", {}).get("driver", {})
-    if driver.get("name") != "portlint":
-        raise MergeError(f"{path} was not written by portlint")
+    _check_run(runs[0], str(path))
     return doc
 
 
@@ -77,16 +113,26 @@ def merge(docs: list[dict], names: list[str]) -> dict:
     results: list[tuple[str, int, int, dict]] = []
     notifications: list[dict] = []
     successful = True
+    seen_notifications: set[str] = set()
+    owner: dict[str, int] = {}  # a file's results come from one shard only
     for d, doc in enumerate(docs):
         run = doc["runs"][0]
         for i, result in enumerate(run.get("results", [])):
             if "ruleIndex" in result:
+                if result["ruleId"] not in index:
+                    raise MergeError(f"{names[d]}: results[{i}] names rule {result['ruleId']!r}, which no input describes")
                 result["ruleIndex"] = index[result["ruleId"]]
-            results.append((_result_path(result), d, i, result))
+            path = _result_path(result)
+            if owner.setdefault(path, d) != d:
+                raise MergeError(f"{names[owner[path]]} and {names[d]} both hold results for {path!r}: "
+                                 "not disjoint shards of one scan (the same shard twice?)")
+            results.append((path, d, i, result))
         for inv in run.get("invocations", []):
             successful = successful and inv.get("executionSuccessful", True)
             for n in inv.get("toolExecutionNotifications", []):
-                if n not in notifications:
+                key = json.dumps(n, sort_keys=True)
+                if key not in seen_notifications:  # a set, not a list scan: linear in the inputs
+                    seen_notifications.add(key)
                     notifications.append(n)
     results.sort(key=lambda item: item[:3])
     notifications.sort(key=_notification_key)
@@ -103,6 +149,15 @@ def merge(docs: list[dict], names: list[str]) -> dict:
 
 
 def merge_files(paths: list[Path]) -> str:
+    seen: dict[tuple[int, int], Path] = {}
+    for p in paths:
+        try:
+            st = p.stat()
+        except OSError:
+            continue  # _load says why
+        if (st.st_dev, st.st_ino) in seen:
+            raise MergeError(f"{p} is named twice (as {seen[(st.st_dev, st.st_ino)]}): each shard once")
+        seen[(st.st_dev, st.st_ino)] = p
     docs = [_load(p) for p in paths]
     log = merge(docs, [str(p) for p in paths])
     ordered = {"$schema": log.pop("$schema"), **log} if "$schema" in log else log

@@ -19,14 +19,30 @@ middle operand is a name or constant):
                                                 -> `lax.while_loop` carrying the assigned names
 - `for i in range(n):` over assignments, `n` traced (jax only) -> `lax.fori_loop`
 
-Every value is computed on both sides and selected, so branch values must be arrays (or
-numbers) of one shape; the fixes are `unsafe`. A name one branch leaves unassigned must be
-bound before the `if`; loop state must be bound before the loop."""
+A select computes every value on both sides, so branch values must be arrays (or numbers)
+of one shape; the fixes are `unsafe`. A name one branch leaves unassigned must be bound
+before the `if`; loop state must be bound before the loop. Three refinements keep the
+rewrite's derivatives and types those of the original run eagerly:
+- an operation unsafe outside its domain in a branch (`sqrt`, `log`, a fractional or negative
+  power, a division by a traced value, ...) gets its operand replaced by a value inside the
+  domain where the branch is not taken (`where(c, x, 1)`, the double-where), so the
+  unselected side's gradient is finite and the select's zero keeps it zero, not NaN;
+- under jax, a branch holding a call beyond elementwise arithmetic, or more than a few
+  operations, runs alone under `lax.cond`, its values cast and broadcast to what the select
+  would give (cond wants both branches to agree);
+- a loop's initial values are widened to the dtypes one trip gives them (`jax.eval_shape`),
+  as Python lets `n = n + 0.5` turn an integer into a float; `lax.while_loop` is forward-
+  and jvp-differentiable only, which its fix description says.
+tests/test_oracle_rewrites.py checks values on random, boundary and integer inputs and
+gradients (`jax.grad`, jvp for loops, `torch.autograd`) against the original run eagerly."""
 
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
+from collections import OrderedDict
+from collections.abc import Set
 from dataclasses import dataclass
 
 from portlint.core.model import Edit, Fix, Span
@@ -59,10 +75,12 @@ class Names:
             self.np = imports.local_name("jax.numpy")
             lax = imports.local_name("jax.lax")
             jax = imports.local_name("jax")
+            self.jax = jax
             self.lax = lax or (f"{jax}.lax" if jax else None)
             self.where = f"{self.np}.where" if self.np else None
         else:
             self.torch = imports.local_name("torch")
+            self.jax = None
             self.np = None
             self.lax = None
             self.where = f"{self.torch}.where" if self.torch else None
@@ -170,7 +188,87 @@ class _Builder:
             return ast.Dict([copy.deepcopy(k) for k in a.keys], [self.select(c, v, bv[k]) for k, v in zip(ka, a.values)])
         _check_value(a)
         _check_value(b)
-        return self.where(copy.deepcopy(c), self.expr(a), self.expr(b))
+        return self.where(copy.deepcopy(c), self.guarded(c, self.expr(a), True), self.guarded(c, self.expr(b), False))
+
+    def guarded(self, c: ast.expr, e: ast.expr, taken: bool) -> ast.expr:
+        """`e` with the argument of every operation that is unsafe outside its domain replaced,
+        where the branch is not taken, by a value inside the domain (the double-where): the
+        select already drops that branch's value there, and now its gradient is finite too, so
+        the zero the select multiplies it by stays zero instead of NaN (0 * inf)."""
+        builder = self
+
+        def safe(arg: ast.expr, value: int) -> ast.expr:
+            keep, other = (arg, ast.Constant(value)) if taken else (ast.Constant(value), arg)
+            return builder.where(copy.deepcopy(c), keep, other)
+
+        class G(ast.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                found = _unsafe_call(node, builder.n)
+                if found is not None:
+                    where, value = found
+                    if where < 0:
+                        node.func.value = safe(node.func.value, value)
+                    else:
+                        node.args[where] = safe(node.args[where], value)
+                return node
+
+            def visit_BinOp(self, node):
+                self.generic_visit(node)
+                if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not _constant(node.right):
+                    node.right = safe(node.right, 1)
+                elif isinstance(node.op, ast.Pow) and not _whole_power(node.right):
+                    node.left = safe(node.left, 1)
+                return node
+
+        return G().visit(copy.deepcopy(e))
+
+
+# functions whose value or gradient is NaN or infinite somewhere in the reals, with a value
+# inside their domain (the double-where's stand-in where the branch is not taken)
+_UNSAFE = {
+    "sqrt": 1, "rsqrt": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 0, "reciprocal": 1,
+    "arcsin": 0, "arccos": 0, "arctanh": 0, "asin": 0, "acos": 0, "atanh": 0, "arccosh": 1,
+    "acosh": 1, "exp": 0, "exp2": 0, "expm1": 0, "lgamma": 1, "digamma": 1, "erfinv": 0,
+    "tan": 0, "power": 1, "pow": 1, "float_power": 1, "true_divide": 1, "divide": 1,
+}
+
+
+def _constant(e: ast.expr) -> bool:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) and e.value != 0
+
+
+def _whole_power(e: ast.expr) -> bool:
+    """A constant exponent that keeps `x ** p` finite with a finite gradient everywhere."""
+    return isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool) and e.value >= 1
+
+
+def _is_method(node: ast.Call, names: "Names") -> bool:
+    """`t.sqrt()` (a tensor method), not `jnp.sqrt(x)` / `torch.sqrt(x)`."""
+    base = ast.unparse(node.func.value)
+    return base not in {names.np, getattr(names, "torch", None), f"{names.jax}.numpy" if names.jax else None, "math"}
+
+
+def _unsafe_call(node: ast.Call, names: "Names") -> tuple[int, int] | None:
+    """(which operand to guard: an argument's index, or -1 for a method's tensor; the value
+    inside the domain) for a call unsafe outside its domain, else None."""
+    if not isinstance(node.func, ast.Attribute) or node.func.attr not in _UNSAFE or node.keywords:
+        return None
+    name, value = node.func.attr, _UNSAFE[node.func.attr]
+    method = _is_method(node, names)
+    operands = ([node.func.value] if method else []) + list(node.args)
+    if name in ("divide", "true_divide"):
+        if len(operands) != 2 or _constant(operands[1]):
+            return None
+        return (0 if method else 1), value
+    if name in ("power", "pow", "float_power"):
+        if len(operands) != 2 or _whole_power(operands[1]):
+            return None
+    if method:
+        return -1, value
+    return (0, value) if node.args else None
 
 
 # ---- branch environments ---------------------------------------------------------------------
@@ -286,6 +384,70 @@ def _needs(names: Names, lax: bool = False) -> None:
         raise _Refuse("the file does not import jax.numpy / torch under a name the rewrite can use")
     if lax and names.lax is None:
         raise _Refuse("the file does not import jax")
+    if lax and not names.jax:
+        raise _Refuse("the file does not import `jax` itself (the loop's carry types are found with jax.eval_shape)")
+
+
+# ---- lax.cond for branches worth running only once ---------------------------------------------
+
+# calls a select may evaluate on both sides: elementwise arithmetic, reductions and reshapes
+# cost little next to the branch's other work; any other call (a layer, a matmul, a sort, a user function) is a reason
+# to run only the branch that is taken
+_ELEMENTWISE = {
+    "sum", "mean", "max", "min", "any", "all", "prod", "reshape", "transpose", "squeeze", "ravel",
+    "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "isnan", "isinf", "isfinite",
+    "where", "logical_and", "logical_or", "logical_not", "abs", "absolute", "maximum", "minimum",
+    "clip", "sign", "square", "negative", "asarray", "float32", "int32", "astype", "sqrt", "rsqrt",
+    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "tanh", "sinh",
+    "cosh", "arcsin", "arccos", "arctan", "arctanh", "asin", "acos", "atan", "atanh", "floor",
+    "ceil", "round", "power", "pow", "reciprocal", "sigmoid", "relu", "erf", "erfinv", "lgamma",
+    "digamma", "divide", "true_divide", "multiply", "add", "subtract",
+}
+_FEW_OPS = 6
+
+
+def _heavy(values: list[ast.expr]) -> bool:
+    """Does a branch hold a call beyond elementwise arithmetic, or more than a few operations?"""
+    ops = 0
+    for e in values:
+        for n in walk(e):
+            if isinstance(n, ast.Call):
+                name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+                if name not in _ELEMENTWISE:
+                    return True
+                ops += 1
+            elif isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+                ops += 1
+    return ops > _FEW_OPS
+
+
+def _can_cond(names: Names) -> bool:
+    return names.kind == "jax" and bool(names.jax) and bool(names.lax) and bool(names.np)
+
+
+def _cond(names: Names, c: ast.expr, then: list[ast.expr], other: list[ast.expr], line: int) -> tuple[list[ast.stmt], ast.expr]:
+    """Statements that run one of two branches with `lax.cond`, and the expression of its value.
+    Each branch's values are cast and broadcast to what `where(c, then, else)` would give, so
+    the rewrite keeps the select's dtypes and shapes (lax.cond wants both branches to agree)."""
+    jax, np, lax = names.jax, names.np, names.lax
+    c_name, then_name, else_name, like_name = f"_pred_{line}", f"_then_{line}", f"_else_{line}", f"_like_{line}"
+
+    def pack(values: list[ast.expr]) -> ast.expr:
+        return values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
+
+    stmts: list[ast.stmt] = [
+        ast.Assign([ast.Name(c_name, ast.Store())], c, lineno=0),
+        ast.FunctionDef(then_name, _args([]), [ast.Return(pack(then))], [], lineno=0),
+        ast.FunctionDef(else_name, _args([]), [ast.Return(pack(other))], [], lineno=0),
+        ast.Assign([ast.Name(like_name, ast.Store())], _dotted(
+            f"{jax}.tree_util.tree_map(lambda a, b: {jax}.eval_shape({np}.where, {c_name}, a, b), "
+            f"{jax}.eval_shape({then_name}), {jax}.eval_shape({else_name}))"), lineno=0),
+    ]
+    cast = (f"{jax}.tree_util.tree_map(lambda v, t: {np}.broadcast_to({np}.asarray(v, t.dtype), t.shape), "
+            "{fn}(), " + like_name + ")")
+    value = _dotted(f"{lax}.cond({np}.reshape({c_name}, ()), lambda: {cast.format(fn=then_name)}, "
+                    f"lambda: {cast.format(fn=else_name)})")
+    return stmts, value
 
 
 # ---- the rewrites -------------------------------------------------------------------------------
@@ -297,6 +459,9 @@ def ifexp_fix(ctx, node: ast.IfExp, names: Names) -> Fix | NoFix:
         text = ast.unparse(b.select(b.cond(node.test), node.body, node.orelse))
     except _Refuse as exc:
         return NoFix(str(exc))
+    if _can_cond(names) and _heavy([node.body, node.orelse]):
+        return NoFix("a branch holds a call or more than a few operations: run one branch with "
+                     f"`{names.lax}.cond` (a statement, not an expression); a select would compute both")
     return _offer(f"select with {names.where}", ctx.node_span(node), text)
 
 
@@ -328,7 +493,9 @@ def _all_return_block(stmts) -> bool:
     return _returns(stmts) or (len(stmts) == 1 and isinstance(stmts[0], ast.If) and _all_return(stmts[0]) and bool(stmts[0].orelse))
 
 
-def _if_return_value(b, env_runner, node: ast.If, rest: list[ast.stmt], env) -> ast.expr:
+def _if_return_value(b, env_runner, node: ast.If, rest: list[ast.stmt], env, top: bool = False):
+    """The selected value of an `if` whose paths return; with `top`, (condition, value if true,
+    value if false) unselected."""
     c = _substitute(b.cond(node.test), env)
     if not _returns(node.body) and not (len(node.body) and isinstance(node.body[-1], ast.If) and _all_return(node.body[-1])):
         raise _Refuse("the `if` branch does not return")
@@ -337,7 +504,7 @@ def _if_return_value(b, env_runner, node: ast.If, rest: list[ast.stmt], env) -> 
     if not other:
         raise _Refuse("one path falls off the end of the function (returns None)")
     f = _return_value(b, env_runner, other, env)
-    return b.select(c, a, f)
+    return (c, a, f) if top else b.select(c, a, f)
 
 
 def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_before: set[str] = frozenset(),
@@ -355,11 +522,23 @@ def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_be
             tail = [] if _all_return_block(node.orelse) else rest
             if tail and not isinstance(tail[-1], ast.Return):
                 raise _Refuse("the early `return` is not followed by a `return` that ends the block")
-            value = _if_return_value(b, runner, node, tail, {})
             last = tail[-1] if tail else node
+            c, a, f = _if_return_value(b, runner, node, tail, {}, top=True)
+            if _can_cond(names) and _heavy([a, f]):
+                stmts, value = _cond(names, c, [b.expr(a)] if not isinstance(a, ast.Tuple) else [b.expr(x) for x in a.elts],
+                                     [b.expr(f)] if not isinstance(f, ast.Tuple) else [b.expr(x) for x in f.elts], node.lineno)
+                if isinstance(a, ast.Tuple) != isinstance(f, ast.Tuple) or (isinstance(a, ast.Tuple) and len(a.elts) != len(f.elts)):
+                    raise _Refuse("the branches return tuples of different lengths (or a tuple and another value)")
+                return _offer(f"return the taken branch's value with {names.lax}.cond", _span(ctx, node, last),
+                              _text(stmts + [ast.Return(value)], indent))
+            value = b.select(c, a, f)
             return _offer("return one value selected on device", _span(ctx, node, last), _text([ast.Return(value)], indent))
         if _jumps(node):
             raise _Refuse("a branch returns, breaks or raises on one path only")
+        if _can_cond(names):
+            cond_fix = _if_cond(ctx, node, names, b, runner, indent)
+            if cond_fix is not None:
+                return cond_fix
         env = runner.step(node, {})
         changed = _changed(env, {})
         if not changed:
@@ -370,6 +549,23 @@ def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_be
     except RecursionError:
         return NoFix("the branches nest too deeply")
     return _offer(f"select {', '.join(changed)} with {names.where}", _span(ctx, node, node), _text([stmt], indent))
+
+
+def _if_cond(ctx, node: ast.If, names: Names, b: _Builder, runner: "_Env", indent: str) -> Fix | None:
+    """The assignments of a heavy `if` as one `lax.cond`; None when a select is enough."""
+    c = b.cond(node.test)
+    t_env, f_env = runner.run(node.body, {}), runner.run(node.orelse, {})
+    changed = _ordered(list(t_env) + list(f_env))
+    if not changed:
+        raise _Refuse("the branches assign no name")
+    then = [t_env.get(n) or runner.unbound(n) for n in changed]
+    other = [f_env.get(n) or runner.unbound(n) for n in changed]
+    if not _heavy(then + other):
+        return None
+    stmts, value = _cond(names, c, then, other, node.lineno)
+    target = ast.Name(changed[0], ast.Store()) if len(changed) == 1 else ast.Tuple([ast.Name(n, ast.Store()) for n in changed], ast.Store())
+    stmts.append(ast.Assign([target], value, lineno=0))
+    return _offer(f"assign {', '.join(changed)} from the taken branch with {names.lax}.cond", _span(ctx, node, node), _text(stmts, indent))
 
 
 def _jumps(node: ast.AST) -> bool:
@@ -436,11 +632,28 @@ def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = froze
         cond_fn = ast.FunctionDef(f"_loop_cond_{line}", _args(["state"]), [state_in, ast.Return(test)], [], lineno=0)
         body_fn = ast.FunctionDef(f"_loop_body_{line}", _args(["state"]), [copy.deepcopy(state_in), ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
         init = [ast.Name(n, ast.Load()) for n in changed] + ([_call(f"{names.np}.asarray", ast.Constant(False))] if stop is not None else [])
-        call = _call(f"{names.lax}.while_loop", ast.Name(cond_fn.name, ast.Load()), ast.Name(body_fn.name, ast.Load()), ast.Tuple(init, ast.Load()))
+        carry = _carry(names, body_fn.name, init, line)
+        call = _call(f"{names.lax}.while_loop", ast.Name(cond_fn.name, ast.Load()), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
         out = ast.Assign([store if stop is None else _state(changed + ["_"])[1]], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop with jax.lax.while_loop", _span(ctx, node, node), _text([cond_fn, body_fn, out], _indent_of(ctx, node)))
+    return _offer("loop (differentiable forward and by jvp; reverse-mode jax.grad cannot) with jax.lax.while_loop",
+                  _span(ctx, node, node), _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node)))
+
+
+def _carry(names: Names, body: str, init: list[ast.expr], line: int, index: str = "") -> list[ast.stmt]:
+    """`_carry_<line>`: the loop's initial values widened to the dtypes one trip gives them.
+    Python's loop lets `n = n / 2` turn an integer into a float; `lax.while_loop` wants the
+    carry's type fixed, so the start values take the type the body settles on (found with
+    `jax.eval_shape`, which runs nothing)."""
+    np, jax, name = names.np, names.jax, f"_carry_{line}"
+    start = ast.Assign([ast.Name(name, ast.Store())], ast.Tuple([_call(f"{np}.asarray", v) for v in init], ast.Load()), lineno=0)
+    # each round widens every value to what one trip makes of the current types; a widening
+    # reaches the next value the round after, so one round per value (and one more) settles it
+    widen = ast.parse(
+        f"for _ in range({len(init) + 1}):\n"
+        f"    {name} = tuple({np}.asarray(a, {np}.result_type(a, b.dtype)) for a, b in zip({name}, {jax}.eval_shape({body}, {index}{name})))\n").body[0]
+    return [start, widen]
 
 
 def _args(names: list[str]) -> ast.arguments:
@@ -475,22 +688,70 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         state_in = ast.Assign([store], ast.Name("state", ast.Load()), lineno=0)
         values = [env[n] for n in changed]
         body_fn = ast.FunctionDef(f"_loop_body_{line}", _args([target, "state"]), [state_in, ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
-        call = _call(f"{names.lax}.fori_loop", b.expr(lo), b.expr(hi), ast.Name(body_fn.name, ast.Load()), load)
+        lo_e = b.expr(lo)
+        carry = _carry(names, body_fn.name, [ast.Name(n, ast.Load()) for n in changed], line, f"{ast.unparse(lo_e)}, ")
+        call = _call(f"{names.lax}.fori_loop", lo_e, b.expr(hi), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
         out = ast.Assign([store], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, out], _indent_of(ctx, node)))
+    return _offer("loop with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
 
 
-def bound_before(fn, line: int) -> set[str]:
-    """Names a function binds (parameters, assignments) on lines before `line`."""
+class _BoundIndex:
+    """Where a function first binds each name: parameters at line 0, every other name at
+    its first store. One walk of the function, shared by every `bound_before` query on it
+    (a generated function with thousands of `if`s asks once per `if`)."""
+
+    def __init__(self, fn):
+        first: dict[str, int] = {}
+        if not isinstance(fn, ast.Module):
+            a = fn.args
+            for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                first[p.arg] = 0
+        for n in walk(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and first.get(n.id, n.lineno + 1) > n.lineno:
+                first[n.id] = n.lineno
+        self.first = first
+        self.order = sorted(first.items(), key=lambda item: item[1])
+        self.lines = [line for _, line in self.order]
+
+
+class BoundBefore(Set):
+    """The names bound before one line: a read-only set over the function's shared index
+    (membership is a dict look-up; nothing is copied per query)."""
+
+    __slots__ = ("_index", "_line", "_count")
+
+    def __init__(self, index: _BoundIndex, line: int):
+        self._index = index
+        self._line = line
+        self._count = bisect.bisect_left(index.lines, line)
+
+    def __contains__(self, name) -> bool:
+        first = self._index.first.get(name)
+        return first is not None and first < self._line
+
+    def __iter__(self):
+        return (name for name, _ in self._index.order[: self._count])
+
+    def __len__(self) -> int:
+        return self._count
+
+
+_BOUND_INDEXES: "OrderedDict[int, tuple[object, _BoundIndex]]" = OrderedDict()
+
+
+def bound_before(fn, line: int) -> Set:
+    """Names a function binds (parameters, assignments) on lines before `line`. The
+    function is walked once however many lines are asked about (near-linear in its size)."""
     if fn is None:
-        return set()
-    out: set[str] = set()
-    if not isinstance(fn, ast.Module):
-        a = fn.args
-        out |= {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
-    for n in walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < line:
-            out.add(n.id)
-    return out
+        return frozenset()
+    held = _BOUND_INDEXES.get(id(fn))
+    if held is None or held[0] is not fn:
+        held = (fn, _BoundIndex(fn))  # holding fn keeps its id from being reused while cached
+        _BOUND_INDEXES[id(fn)] = held
+        if len(_BOUND_INDEXES) > 64:
+            _BOUND_INDEXES.popitem(last=False)
+    else:
+        _BOUND_INDEXES.move_to_end(id(fn))
+    return BoundBefore(held[1], line)

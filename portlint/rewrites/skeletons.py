@@ -7,10 +7,14 @@ statements in between. Statements are sorted into
   - loads and stores: become ref reads and writes (Pallas) or nl.load / nl.store (NKI);
   - arithmetic on loaded values: carried over where every call maps one to one;
   - anything else (loops, branches, unknown calls): left as commented TODO lines.
-The header of every skeleton lists what was translated and what is left to do. An
-*elementwise* kernel (one grid axis, every access at `ptr + offsets` with
-`offsets = pid * BLOCK + tl.arange(0, BLOCK)`, no loops or reductions) becomes a complete
-Pallas kernel that runs (the tests run it with `interpret=True`)."""
+The header of every skeleton lists what was translated and what is left to do, and, for
+Pallas, why none of the runnable translations fitted. An *elementwise* kernel (one grid axis,
+every access at `ptr + offsets` with `offsets = pid * BLOCK + tl.arange(0, BLOCK)`, no loops
+or reductions) becomes a complete Pallas kernel that runs (the tests run it with
+`interpret=True`); so do row-wise kernels (pallas_rows: one program per row, including a
+grid-stride row loop and loops over column blocks) and blocked matmuls (pallas_matmul, read
+from the accumulator, the K loop and the tile offsets, not from names); `pallas()` tries them
+in that order."""
 
 from __future__ import annotations
 
@@ -527,7 +531,9 @@ def _header(tool: str, info: KernelInfo, source: str, translated: list[str], tod
 
 # ---- Pallas --------------------------------------------------------------------------------
 
-def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>") -> str:
+def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>", not_runnable: list[str] | None = None) -> str:
+    """The Pallas skeleton (runnable for an elementwise kernel). not_runnable: why the other
+    translations did not fit, put in the header of a kernel that is not elementwise."""
     info = analyse(module, name)
     kname = f"{name}_pallas_kernel"
     ins = [_ref(p) for p in info.inputs]
@@ -577,6 +583,9 @@ def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>") -> st
     todo += [f"untranslated: {t}" for t in body.todo]
 
     lines = _header("Pallas (TPU)", info, source, translated, todo)
+    if not info.elementwise:
+        lines[1:1] = ["# Not runnable as generated: no kernel shape portlint translates fits:",
+                      f"#   - elementwise: {', '.join(info.why_not_elementwise)}"] + [f"#   - {w}" for w in not_runnable or []]
     lines += ["import functools", "", "import jax", "import jax.numpy as jnp", "from jax.experimental import pallas as pl", "", ""]
     sig = ", ".join(ins + outs) + (", *, " + ", ".join(static) if static else "")
     lines.append(f"def {kname}({sig}):")
@@ -723,13 +732,20 @@ def nki_skeleton(module: ast.Module, name: str, source: str = "<file>") -> str:
 
 
 def pallas(module: ast.Module, name: str, source: str = "<file>") -> str:
-    """A complete Pallas kernel for the kernel classes portlint translates (row-wise, blocked
-    matmul, elementwise: each checked against TRITON_INTERPRET=1 by tests/test_oracle_pallas.py),
-    else the skeleton with its left-to-do list."""
+    """A complete Pallas kernel for the kernel shapes portlint translates (row-wise, with a
+    grid-stride row loop or loops over column blocks; blocked matmul; elementwise: each checked
+    against TRITON_INTERPRET=1 by tests/test_oracle_pallas.py), else the skeleton, whose header
+    says why no shape fitted and what is left to do."""
     from portlint.rewrites.pallas_matmul import matmul_pallas
     from portlint.rewrites.pallas_rows import row_pallas
 
-    return row_pallas(module, name, source) or matmul_pallas(module, name, source) or pallas_skeleton(module, name, source)
+    text, why_row = row_pallas(module, name, source)
+    if text:
+        return text
+    text, why_matmul = matmul_pallas(module, name, source)
+    if text:
+        return text
+    return pallas_skeleton(module, name, source, not_runnable=[f"row-wise: {why_row}", f"blocked matmul: {why_matmul}"])
 
 
 def skeleton(source_text: str, kernel: str, to: str, source: str = "<file>") -> str:

@@ -374,7 +374,7 @@ def dependency_without_target_build(ctx) -> None:
         for r in indexes:
             _report_index(ctx, r.text, r.span)
     elif kind == "pyproject":
-        for r in req.from_pyproject(ctx.data, ctx.lines):
+        for r in req.from_pyproject(ctx.data, ctx.lines, ctx.notice):
             _judge(ctx, r.text, r.span)
     elif kind == "setupcfg":
         for r in req.from_setup_cfg(ctx.lines):

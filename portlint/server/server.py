@@ -18,11 +18,13 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from lsprotocol import types
 from pygls import uris
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from portlint import __version__
 from portlint.core.config import ConfigError
@@ -52,9 +54,37 @@ class Analysis:
     docs_url: str | None
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, except that a change to a document never opened is ignored (with
+    a log line) instead of failing with a KeyError the editor shows."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            log.info("didChange for a document that is not open, ignored: %s", params.text_document.uri[:200])
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+
+def fs_path(uri: str) -> Path | None:
+    """The local path a `file:` URI names, or None when it names none portlint will read:
+    another host (`file://host/share/x.cu`, a UNC share), a NUL byte (`%00`), or a path
+    that is not absolute. Nothing climbs folders from a path that cannot be a local file."""
+    if not uri.startswith("file:"):
+        return None
+    parts = urlsplit(uri)
+    if parts.netloc not in ("", "localhost"):
+        return None
+    path = unquote(parts.path) if parts.netloc else uris.to_fs_path(uri)
+    if not path or "\x00" in path or not path.startswith("/") or path.startswith("//"):
+        return None
+    return Path(path)
+
+
 class PortlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("portlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("portlint", __version__, protocol_cls=_Protocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings_cache = SettingsCache()
         self.analyses: dict[str, Analysis] = {}
         self.pending: dict[str, asyncio.TimerHandle] = {}
@@ -71,15 +101,15 @@ class PortlintServer(LanguageServer):
         return _ENCODING.get(self.workspace.position_encoding, UTF16)
 
     def workspace_roots(self) -> list[Path]:
-        roots = [Path(p) for f in self.workspace.folders.values() if (p := uris.to_fs_path(f.uri))]
-        if self.workspace.root_path:
-            roots.append(Path(self.workspace.root_path))
+        roots = [p for f in self.workspace.folders.values() if (p := fs_path(f.uri))]
+        root = self.workspace.root_path
+        if root and root.startswith("/") and not root.startswith("//") and "\x00" not in root:
+            roots.append(Path(root))
         return roots
 
     def document_path(self, uri: str, language_id: str | None) -> Path | None:
-        path = uris.to_fs_path(uri) if uri.startswith("file:") else None
-        if path:
-            return Path(path)
+        if uri.startswith("file:"):
+            return fs_path(uri)  # None for a file portlint cannot read as a local one: not analysed
         suffix = LANGUAGE_SUFFIX.get(language_id or "")
         if suffix is None:
             return None

@@ -98,18 +98,25 @@ def parse_cmake(ctx) -> CMakeFile:
     def condition_text(node) -> str:
         return " ".join(a.text for a in args_of(node))
 
-    def walk(node, guard: str | None) -> None:
-        for child in node.children:
-            if child.type == "normal_command":
-                ident = child.children[0]
-                name = ctx.data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower()
-                out.append(Command(name, args_of(child), span(ident), guard))
-            elif child.type == "if_condition":
-                heads = [c for c in child.children if c.type in ("if_command", "elseif_command")]
-                vendor = next((condition_text(h) for h in heads if vendor_test(condition_text(h))), None)
-                inner = guard or (f"inside a CMake vendor switch `if({vendor})`" if vendor else None)
-                walk(child, inner)
-            elif child.type in ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def"):
-                walk(child, guard)
-    walk(tree.root_node, None)
+    # an explicit stack, not recursion: 500 nested `if()` must not exhaust Python's stack
+    # and lose the file (work stays linear in the number of nodes)
+    _NESTED = ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def")
+    stack = [(iter(tree.root_node.children), None)]
+    while stack:
+        children, guard = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            continue
+        if child.type == "normal_command":
+            ident = child.children[0]
+            name = ctx.data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower()
+            out.append(Command(name, args_of(child), span(ident), guard))
+        elif child.type == "if_condition":
+            heads = [c for c in child.children if c.type in ("if_command", "elseif_command")]
+            vendor = next((condition_text(h) for h in heads if vendor_test(condition_text(h))), None)
+            inner = guard or (f"inside a CMake vendor switch `if({vendor})`" if vendor else None)
+            stack.append((iter(child.children), inner))
+        elif child.type in _NESTED:
+            stack.append((iter(child.children), guard))
     return CMakeFile(tuple(out))

@@ -79,12 +79,15 @@ def _locate(lines: list[str], text: str, after: int) -> tuple[int, int] | None:
     return None
 
 
-def from_pyproject(data: bytes, lines: list[str]) -> list[Requirement]:
+def from_pyproject(data: bytes, lines: list[str], on_error=None) -> list[Requirement]:
     """project.dependencies, project.optional-dependencies, build-system.requires and
-    dependency-groups (PEP 735)."""
+    dependency-groups (PEP 735). A file that is not TOML holds none, and `on_error` (when
+    given) is told why, so it is not skipped without a word."""
     try:
         doc = tomllib.loads(data.decode("utf-8", "replace"))
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
+        if on_error is not None:
+            on_error(f"not valid TOML, its dependencies were not checked: {str(exc)[:200]}")
         return []
     strings: list[str] = []
     project = doc.get("project", {}) if isinstance(doc.get("project"), dict) else {}

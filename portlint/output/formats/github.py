@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from portlint.output.escape import controls
+
 _LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # controls first (the one escaper: no ESC/OSC from a file name or message reaches the
+    # log raw), then the workflow-command escapes
+    return controls(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _escape_prop(text: str) -> str:

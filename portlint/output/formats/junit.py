@@ -9,7 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from itertools import groupby
 
-from portlint.output.formats.text import escape_controls
+from portlint.output.escape import controls as escape_controls
 
 
 def build_junit(result) -> ET.Element:

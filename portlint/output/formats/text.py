@@ -18,20 +18,12 @@ from pathlib import Path
 from portlint.core.config import targets_line
 from portlint.core.model import TARGETS, Severity
 from portlint.findings.selection import selection_note
-
-# C0 controls but tab, DEL, C1 controls, and the bidirectional overrides and isolates that
-# can make a line display differently from what it holds ("Trojan Source")
-_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape_one(m: re.Match) -> str:
-    code = ord(m.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+from portlint.output.escape import controls
 
 
 def escape_controls(text: str) -> str:
-    """`text` with control characters written visibly (ESC as `\\x1b`, U+202E as `\\u202e`)."""
-    return _CONTROLS.sub(_escape_one, text)
+    """`text` with control characters written visibly (the one escaper, portlint.output.escape)."""
+    return controls(text)
 
 
 def shown_path(path: str, root: Path, cwd: str | None = None) -> str:

@@ -8,7 +8,7 @@ equal to the JSON form of the same Summary."""
 from __future__ import annotations
 
 import re
-from html import escape
+from portlint.output.escape import html_text as escape
 
 from portlint.output.report.charts import Row, Segment, meter, stacked_bars
 from portlint.output.report.summary import ALL, EFFORT_POINTS, KINDS, LEVELS, TARGET_NAMES, TOP_FILES, Summary, Tally

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import re
 
+from portlint.output.escape import code_span, controls, split_code_spans
 from portlint.output.report.summary import ALL, EFFORT_POINTS, LEVELS, TARGET_NAMES, TOP_FILES, Summary
 
 MAX_DIRECTORIES = 25
 VERDICT = {"blocked": "**blocked**", "runs, slowly": "runs, slowly", "ready": "ready"}
 
 
-_CODE_SPAN = re.compile(r"(`[^`]*`)")
-
-
 def _cell(text: object) -> str:
     """One table cell: pipes escaped everywhere, and `<` outside code spans, so that
-    GitHub shows it as text and never as a tag."""
-    parts = _CODE_SPAN.split(str(text).replace("\n", " "))
-    return "".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts)).replace("|", "\\|")
+    GitHub shows it as text and never as a tag. Code spans are found by CommonMark's rule
+    (portlint.output.escape), so a name written with `code_span` stays one span."""
+    parts = split_code_spans(controls(str(text).replace("\n", " ")))
+    return "".join(p if is_code else p.replace("<", "\\<") for is_code, p in parts).replace("|", "\\|")
 
 
 def _table(header: list[str], rows: list[list[object]], text_columns: int = 1) -> list[str]:
@@ -49,7 +48,7 @@ def render_markdown(summary: Summary) -> str:
     lines = [
         "## portlint migration report",
         "",
-        f"`{', '.join(summary.paths)}`: {_plural(summary.files_scanned, 'file')} scanned, {_plural(total.findings, 'finding')}, "
+        f"{code_span(', '.join(summary.paths))}: {_plural(summary.files_scanned, 'file')} scanned, {_plural(total.findings, 'finding')}, "
         f"**{total.points} effort points** ({total.redesign} need a redesign), {summary.suppressed} suppressed. "
         f"Points per finding: {scale}.",
         "",
@@ -80,14 +79,14 @@ def render_markdown(summary: Summary) -> str:
     dirs = summary.ranked(summary.directories, ALL)
     lines += ["", f"### By directory{' (top ' + str(MAX_DIRECTORIES) + ')' if len(dirs) > MAX_DIRECTORIES else ''}", ""]
     dir_rows = [
-        [f"`{g.key}/`", g.files, g.tally(ALL).findings, g.tally(ALL).blockers, _levels(g.tally(ALL)), g.tally(ALL).points]
+        [code_span(f"{g.key}/"), g.files, g.tally(ALL).findings, g.tally(ALL).blockers, _levels(g.tally(ALL)), g.tally(ALL).points]
         for g in dirs[:MAX_DIRECTORIES]
     ]
     lines += _table(["directory", "files", "findings", "blockers", "redesign / local / mechanical", "points"], dir_rows)
     top = summary.top_files(ALL)
     lines += ["", f"### Top {min(TOP_FILES, len(top))} files by effort", ""]
     file_rows = [
-        [i, f"`{g.key}`", g.tally(ALL).findings, g.tally(ALL).blockers, _levels(g.tally(ALL)), g.tally(ALL).points]
+        [i, code_span(g.key), g.tally(ALL).findings, g.tally(ALL).blockers, _levels(g.tally(ALL)), g.tally(ALL).points]
         for i, g in enumerate(top, start=1)
     ]
     lines += _table(["#", "file", "findings", "blockers", "redesign / local / mechanical", "points"], file_rows, text_columns=2)
@@ -95,7 +94,7 @@ def render_markdown(summary: Summary) -> str:
     rule_rows = []
     for g in summary.ranked(summary.rules, ALL):
         r = summary.rule_rows[g.key]
-        rule_rows.append([f"{r.id} `{r.name}`", r.effort, r.effort_why, g.tally(ALL).findings, g.tally(ALL).points])
+        rule_rows.append([f"{r.id} {code_span(r.name)}", r.effort, r.effort_why, g.tally(ALL).findings, g.tally(ALL).points])
     lines += _table(["rule", "effort", "why", "findings", "points"], rule_rows, text_columns=3)
     lines += ["", "Full list of findings with their rewrites: `portlint report PATHS -o report.html`; "
                   "a rule's documentation: `portlint rule ID`.", ""]

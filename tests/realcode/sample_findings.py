@@ -1,0 +1,82 @@
+"""Draw a uniform random sample of Python-family findings from whole-package scans.
+
+Each input is the JSON report of one package scanned whole with default settings
+(`python -m portlint scan . --format json --no-cache --exit-zero -o DIR/<pkg>.json`, run
+from the package's folder). The findings of the Python families (rule ids PTL8*, PTL9*,
+PTL31*, PTL7*, PTL501, PTL504), suppressed ones left out, are pooled over every package,
+sorted into a fixed order, and N of them are drawn with a seeded random.sample, so every
+such finding has the same chance whatever package it is in and the same seed gives the
+same draw.
+
+    python tests/realcode/sample_findings.py /work/coord/judge/base -n 60 --seed 2412
+    python tests/realcode/sample_findings.py DIR --csv   # package,file,line,rule,message rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import sys
+from pathlib import Path
+
+FAMILIES = ("PTL8", "PTL9", "PTL31", "PTL7")
+EXACT = ("PTL501", "PTL504")
+
+
+def python_family(rule: str) -> bool:
+    return rule.startswith(FAMILIES) or rule in EXACT
+
+
+def load(reports: Path) -> list[dict]:
+    """Every unsuppressed Python-family finding of the reports in `reports`, in a fixed order."""
+    pool = []
+    for path in sorted(reports.glob("*.json")):
+        package = path.stem
+        with open(path, encoding="utf-8") as fh:
+            findings = json.load(fh)["findings"]
+        for f in findings:
+            if f.get("suppressed") or not python_family(f["rule"]):
+                continue
+            # the project root is the trees folder (its portlint.toml): paths start with the package
+            file = f["path"].removeprefix(package + "/")
+            pool.append({"package": package, "file": file, "line": f["start_line"], "rule": f["rule"],
+                         "message": f["message"]})
+    pool.sort(key=lambda r: (r["package"], r["file"], r["line"], r["rule"], r["message"]))
+    return pool
+
+
+def draw(pool: list[dict], n: int, seed: int) -> list[dict]:
+    if n > len(pool):
+        raise SystemExit(f"sample_findings: {n} asked, only {len(pool)} findings")
+    return random.Random(seed).sample(pool, n)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("reports", type=Path, help="folder of <package>.json reports")
+    parser.add_argument("-n", type=int, default=60, help="how many findings to draw")
+    parser.add_argument("--seed", type=int, default=2412)
+    parser.add_argument("--csv", action="store_true", help="print CSV rows instead of text")
+    args = parser.parse_args(argv)
+    pool = load(args.reports)
+    sample = draw(pool, args.n, args.seed)
+    by_package: dict[str, int] = {}
+    for r in pool:
+        by_package[r["package"]] = by_package.get(r["package"], 0) + 1
+    print(f"# {len(pool)} Python-family findings: "
+          + ", ".join(f"{p} {c}" for p, c in sorted(by_package.items())), file=sys.stderr)
+    if args.csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(["n", "package", "file", "line", "rule", "message"])
+        for i, r in enumerate(sample, 1):
+            writer.writerow([i, r["package"], r["file"], r["line"], r["rule"], r["message"]])
+    else:
+        for i, r in enumerate(sample, 1):
+            print(f"{i:>3} {r['package']} {r['file']}:{r['line']} {r['rule']}\n    {r['message']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
