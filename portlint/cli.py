@@ -139,6 +139,16 @@ def _settings(paths, select, ignore, targets, config_path, isolated, no_cache, c
     return settings
 
 
+def _selection_options(settings, extend_select) -> None:
+    """--extend-select: rules added to the selection the config and --select made (ruff's
+    meaning), so `--extend-select hipify` keeps every default rule."""
+    from portlint.core.config import validate_rule_selectors
+
+    if extend_select:
+        more = validate_rule_selectors(_split_csv(extend_select), "--extend-select", "command line")
+        settings.extend_select = settings.extend_select + tuple(i for i in more if i not in settings.extend_select)
+
+
 def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec):
     """(reading stdin, the shard (I, N) or None, the suppression reason or None), or exit 2
     on a combination that cannot work."""
@@ -170,9 +180,10 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github"]), default="text", show_default=True, help="Output format (concise: one line per finding, no excerpt).")
+@click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github", "gitlab", "junit"]), default="text", show_default=True, help="Output format (concise: one line per finding, no excerpt; gitlab: code quality JSON; junit: JUnit XML).")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Rule ids, id prefixes or presets (hipify, ALL) to enable; comma-separated or repeated.")
+@click.option("--extend-select", multiple=True, help="Rules to enable besides the selection (the defaults, or --select): e.g. --extend-select hipify.")
 @click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
 @click.option("--target", "targets", multiple=True, help="Targets the code will run on: rocm,tpu,trainium,gaudi. Naming them puts every torch/JAX file in scope for them; without, scope is inferred per package and all targets are reported.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), help="Lowest severity that makes the exit code 1 (default: warning).")
@@ -198,11 +209,12 @@ def _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_rea
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has (most first) instead of the findings.")
 @click.option("--add-suppressions", "suppress_reason", metavar="REASON", help="Write a `portlint: ignore[ID] -- REASON` comment before every current finding, then rescan (with --diff: show them, change nothing).")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="With the path `-`: the file the buffer on stdin stands for (report path, language, config).")
+@click.option("--watch", is_flag=True, help="After the report, keep watching: rescan and report again whenever a scanned file changes, appears or goes (Ctrl-C stops; unchanged files come from the cache).")
 @click.option("--shard", "shard_spec", metavar="I/N", help="Scan only part I of N (files split by a stable hash of their path); join the SARIF logs with `portlint merge-sarif`.")
-def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
+def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, exit_zero, jobs, no_progress, color, config_path, isolated,
          force_exclude, no_cache, cache_dir, compile_commands, sarif_include_suppressed, sarif_category, apply_fix,
          unsafe_fixes, show_diff, max_file_size, follow_symlinks, baseline_path, diff_base, statistics, suppress_reason,
-         stdin_filename, shard_spec) -> None:
+         stdin_filename, watch, shard_spec) -> None:
     """Scan PATHS (files or directories; default: .; `-` with --stdin-filename: stdin) and
     report portability problems."""
     from portlint.core.config import ConfigError
@@ -211,10 +223,13 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
 
     paths = list(paths) or [Path(".")]
     from_stdin, shard, reason = _check_scan_inputs(paths, stdin_filename, apply_fix, show_diff, suppress_reason, shard_spec)
+    if watch and (from_stdin or apply_fix or show_diff or suppress_reason is not None):
+        _fail("--watch rescans files as they change: it does not combine with stdin, --fix, --diff or --add-suppressions")
     start = stdin_filename.absolute() if from_stdin else None
     with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs, compile_commands,
                              follow_symlinks, max_file_size, config_start=start, allow_empty_select=False)
+        _selection_options(settings, extend_select)
         if targets:
             settings.declared_targets = True
         if fail_on:
@@ -334,24 +349,89 @@ def scan(paths, fmt, output, select, ignore, targets, fail_on, exit_zero, jobs, 
         "include_suppressed": sarif_include_suppressed,
         "category": sarif_category,
         "show_source": True,
+        # the summary's first lines: targets (all four unless narrowed) and releases
+        "run_header": fmt == "text",
     }
-    if statistics:
-        from portlint.output.formats.statistics import render_statistics
 
-        text = render_statistics(result, fmt)
-    else:
-        text = render(fmt, result, settings, options)
-        if fmt == "sarif":
-            from portlint.output.formats.sarif import over_limit_message
+    scanned_files = [files]  # what the report must not be written over (--watch rescans it)
 
-            message = over_limit_message(result, options)
-            if message:
-                click.echo(f"portlint: warning: {message}", err=True)
-    _write(text, output, [sf.real for sf in files])
+    def emit(result) -> None:
+        if statistics:
+            from portlint.output.formats.statistics import render_statistics
+
+            text = render_statistics(result, fmt)
+        else:
+            text = render(fmt, result, settings, options)
+            if fmt == "sarif":
+                from portlint.output.formats.sarif import over_limit_message
+
+                message = over_limit_message(result, options)
+                if message:
+                    click.echo(f"portlint: warning: {message}", err=True)
+        _write(text, output, [sf.real for sf in scanned_files[0]])
+
+    emit(result)
+    if watch:
+        def watch_rescan():
+            found, _, again = rescan()
+            scanned_files[0] = found
+            return again
+
+        result = _watch(files, discover_files, watch_rescan, emit) or result
     worst = worst_severity(result.findings)
     if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
         sys.exit(EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS)
+
+
+WATCH_INTERVAL_ENV = "PORTLINT_WATCH_INTERVAL"  # seconds between looks (default 0.5)
+WATCH_RESCANS_ENV = "PORTLINT_WATCH_RESCANS"  # stop after this many rescans (tests, scripts)
+
+
+def _file_states(files) -> dict[str, tuple[int, int]]:
+    out = {}
+    for sf in files:
+        try:
+            st = os.stat(sf.real)
+        except OSError:
+            continue
+        out[str(sf.real)] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def _watch(files, discover_files, rescan, emit):
+    """--watch: look at the scanned files (discovered again each time, so new and removed
+    files count) every PORTLINT_WATCH_INTERVAL seconds; on a change, rescan and emit the
+    report again. Stops on Ctrl-C, or after PORTLINT_WATCH_RESCANS rescans when that is set.
+    Returns the last result (the exit code follows it)."""
+    import time
+
+    try:
+        interval = float(os.environ.get(WATCH_INTERVAL_ENV, "0.5"))
+        limit = int(os.environ[WATCH_RESCANS_ENV]) if os.environ.get(WATCH_RESCANS_ENV) else None
+    except ValueError:
+        _fail(f"{WATCH_INTERVAL_ENV} must be a number of seconds and {WATCH_RESCANS_ENV} a whole number")
+    states = _file_states(files)
+    result = None
+    rescans = 0
+    click.echo("portlint: watching for changes (Ctrl-C stops)", err=True)
+    try:
+        while limit is None or rescans < limit:
+            time.sleep(interval)
+            found, _ = discover_files()
+            now = _file_states(found)
+            if now == states:
+                continue
+            changed = sorted(set(now.items()) ^ set(states.items()))
+            names = {p for p, _ in changed}
+            states = now
+            click.echo(f"portlint: {len(names)} file{'s' if len(names) != 1 else ''} changed; rescanning", err=True)
+            result = rescan()
+            emit(result)
+            rescans += 1
+    except KeyboardInterrupt:
+        pass
+    return result
 
 
 def _write(text: str, output: Path | None, scanned=()) -> None:
@@ -389,6 +469,7 @@ def merge_sarif_cmd(inputs, output) -> None:
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default="html", show_default=True, help="html: a self-contained page; markdown: tables for $GITHUB_STEP_SUMMARY or a PR comment; json: the same numbers.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Rule ids, id prefixes or presets to enable (as for scan).")
+@click.option("--extend-select", multiple=True, help="Rules to enable besides the selection (as for scan).")
 @click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable.")
 @click.option("--target", "targets", multiple=True, help="Targets to report: rocm,tpu,trainium,gaudi (default: all).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 = no workers).")
@@ -400,7 +481,7 @@ def merge_sarif_cmd(inputs, output) -> None:
 @click.option("--compile-commands", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="compile_commands.json for the libclang pass.")
 @click.option("--follow-symlinks", is_flag=True, help="Scan through symlinks that lead out of the scanned tree.")
 @click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes.")
-def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, config_path, isolated, no_cache, cache_dir,
+def report_cmd(paths, fmt, output, select, extend_select, ignore, targets, jobs, no_progress, config_path, isolated, no_cache, cache_dir,
                compile_commands, follow_symlinks, max_file_size) -> None:
     """Write a migration report of PATHS (default: .): per target, the verdict, the effort and
     where the work is. Exits 0 once the report is written (it is an audit, not a gate: use
@@ -412,6 +493,9 @@ def report_cmd(paths, fmt, output, select, ignore, targets, jobs, no_progress, c
     with _usage_errors(ConfigError, RuleError):
         settings = _settings(paths, select, ignore, targets, config_path, isolated, no_cache, cache_dir, jobs,
                              compile_commands, follow_symlinks, max_file_size)
+        _selection_options(settings, extend_select)
+        if targets:
+            settings.declared_targets = True
 
     from portlint.discovery.files import discover
     from portlint.pipeline.engine import scan_files
@@ -499,6 +583,61 @@ def rule_cmd(rule_id: str) -> None:
             click.echo(r.markdown_doc(), nl=False)
             return
     _fail(f"no rule {rule_id!r} (see `portlint rules`)")
+
+
+@main.command("init")
+@click.argument("directory", required=False, type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("."))
+@click.option("--print", "to_stdout", is_flag=True, help="Print the section instead of writing it.")
+def init_cmd(directory: Path, to_stdout: bool) -> None:
+    """Write a commented [tool.portlint] section for DIRECTORY (default: .), with the targets
+    guessed from what the tree imports and builds for (read, never run): appended to its
+    pyproject.toml, or a new portlint.toml when there is none. Refuses to touch a file that
+    already configures portlint."""
+    from portlint.core.config import ConfigError, Settings, find_config, load_config
+
+    text = _init_section(directory)
+    if to_stdout:
+        sys.stdout.write(text)
+        return
+    pyproject, own = directory / "pyproject.toml", directory / "portlint.toml"
+    with _usage_errors(ConfigError):
+        existing = find_config(directory)
+    if existing is not None and existing.parent.resolve() == directory.resolve():
+        _fail(f"{existing} already configures portlint; edit it (or see `portlint init --print`)")
+    target = pyproject if pyproject.is_file() else own
+    from portlint.core.files import WriteRefused, write_file
+
+    try:
+        before = target.read_text(encoding="utf-8") if target.is_file() else ""
+        sep = "" if not before else ("\n" if before.endswith("\n") else "\n\n")
+        # through the one writer: atomic, never through a symlink, inside the directory
+        write_file(target, (before + sep + text).encode("utf-8"), root=directory.resolve())
+    except (OSError, UnicodeDecodeError, WriteRefused) as exc:
+        _fail(f"cannot write {target}: {exc}")
+    with _usage_errors(ConfigError):
+        load_config(target, Settings())
+    click.echo(f"portlint: wrote [tool.portlint] to {target}; edit the targets, then run `portlint scan`", err=True)
+
+
+def _init_section(directory: Path) -> str:
+    """The section `portlint init` writes: discovery's files under `directory` (gitignore and
+    default excludes applied), their bytes read for the target guess."""
+    from portlint.core.config import Settings
+    from portlint.core.init_section import guess_targets, section_text
+    from portlint.discovery.files import discover
+
+    settings = Settings(root=directory.resolve())
+    files, _ = discover([directory], settings)
+
+    def contents():
+        for sf in files:
+            try:
+                with open(sf.real, "rb") as fh:
+                    yield sf.display, fh.read(settings.max_file_size)
+            except OSError:
+                continue
+
+    return section_text(guess_targets(contents()), __version__)
 
 
 @main.command("server")

@@ -12,12 +12,13 @@ after an intended change of output with one command:
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, KNOWN_MISSES, REPO, scan_paths
 from fixture_expectations import fixture_files, read_expectations, snapshot_path
 
-from portlint.core.config import PRESETS, parse_targets
+from portlint.core.config import PRESETS, parse_targets, parse_versions
 
 FILES = fixture_files(FIXTURES)
 
@@ -56,6 +57,8 @@ def _scan_fixture(path):
         overrides["select"] = family_selection(fixture_families(path, exp))
     if "targets" in exp.options:
         overrides["targets"] = parse_targets(exp.options["targets"], "fixture")
+    if "versions" in exp.options:  # releases the verdicts are judged against: rocm:6.1,jax:0.4
+        overrides["versions"] = parse_versions(exp.options["versions"], "fixture")
     if "declared" in exp.options:  # the targets are declared (as --target does): scope by target
         overrides["declared_targets"] = True
     # the project is the repository (as its pyproject.toml makes it), in a git checkout or
@@ -175,3 +178,21 @@ def test_fixes_produce_the_fixed_file(path):
     new, count = fixed_text(path.read_text(encoding="utf-8"), result.findings, include_unsafe=True)
     assert count > 0
     assert new == fixed_path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.with_name(p.name.replace(p.suffix, ".fixed" + p.suffix)).exists()], ids=str)
+def test_fixes_are_idempotent(path):
+    """The README's "a second --fix changes nothing": the fixed file, scanned with the same
+    selection, has no fix left to apply."""
+    import shutil
+    import tempfile
+
+    from portlint.output.fixes import fixed_text
+
+    fixed_path = path.with_name(path.name.replace(path.suffix, ".fixed" + path.suffix))
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        copy = Path(tmp) / path.name  # the fixed text under the fixture's own name and header
+        shutil.copy(fixed_path, copy)
+        _, result, _ = _scan_fixture(copy)
+        new, count = fixed_text(copy.read_text(encoding="utf-8"), result.findings, include_unsafe=True)
+    assert count == 0 and new == fixed_path.read_text(encoding="utf-8"), [f.rule_id for f in result.findings if f.fix]

@@ -255,3 +255,20 @@ def test_a_broken_config_is_one_error_message_and_no_diagnostics(tmp_path):
             assert s.received.empty()
 
     run(scenario())
+
+
+def test_diagnostics_link_the_shipped_rule_page_without_a_docs_url(tmp_path):
+    """codeDescription.href without `docs-url`: the rule page portlint ships (a file: URI an
+    editor opens), never a relative path."""
+    from portlint.core.rule_links import shipped_rule_page
+
+    async def scenario():
+        uri = (tmp_path / "kernel.cu").as_uri()
+        async with Session(tmp_path) as s:
+            s.open(uri, KERNEL)
+            d = [x for x in (await s.next_diagnostics(uri)).diagnostics if x.code == "PTL102"][0]
+            page = shipped_rule_page("PTL102")
+            assert page is not None and d.code_description.href == page.as_uri()
+            assert Path(d.code_description.href.removeprefix("file://")).read_text(encoding="utf-8").count("# PTL102 `") == 1
+
+    run(scenario())

@@ -80,7 +80,19 @@ def test_default_link_in_text_and_sarif(tmp_path):
     finding_lines = [ln for ln in text.splitlines() if ln.startswith("  targets:")]
     assert finding_lines and all("; docs: docs/rules/PTL" in ln for ln in finding_lines)
     log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--isolated", "--format", "sarif", cwd=tmp_path).stdout)
-    assert {r["helpUri"] for r in log["runs"][0]["tool"]["driver"]["rules"]} >= {"docs/rules/PTL102.md"}
+    # no documentation URL is configured or in portlint's metadata: helpUri is left out rather
+    # than a relative docs/rules/PTLnnn.md that resolves nowhere a SARIF viewer looks
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rules and all("helpUri" not in r for r in rules)
+    assert all(r["help"]["markdown"].startswith(f"# {r['id']}") for r in rules)
+
+
+def test_a_relative_docs_url_never_reaches_sarif(tmp_path):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    (tmp_path / "portlint.toml").write_text('docs-url = "../portlint/docs/rules/{id}.md"\n')
+    log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", cwd=tmp_path).stdout)
+    assert validate(log) == []
+    assert all("helpUri" not in r for r in log["runs"][0]["tool"]["driver"]["rules"])
 
 
 def test_a_bad_docs_url_in_config_is_a_one_line_usage_error(tmp_path):

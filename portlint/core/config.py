@@ -6,6 +6,7 @@ is a ConfigError, which the CLI prints as one line and exits 2."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
@@ -24,6 +25,20 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "ALL": ("PTL",),
     "hipify": ("PTL601",),
 }
+# The releases a verdict is judged against when `[tool.portlint.versions]` does not name one:
+# the releases portlint's facts were last checked against (the oracles in tests/ and the
+# catalog's sources). Rules whose verdict depends on one say so in their docs ("Versions").
+DEFAULT_VERSIONS: dict[str, str] = {
+    "rocm": "7.0",
+    "rccl": "2.21",
+    "triton": "3.9",
+    "jax": "0.10",
+    "neuron": "2.26",
+    "gaudi": "1.22",
+}
+_VERSION_RE = re.compile(r"\d+(?:\.\d+){0,3}")
+# what `severity` may set a rule to (per rule, or per rule and target)
+SEVERITY_NAMES = ("error", "warning", "note")
 
 
 class ConfigError(Exception):
@@ -59,19 +74,57 @@ class Settings:
     # where the rule pages are published (portlint.core.rule_links): a template with {id} or a
     # base URL; None: the repository-relative docs/rules/PTLnnn.md. Reports only, not findings.
     docs_url: str | None = None
+    # rules added to the selection (`select`'s or the defaults): `extend-select`, --extend-select
+    extend_select: tuple[str, ...] = ()
+    # the release of each target stack the code must run on (DEFAULT_VERSIONS for any not named)
+    versions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_VERSIONS))
+    # rule id -> {target or "*": severity}: `severity = { PTL110 = "note" }` (every target)
+    # or `{ PTL055 = { tpu = "note" } }` (one target); applied by portlint.findings.severity
+    severity: dict[str, dict[str, Severity]] = field(default_factory=dict)
 
     def key(self) -> str:
         """What in the settings changes findings: part of the cache key."""
         return repr(
             (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets, self.declared_targets,
              sorted((k, v) for k, v in self.per_file_ignores.items()),
-             str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros)
+             str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros,
+             sorted(self.extend_select), sorted(self.versions.items()),
+             sorted((rid, sorted((t, s.value) for t, s in by.items())) for rid, by in self.severity.items()))
         )
+
+    def version(self, stack: str) -> tuple[int, ...]:
+        """The configured release of `stack` (rocm, rccl, triton, jax, neuron, gaudi) as a
+        tuple of ints, for comparisons: `settings.version("rocm") >= (7, 0)`."""
+        return version_tuple(self.versions.get(stack, DEFAULT_VERSIONS[stack]))
+
+
+def targets_line(settings: "Settings") -> str:
+    """What a summary and a report say first: the targets the scan judged against (and that
+    all four are the default, not a choice), and the releases."""
+    if settings.targets == TARGETS and not settings.declared_targets:
+        head = "targets: all four (" + ", ".join(TARGETS) + ") \u2014 set `targets` (or --target) to narrow"
+    else:
+        head = "targets: " + ", ".join(settings.targets)
+    return head + "; versions: " + versions_text(settings)
+
+
+# the target each stack's release matters to
+STACK_TARGET = {"rocm": "rocm", "rccl": "rocm", "triton": "rocm", "jax": "tpu", "neuron": "trainium", "gaudi": "gaudi"}
+
+
+def versions_text(settings: "Settings") -> str:
+    """The releases of the stacks of the selected targets (`rocm 7.0, rccl 2.21, ...`)."""
+    return ", ".join(f"{k} {v}" for k, v in settings.versions.items() if STACK_TARGET[k] in settings.targets)
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
 
 
 _KEYS = {
     "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
-    "respect-gitignore", "include-dirs", "amd-macros", "docs-url",
+    "respect-gitignore", "include-dirs", "amd-macros", "docs-url", "extend-select", "extend-ignore",
+    "versions", "severity",
 }
 
 
@@ -96,26 +149,93 @@ def _presets() -> dict[str, tuple[str, ...]]:
     return {name.lower(): ids for name, ids in PRESETS.items()}
 
 
-def validate_rule_selectors(selectors: tuple[str, ...], key: str, where: str, *, allow_empty: bool = True) -> tuple[str, ...]:
-    """Rule ids, id prefixes and presets, matched case-insensitively (`ptl1`, `all`,
-    `HIPIFY`), each of which must match some rule. An empty `select` would silently turn
-    every rule off, so it is an error where `allow_empty` is false."""
+def expand_selector(sel: str) -> tuple[str, ...]:
+    """The rule ids one selector names, in id order (empty when it names none). A selector is,
+    case-insensitively: a preset (`ALL`, `hipify`), a rule id or id prefix (`PTL110`, `PTL1`),
+    a glob over ids or names (`PTL1*`, `*-ptx-*`), a rule name (`inline-ptx-asm`) or a
+    family (`cuda_warp`, the folder under rules/)."""
     from portlint.core.catalog import load_rules
 
+    rules = load_rules()
+    presets = _presets()
+    low = sel.lower()
+    if low in presets:
+        prefixes = presets[low]
+        return tuple(rid for rid in rules if rid.startswith(prefixes))
+    if any(c in sel for c in "*?["):
+        return tuple(rid for rid, r in rules.items() if fnmatch.fnmatchcase(rid, sel.upper()) or fnmatch.fnmatchcase(r.name, low))
+    by_prefix = tuple(rid for rid in rules if rid.startswith(sel.upper()))
+    if by_prefix and sel.upper().startswith("PTL"):
+        return by_prefix
+    return tuple(rid for rid, r in rules.items() if r.name == low or r.family == low)
+
+
+def validate_rule_selectors(selectors: tuple[str, ...], key: str, where: str, *, allow_empty: bool = True) -> tuple[str, ...]:
+    """The rule ids that rule ids, id prefixes, presets, globs, rule names and families name
+    (`ptl1`, `all`, `HIPIFY`, `PTL1*`, `inline-ptx-asm`, `cuda_warp`), each of which must
+    name some rule. An empty `select` would silently turn every rule off, so it is an error
+    where `allow_empty` is false."""
     if not selectors and not allow_empty:
         raise ConfigError(f"{where}: {key} is empty, which would turn every rule off (name rule ids or prefixes, or ALL)")
-    ids = load_rules()
-    presets = _presets()
-    out = []
+    out: list[str] = []
     for sel in selectors:
-        if sel.lower() in presets:
-            out.extend(presets[sel.lower()])
-            continue
-        s = sel.upper()
-        if not any(rid.startswith(s) for rid in ids):
-            raise ConfigError(f"{where}: {key}: {sel!r} matches no rule id (see `portlint rules`)")
-        out.append(s)
+        ids = expand_selector(sel)
+        if not ids:
+            raise ConfigError(f"{where}: {key}: {sel!r} matches no rule: not an id, prefix, glob, rule name, family or preset (see `portlint rules`)")
+        out.extend(i for i in ids if i not in out)
     return tuple(out)
+
+
+def parse_versions(table, where: str) -> dict[str, str]:
+    """`[tool.portlint.versions]` (or `rocm:6.2,jax:0.4` on the command line): the defaults,
+    with the named stacks replaced. A version is digits and dots (`7`, `6.2`, `2.21.5`)."""
+    if isinstance(table, str):
+        pairs = {}
+        for item in (x.strip() for x in table.split(",") if x.strip()):
+            name, sep, value = item.partition(":") if ":" in item else item.partition("=")
+            if not sep:
+                raise ConfigError(f"{where}: versions: {item!r} is not STACK:VERSION (e.g. rocm:6.2)")
+            pairs[name.strip()] = value.strip()
+        table = pairs
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: versions must be a table (rocm = \"6.2\"), not {_type_name(table)}")
+    out = dict(DEFAULT_VERSIONS)
+    for name, value in table.items():
+        if name not in DEFAULT_VERSIONS:
+            raise ConfigError(f"{where}: versions: unknown stack {name!r} (known: {', '.join(DEFAULT_VERSIONS)})")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise ConfigError(f"{where}: versions.{name} must be a string (write {name} = \"{value}\")")
+        if not isinstance(value, str) or not _VERSION_RE.fullmatch(value.strip()):
+            raise ConfigError(f"{where}: versions.{name}: {value!r} is not a release number like \"6.2\"")
+        out[name] = value.strip()
+    return out
+
+
+def parse_severity(table, where: str) -> dict[str, dict[str, Severity]]:
+    """`severity = { PTL110 = "note", "inline-ptx-asm" = { rocm = "error" } }`: each key a rule
+    selector (as for select), each value a severity for every target the rule reports or a
+    table of target = severity."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: severity must be a table of rule = \"error\" | \"warning\" | \"note\", not {_type_name(table)}")
+
+    def level(value, at: str) -> Severity:
+        if not isinstance(value, str) or value.lower() not in SEVERITY_NAMES:
+            raise ConfigError(f"{where}: severity.{at}: {value!r} is not one of {', '.join(SEVERITY_NAMES)}")
+        return Severity.parse(value.lower())
+
+    out: dict[str, dict[str, Severity]] = {}
+    for sel, value in table.items():
+        ids = validate_rule_selectors((sel,), "severity", where)
+        if isinstance(value, dict):
+            bad = [t for t in value if t not in TARGETS]
+            if bad:
+                raise ConfigError(f"{where}: severity.{sel}: unknown target {bad[0]!r} (expected {', '.join(TARGETS)})")
+            by = {t: level(v, f"{sel}.{t}") for t, v in value.items()}
+        else:
+            by = {"*": level(value, sel)}
+        for rid in ids:
+            out.setdefault(rid, {}).update(by)
+    return out
 
 
 def parse_targets(values, where: str) -> tuple[str, ...]:
@@ -196,6 +316,17 @@ def load_config(path: Path, settings: Settings) -> Settings:
         settings.select = validate_rule_selectors(_string_list(table["select"], "select", path), "select", where, allow_empty=False)
     if "ignore" in table:
         settings.ignore = validate_rule_selectors(_string_list(table["ignore"], "ignore", path), "ignore", where)
+    if "extend-select" in table:
+        settings.extend_select = validate_rule_selectors(_string_list(table["extend-select"], "extend-select", path), "extend-select", where)
+    if "extend-ignore" in table:
+        more = validate_rule_selectors(_string_list(table["extend-ignore"], "extend-ignore", path), "extend-ignore", where)
+        settings.ignore = settings.ignore + tuple(i for i in more if i not in settings.ignore)
+    if "versions" in table:
+        if not isinstance(table["versions"], dict):
+            raise ConfigError(f"{where}: versions must be a table ([tool.portlint.versions] rocm = \"6.2\"), not {_type_name(table['versions'])}")
+        settings.versions = parse_versions(table["versions"], where)
+    if "severity" in table:
+        settings.severity = parse_severity(table["severity"], where)
     if "targets" in table:
         settings.targets = parse_targets(_string_list(table["targets"], "targets", path), where)
         settings.declared_targets = True

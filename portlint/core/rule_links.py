@@ -10,6 +10,8 @@ path, nothing else (no `javascript:`, `file:`, `http:`, control characters or sp
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from pathlib import Path
 from urllib.parse import urlsplit
 
 RULE_DOCS_DIR = "docs/rules"
@@ -44,3 +46,62 @@ def rule_url(rule_id: str, template: str | None = None) -> str:
     if "{id}" in template:
         return template.replace("{id}", rule_id)
     return template.rstrip("/") + "/" + page_name(rule_id)
+
+
+def is_absolute(url: str) -> bool:
+    return urlsplit(url).scheme.lower() == "https"
+
+
+@lru_cache(maxsize=1)
+def documentation_url() -> str | None:
+    """The `Documentation` entry of portlint's own `[project.urls]` (its installed metadata),
+    as a base for the rule pages, or None when the package declares none."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("portlint").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        url = url.strip()
+        if label.strip().lower() in ("documentation", "docs") and validate_docs_url(url) is None and is_absolute(url):
+            return url.rstrip("/") + "/rules/{id}.md" if "{id}" not in url else url
+    return None
+
+
+def absolute_rule_url(rule_id: str, template: str | None = None) -> str | None:
+    """A link a reader outside the repository can open: the `docs-url` template when it is an
+    https:// URL, else the Documentation URL of portlint's metadata; None when neither is
+    (SARIF `helpUri` is then left out rather than a relative path that resolves nowhere)."""
+    for candidate in (template, documentation_url()):
+        if candidate and is_absolute(candidate):
+            return rule_url(rule_id, candidate)
+    return None
+
+
+def shipped_docs_dir() -> Path | None:
+    """The rule pages and JSON schemas shipped with portlint: the wheel's `portlint/_docs`
+    (pyproject package-data), or docs/ in a source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for folder in (here / "_docs", here.parent / "docs"):
+        if (folder / "rules").is_dir():
+            return folder
+    return None
+
+
+def shipped_rule_page(rule_id: str) -> Path | None:
+    """The installed page of `rule_id`, when it is there."""
+    folder = shipped_docs_dir()
+    page = folder / "rules" / page_name(rule_id) if folder else None
+    return page if page is not None and page.is_file() else None
+
+
+def editor_rule_url(rule_id: str, template: str | None = None) -> str | None:
+    """The link an editor opens (LSP codeDescription.href, which must be a URI): the absolute
+    URL, else the shipped page as a file: URI."""
+    url = absolute_rule_url(rule_id, template)
+    if url:
+        return url
+    page = shipped_rule_page(rule_id)
+    return page.as_uri() if page else None

@@ -1,4 +1,4 @@
-"""Rule selection: which rules a scan runs (select / ignore / targets) and, per language,
+"""Rule selection: which rules a scan runs (select / extend-select / ignore / targets) and, per language,
 which detectors, with their byte pre-filters. The engine asks `plan(settings)` once per
 process and settings; the SARIF reporter lists `enabled_rules(settings)`."""
 
@@ -14,12 +14,29 @@ TOOL_UNKNOWN = "PTL002"
 TOOL_INTERNAL = "PTL003"
 
 
+def selection_note(settings: Settings) -> str | None:
+    """A line saying that `select` left out every rule on by default (None when it did not):
+    `--select hipify` runs PTL601 alone, which a user meaning "also" would not notice."""
+    if settings.select is None:
+        return None
+    rules = load_rules()
+    defaults = {rid for rid, r in rules.items() if r.default_enabled and r.family != "tool"}
+    chosen = enabled_rules(settings)
+    if chosen & defaults:
+        return None
+    shown = ", ".join(sorted(chosen - {TOOL_INTERNAL})[:6]) or "none"
+    return (f"rules: only {shown} selected: --select / `select` replace the default rules; "
+            "--extend-select / `extend-select` add to them")
+
+
 def enabled_rules(settings: Settings) -> set[str]:
     rules = load_rules()
     if settings.select is None:
         chosen = {rid for rid, r in rules.items() if r.default_enabled}
     else:
         chosen = {rid for rid in rules if any(rid.startswith(s) for s in settings.select)}
+    # extend-select adds to the selection (the defaults, or `select`), as ruff's does
+    chosen |= {rid for rid in rules if any(rid.startswith(s) for s in settings.extend_select)}
     chosen = {rid for rid in chosen if not any(rid.startswith(s) for s in settings.ignore)}
     chosen.add(TOOL_INTERNAL)
     # a rule none of whose targets is selected cannot report anything

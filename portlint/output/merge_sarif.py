@@ -96,7 +96,7 @@ def _notification_key(n: dict) -> tuple:
 
 def merge(docs: list[dict], names: list[str]) -> dict:
     first = docs[0]["runs"][0]
-    same = ("originalUriBaseIds", "automationDetails", "columnKind")
+    same = ("originalUriBaseIds", "automationDetails", "columnKind", "properties")
     for doc, name in zip(docs[1:], names[1:]):
         run = doc["runs"][0]
         if run["tool"]["driver"].get("version") != first["tool"]["driver"].get("version"):

@@ -16,6 +16,7 @@ from portlint.discovery.languages import classify
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity
 from portlint.core.registry import Detector
 from portlint.findings.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan, plan as _plan
+from portlint.findings.severity import apply_severities
 from portlint.core import session
 
 _BINARY_SNIFF = 8192
@@ -284,6 +285,8 @@ def _postprocess(ctx: FileContext, plan: Plan, result: FileResult) -> None:
             f.severity = max(targets.values(), key=lambda s: s.rank)
         kept.append(f)
     findings = kept
+    # 2b. severities the config sets per rule (and target): portlint.findings.severity
+    apply_severities(findings, settings)
     # 3. per-file ignores from the config
     if settings.per_file_ignores:
         import fnmatch

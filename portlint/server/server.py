@@ -31,7 +31,7 @@ from portlint.core.config import ConfigError
 from portlint.server.buffers import LANGUAGE_SUFFIX, BufferResult, SettingsCache, scan_buffer
 from portlint.server.positions import UTF8, UTF16, UTF32, PositionMap
 from portlint.core.model import Finding, Severity, Span
-from portlint.core.rule_links import rule_url
+from portlint.core.rule_links import editor_rule_url, rule_url
 
 DEBOUNCE = 0.3  # seconds of quiet after a change before the buffer is analysed
 SOURCE = "portlint"
@@ -183,7 +183,7 @@ def lsp_range(span: Span, positions: PositionMap) -> types.Range:
 
 
 def diagnostic(f: Finding, analysis: Analysis) -> types.Diagnostic:
-    url = rule_url(f.rule_id, analysis.docs_url)
+    url = editor_rule_url(f.rule_id, analysis.docs_url)
     message = f.message
     if f.suggestion:
         message += "\nSuggestion: " + f.suggestion.strip().splitlines()[0]
@@ -192,8 +192,8 @@ def diagnostic(f: Finding, analysis: Analysis) -> types.Diagnostic:
         message=message,
         severity=_SEVERITY[f.severity],
         code=f.rule_id,
-        # an editor opens only a full URL; a relative page (the default) is in the hover
-        code_description=types.CodeDescription(href=url) if url.startswith("https://") else None,
+        # an editor opens only a URI: the https:// page, else the page shipped with portlint
+        code_description=types.CodeDescription(href=url) if url else None,
         source=SOURCE,
     )
 

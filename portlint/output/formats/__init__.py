@@ -15,6 +15,10 @@ def render(fmt: str, result, settings, options) -> str:
         from portlint.output.formats.sarif import render_sarif as render_fn
     elif fmt == "github":
         from portlint.output.formats.github import render_github as render_fn
+    elif fmt == "gitlab":
+        from portlint.output.formats.gitlab import render_gitlab as render_fn
+    elif fmt == "junit":
+        from portlint.output.formats.junit import render_junit as render_fn
     else:  # pragma: no cover - click validates the choice
         raise ValueError(fmt)
     return render_fn(result, settings, options)

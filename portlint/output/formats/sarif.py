@@ -26,7 +26,10 @@ import sarif_om as so
 
 from portlint import __version__
 from portlint.core.model import utf16_col
+from portlint.core.config import STACK_TARGET
+from portlint.core.rule_links import absolute_rule_url
 from portlint.findings.fingerprint import portlint_fingerprints
+from portlint.findings.severity import configured_level
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _PRECISION = {"high": "high", "medium": "medium", "low": "low"}
@@ -115,11 +118,12 @@ def _region(span, wide_lines):
     )
 
 
-def _rule_descriptor(rule, docs_url: str | None):
-    from portlint.core.rule_links import rule_url
-
+def _rule_descriptor(rule, settings):
     help_text = f"{rule.docs_finds.strip()}\n\nPortable rewrite:\n{rule.docs_rewrite.strip()}"
-    level = rule.default_level.value
+    level = configured_level(rule, settings).value
+    # an absolute link or none: a relative docs/rules/PTLnnn.md resolves nowhere a SARIF
+    # viewer looks (the help text holds the whole page anyway)
+    url = absolute_rule_url(rule.id, settings.docs_url)
     return _make(
         so.ReportingDescriptor,
         id=rule.id,
@@ -127,7 +131,7 @@ def _rule_descriptor(rule, docs_url: str | None):
         short_description=_make(so.MultiformatMessageString, text=rule.summary[:1024]),
         full_description=_make(so.MultiformatMessageString, text=" ".join(rule.docs_finds.split())[:1024]),
         help=_make(so.MultiformatMessageString, text=help_text, markdown=rule.markdown_doc()),
-        help_uri=rule_url(rule.id, docs_url),
+        **({"help_uri": url} if url else {}),
         default_configuration=_make(so.ReportingConfiguration, level=level),
         properties={
             "tags": sorted({"portability", *rule.tags, *rule.severity})[:20],
@@ -136,6 +140,20 @@ def _rule_descriptor(rule, docs_url: str | None):
             "targets": {t: s.value for t, s in rule.severity.items()},
         },
     )
+
+
+def run_properties(settings) -> dict:
+    """What the run was judged against, in the run's property bag: the targets (and whether
+    they were chosen or are the all-four default), the releases of their stacks, and the
+    severities the configuration changed."""
+    props = {
+        "portlint/targets": list(settings.targets),
+        "portlint/targetsDeclared": bool(settings.declared_targets),
+        "portlint/versions": {k: v for k, v in settings.versions.items() if STACK_TARGET[k] in settings.targets},
+    }
+    if settings.severity:
+        props["portlint/severity"] = {rid: {t: s.value for t, s in by.items()} for rid, by in sorted(settings.severity.items())}
+    return props
 
 
 def build_sarif(result, settings, options) -> dict:
@@ -229,13 +247,14 @@ def build_sarif(result, settings, options) -> dict:
                 name="portlint",
                 version=__version__,
                 semantic_version=__version__,
-                rules=[_rule_descriptor(rules[rid], settings.docs_url) for rid in rule_ids],
+                rules=[_rule_descriptor(rules[rid], settings) for rid in rule_ids],
             ),
         ),
         invocations=[invocation],
         column_kind="utf16CodeUnits",
         original_uri_base_ids={"%SRCROOT%": _make(so.ArtifactLocation, uri=settings.root.as_uri().rstrip("/") + "/")},
         results=results,
+        properties=run_properties(settings),
     )
     if options.get("category"):
         category = options["category"].rstrip("/")

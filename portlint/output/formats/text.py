@@ -15,8 +15,11 @@ import os
 import re
 from pathlib import Path
 
+from portlint.core.config import targets_line
 from portlint.core.model import TARGETS, Severity
+from portlint.findings.selection import selection_note
 from portlint.output.escape import controls
+
 
 def escape_controls(text: str) -> str:
     """`text` with control characters written visibly (the one escaper, portlint.output.escape)."""
@@ -73,8 +76,21 @@ def render_text(result, settings, options) -> str:
             out.append("  suggestion: " + escape_controls(lines[0]))
             out.extend("    " + escape_controls(ln) for ln in lines[1:])
         out.append("")
+    if options.get("run_header"):
+        out.extend(run_header_lines(settings, color))
     out.extend(summary_lines(result, active, color))
     return "\n".join(out) + "\n"
+
+
+def run_header_lines(settings, color: bool) -> list[str]:
+    """The summary's first lines on the command line: the targets (all four unless narrowed,
+    said so) and releases judged against, and a warning when `select` left out every default
+    rule (`--select hipify` alone)."""
+    out = [_paint(targets_line(settings), "dim", color)]
+    note = selection_note(settings)
+    if note:
+        out.append(_paint(note, "warning", color))
+    return out
 
 
 def summary_lines(result, active, color: bool) -> list[str]:
@@ -102,7 +118,8 @@ def summary_lines(result, active, color: bool) -> list[str]:
     lines.extend(narrowing_lines(result.counters))
     mech = result.counters.get("mechanical-ports", 0)
     if mech:
-        lines.append(f"{mech} CUDA API use{'s' if mech != 1 else ''} port mechanically (hipify renames; see them with --select hipify).")
+        lines.append(f"{mech} CUDA API use{'s' if mech != 1 else ''} port mechanically (hipify renames, rule PTL601, off by default): "
+                     "list them with --extend-select hipify, apply them with --fix --select hipify.")
     fixable = sum(1 for f in active if f.fix is not None and f.fix.applicability == "safe")
     if fixable:
         lines.append(f"{fixable} finding{'s' if fixable != 1 else ''} with a safe fix (apply with --fix).")

@@ -359,6 +359,7 @@ def render_html(summary: Summary) -> str:
         head,
         f"<header><h1>Migration report</h1><p class=\"sub\">portlint {escape(summary.tool_version)} · <code>{escape(paths)}</code> · "
         f"targets: {escape(', '.join(summary.targets))}</p>",
+        f'<p class="sub run-header">{escape(summary.header)}</p>' if summary.header else "",
         f'<div class="totals"{_data(files=summary.files_scanned, findings=total.findings, points=total.points, suppressed=summary.suppressed)}>'
         f"<div><b>{summary.files_scanned}</b><span>files scanned</span></div>"
         f"<div><b>{total.findings}</b><span>findings</span></div>"

@@ -37,6 +37,11 @@ def _levels(t) -> str:
     return " / ".join(str(getattr(t, lv)) for lv in reversed(LEVELS))
 
 
+def _escape_line(text: str) -> str:
+    """The header line in Markdown emphasis: its own underscores and asterisks escaped."""
+    return text.replace("\\", "\\\\").replace("_", "\\_").replace("*", "\\*")
+
+
 def render_markdown(summary: Summary) -> str:
     total = summary.total()
     scale = ", ".join(f"{lv} {EFFORT_POINTS[lv]}" for lv in LEVELS)
@@ -46,6 +51,8 @@ def render_markdown(summary: Summary) -> str:
         f"{code_span(', '.join(summary.paths))}: {_plural(summary.files_scanned, 'file')} scanned, {_plural(total.findings, 'finding')}, "
         f"**{total.points} effort points** ({total.redesign} need a redesign), {summary.suppressed} suppressed. "
         f"Points per finding: {scale}.",
+        "",
+        f"_{_escape_line(summary.header)}_" if summary.header else "",
         "",
         "### Readiness by target",
         "",

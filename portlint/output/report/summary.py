@@ -15,6 +15,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from portlint.core.model import TARGETS, Severity
+from portlint.core.config import STACK_TARGET, targets_line
 
 SCHEMA = "portlint-migration-report"
 SCHEMA_VERSION = 1
@@ -163,6 +164,12 @@ class Summary:
     rules: list[Group]
     rule_rows: dict[str, RuleRow]
     notices: int
+    # what the verdicts were judged against: "targets: all four (...) — set `targets` to
+    # narrow; versions: rocm 7.0, ..." (portlint.core.config.targets_line), the releases and
+    # whether the targets were chosen or are the all-four default
+    header: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    targets_declared: bool = False
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -193,6 +200,8 @@ class Summary:
             "tool": {"name": "portlint", "version": self.tool_version},
             "paths": list(self.paths),
             "targets": list(self.targets),
+            "targets_declared": self.targets_declared,
+            "versions": dict(self.versions),
             "effort_points": dict(EFFORT_POINTS),
             "files_scanned": self.files_scanned,
             "suppressed": self.suppressed,
@@ -316,4 +325,7 @@ def build_summary(result, settings, scanned_paths: list[str], inputs: tuple[str,
         rules=sorted(by_rule.values(), key=lambda g: g.key),
         rule_rows=rule_rows,
         notices=len(result.notices),
+        header=targets_line(settings),
+        versions={k: v for k, v in settings.versions.items() if STACK_TARGET[k] in settings.targets},
+        targets_declared=bool(settings.declared_targets),
     )

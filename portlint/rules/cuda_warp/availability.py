@@ -1,4 +1,10 @@
-"""PTL110: CUDA warp builtins that HIP lacks, or has only from ROCm 6.2 / 7.0."""
+"""PTL110: CUDA warp builtins that HIP lacks, or has only from ROCm 6.2 / 7.0.
+
+The verdict depends on the ROCm release the code must build with (`[tool.portlint.versions]
+rocm`, default portlint.core.config.DEFAULT_VERSIONS): before 6.2 the sync builtins are
+undeclared; in 6.2-6.x HIP declares them only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 7.0
+they are declared by default (their 64-bit mask is PTL104's concern). `__uni_sync` exists in
+no release."""
 
 from __future__ import annotations
 
@@ -31,7 +37,22 @@ def builtin_availability(a: Analysis) -> None:
         if not a.is_device(call) or a.guards.defines_for_amd(name):
             continue
         sev, text = AVAILABILITY[name]
-        state = "does not exist in HIP" if sev == "error" else "is undeclared in HIP before ROCm 6.2 (opt-in there, default from 7.0)"
+        state = availability_state(sev, a.ctx.settings.version("rocm"))
+        if state is None:
+            continue
         a.hit("PTL110", call, fields={"func": name, "state": state}, targets={"rocm": sev}, suggestion=text,
               confidence="high")
 
+
+
+def availability_state(sev: str, rocm: tuple[int, ...]) -> str | None:
+    """What the message says of a builtin on the configured ROCm release (None: it is there)."""
+    if sev == "error":
+        return "does not exist in HIP"
+    if rocm >= (7, 0):
+        return None
+    if rocm >= (6, 2):
+        shown = ".".join(map(str, rocm))
+        return (f"is declared in HIP {shown} only when HIP_ENABLE_WARP_SYNC_BUILTINS is defined "
+                "(by default from ROCm 7.0; `[tool.portlint.versions] rocm`)")
+    return "is undeclared in HIP before ROCm 6.2 (opt-in there, default from 7.0)"

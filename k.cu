@@ -1,0 +1,4 @@
+__global__ void k(unsigned* o) {
+  asm volatile("membar.gl;");
+  o[0] = 1u;
+}

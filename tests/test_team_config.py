@@ -1,0 +1,255 @@
+"""What a porting team configures, through the real command line (issue 27): target
+releases (`[tool.portlint.versions]`, PTL110 on both sides of ROCm 7.0), per-rule and
+per-target severity, extend-select / extend-ignore and selectors by name, family and glob,
+the targets line that opens the summary, `portlint init`, `--watch`, and the rule pages
+and schemas inside the wheel."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_portlint
+
+from portlint.core.config import DEFAULT_VERSIONS, load_config, Settings
+
+WARP = """__global__ void k(int* out) {
+  int v = threadIdx.x;
+  __syncwarp();
+  unsigned long long live = __activemask();
+  asm volatile("membar.gl;");
+  out[threadIdx.x] = v + (live != 0);
+}
+"""
+
+
+def _project(tmp_path, config: str = "", name: str = "k.cu", text: str = WARP) -> Path:
+    (tmp_path / name).write_text(text)
+    (tmp_path / "portlint.toml").write_text(config)
+    return tmp_path
+
+
+def _rules(proc) -> list[tuple[int, str, str]]:
+    """(line, rule, severity) of each concise output line."""
+    out = []
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) > 2 and parts[1].startswith("PTL") and ":" in parts[0]:
+            out.append((int(parts[0].split(":")[1]), parts[1], parts[2]))
+    return out
+
+
+# -- versions ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("rocm", "expected"), [
+    ("6.1", [(3, "PTL110", "warning"), (4, "PTL110", "warning")]),
+    ("6.2", [(3, "PTL110", "warning"), (4, "PTL110", "warning")]),
+    ("7.0", []),
+    ("7.1.1", []),
+])
+def test_ptl110_follows_the_configured_rocm_release(tmp_path, rocm, expected):
+    _project(tmp_path, f'targets = ["rocm"]\n[versions]\nrocm = "{rocm}"\n')
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", "--select", "PTL110", cwd=tmp_path)
+    assert _rules(proc) == expected, proc.stdout + proc.stderr
+    assert proc.returncode == (1 if expected else 0)
+    if rocm == "6.2":
+        assert "only when HIP_ENABLE_WARP_SYNC_BUILTINS is defined" in proc.stdout
+    if rocm == "6.1":
+        assert "undeclared in HIP before ROCm 6.2" in proc.stdout
+
+
+def test_default_release_is_rocm_7_and_shows_in_text_sarif_and_report(tmp_path):
+    _project(tmp_path)
+    text = run_portlint("scan", "k.cu", "--no-cache", cwd=tmp_path)
+    assert "PTL110" not in text.stdout and "PTL201" in text.stdout  # rocm 7.0: the builtins are there
+    summary = text.stdout.split("\n\n")[-1].splitlines()
+    assert summary[0].startswith("targets: all four (rocm, tpu, trainium, gaudi) \u2014 set `targets` (or --target) to narrow")
+    assert "versions: rocm 7.0, rccl 2.21, triton 3.9, jax 0.10, neuron 2.26, gaudi 1.22" in summary[0]
+    assert summary[1].startswith("Found 1 problem")
+    log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", cwd=tmp_path).stdout)
+    props = log["runs"][0]["properties"]
+    assert props["portlint/versions"] == DEFAULT_VERSIONS and props["portlint/targetsDeclared"] is False
+    report = json.loads(run_portlint("report", "k.cu", "--no-cache", "--format", "json", cwd=tmp_path).stdout)
+    assert report["versions"] == DEFAULT_VERSIONS and report["targets_declared"] is False
+    md = run_portlint("report", "k.cu", "--no-cache", "--format", "markdown", cwd=tmp_path).stdout
+    assert "targets: all four" in md and "versions: rocm 7.0" in md
+
+
+def test_narrowed_targets_show_their_own_releases(tmp_path):
+    _project(tmp_path, 'targets = ["rocm"]\n[versions]\nrocm = "6.1"\n')
+    text = run_portlint("scan", "k.cu", "--no-cache", cwd=tmp_path).stdout
+    assert "targets: rocm; versions: rocm 6.1, rccl 2.21, triton 3.9\n" in text
+    log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", cwd=tmp_path).stdout)
+    assert log["runs"][0]["properties"]["portlint/versions"] == {"rocm": "6.1", "rccl": "2.21", "triton": "3.9"}
+    html = run_portlint("report", "k.cu", "--no-cache", cwd=tmp_path).stdout
+    assert "targets: rocm; versions: rocm 6.1" in html
+
+
+@pytest.mark.parametrize(("config", "needle"), [
+    ('[versions]\nrocm = 6.2\n', 'versions.rocm must be a string (write rocm = "6.2")'),
+    ('[versions]\nrocm = "latest"\n', "is not a release number"),
+    ('[versions]\ncuda = "12.4"\n', "unknown stack 'cuda'"),
+    ('versions = "rocm"\n', "versions must be a table"),
+    ('severity = { PTL110 = "fatal" }\n', "is not one of error, warning, note"),
+    ('severity = { PTL110 = { cuda = "note" } }\n', "unknown target 'cuda'"),
+    ('severity = { no-such-rule = "note" }\n', "matches no rule"),
+    ('extend-select = ["PTL9*9*"]\n', "matches no rule"),
+])
+def test_bad_versions_and_severities_are_one_line_usage_errors(tmp_path, config, needle):
+    _project(tmp_path, config)
+    proc = run_portlint("scan", "k.cu", "--no-cache", cwd=tmp_path)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+# -- severity ------------------------------------------------------------------------------
+
+def test_severity_per_rule_changes_the_level_and_the_exit_code(tmp_path):
+    _project(tmp_path, 'severity = { inline-ptx-asm = "note" }\n')
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", cwd=tmp_path)
+    assert _rules(proc) == [(5, "PTL201", "note")] and proc.returncode == 0, proc.stdout  # fail-on warning
+    log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", cwd=tmp_path).stdout)
+    run = log["runs"][0]
+    (result,) = run["results"]
+    assert result["level"] == "note" and result["properties"]["targets"] == {"rocm": "note"}
+    rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "PTL201")
+    assert rule["defaultConfiguration"]["level"] == "note"
+    assert run["properties"]["portlint/severity"] == {"PTL201": {"*": "note"}}
+
+
+def test_severity_per_target(tmp_path):
+    _project(tmp_path, 'severity = { PTL055 = { tpu = "note", gaudi = "warning" } }\n', name="requirements.txt", text="cupy-cuda12x\n")
+    proc = run_portlint("scan", "requirements.txt", "--no-cache", cwd=tmp_path)
+    assert "targets: rocm error, tpu note, trainium error, gaudi warning" in proc.stdout, proc.stdout
+    assert proc.returncode == 1
+    narrowed = run_portlint("scan", "requirements.txt", "--no-cache", "--target", "tpu", cwd=tmp_path)
+    assert "PTL055 note" in narrowed.stdout and narrowed.returncode == 0, narrowed.stdout
+
+
+# -- selection -----------------------------------------------------------------------------
+
+HIPIFY = "#include <cuda_runtime.h>\nvoid f(float* p) { cudaMalloc(&p, 4); }\n__global__ void k(unsigned* o) {\n  asm volatile(\"membar.gl;\");\n}\n"
+
+
+def test_select_replaces_the_defaults_and_says_so_extend_select_adds(tmp_path):
+    _project(tmp_path, "", text=HIPIFY)
+    only = run_portlint("scan", "k.cu", "--no-cache", "--select", "hipify", cwd=tmp_path)
+    assert "PTL201" not in only.stdout and "PTL601" in only.stdout
+    assert "rules: only PTL601 selected: --select / `select` replace the default rules; --extend-select" in only.stdout
+    both = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", "--extend-select", "hipify", cwd=tmp_path)
+    assert {r for _, r, _ in _rules(both)} == {"PTL201", "PTL601"}, both.stdout
+    (tmp_path / "portlint.toml").write_text('extend-select = ["hipify"]\nextend-ignore = ["cuda_ptx"]\n')
+    cfg = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", cwd=tmp_path)
+    assert {r for _, r, _ in _rules(cfg)} == {"PTL601"}, cfg.stdout
+    plain = run_portlint("scan", "k.cu", "--no-cache", "--isolated", cwd=tmp_path).stdout
+    assert "list them with --extend-select hipify, apply them with --fix --select hipify" in plain
+
+
+@pytest.mark.parametrize("selector", ["inline-ptx-asm", "cuda_ptx", "PTL20*", "ptl201", "PTL2", "*-ptx-asm"])
+def test_selectors_by_name_family_glob_and_prefix(tmp_path, selector):
+    _project(tmp_path)
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", "--select", selector, cwd=tmp_path)
+    assert {r for _, r, _ in _rules(proc)} == {"PTL201"}, (selector, proc.stdout, proc.stderr)
+    ignored = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", "--ignore", selector, cwd=tmp_path)
+    assert "PTL201" not in ignored.stdout
+
+
+def test_select_by_family_runs_the_whole_family(tmp_path):
+    _project(tmp_path, '[versions]\nrocm = "6.1"\n')
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", "--select", "cuda_warp", cwd=tmp_path)
+    assert {r for _, r, _ in _rules(proc)} == {"PTL110"}, proc.stdout
+
+
+# -- init ----------------------------------------------------------------------------------
+
+def test_init_guesses_targets_from_imports_and_builds_and_the_section_loads(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "src" / "model.py").write_text("import jax\nfrom habana_frameworks.torch import core\n")
+    (tmp_path / "src" / "notes.py").write_text("# we might try torch_neuronx one day\n")  # a comment, not an import
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    proc = run_portlint("init", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text.startswith('[project]\nname = "x"\n\n[tool.portlint]\n')
+    assert 'targets = ["rocm", "tpu", "gaudi"]' in text
+    assert "#   rocm: CUDA sources (src/k.cu)" in text and "#   tpu: JAX (src/model.py)" in text
+    settings = load_config(tmp_path / "pyproject.toml", Settings())
+    assert settings.targets == ("rocm", "tpu", "gaudi") and settings.versions == DEFAULT_VERSIONS
+    again = run_portlint("init", cwd=tmp_path)
+    assert again.returncode == 2 and "already configures portlint" in again.stderr
+    assert (tmp_path / "pyproject.toml").read_text() == text
+    scan = run_portlint("scan", "src", "--no-cache", cwd=tmp_path)
+    assert "targets: rocm, tpu, gaudi;" in scan.stdout
+
+
+def test_init_without_evidence_keeps_all_four_in_a_new_portlint_toml(tmp_path):
+    (tmp_path / "util.py").write_text("import os\n")
+    printed = run_portlint("init", "--print", cwd=tmp_path)
+    assert printed.returncode == 0 and not (tmp_path / "portlint.toml").exists()
+    assert 'targets = ["rocm", "tpu", "trainium", "gaudi"]' in printed.stdout and "all four are kept" in printed.stdout
+    assert run_portlint("init", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "portlint.toml").read_text() == printed.stdout
+    assert load_config(tmp_path / "portlint.toml", Settings()).declared_targets
+
+
+# -- watch ---------------------------------------------------------------------------------
+
+def test_watch_rescans_a_changed_file(tmp_path):
+    (tmp_path / "k.cu").write_text("__global__ void k(unsigned* o) { o[threadIdx.x] = 1u; }\n")
+    env = dict(os.environ, PORTLINT_WATCH_RESCANS="1", PORTLINT_WATCH_INTERVAL="0.1")
+    proc = subprocess.Popen([sys.executable, "-m", "portlint", "scan", "--isolated", "--no-cache", "--format", "concise", "--watch", "."],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "watching for changes" in proc.stderr.readline()
+        (tmp_path / "k.cu").write_text('__global__ void k(unsigned* o) {\n  asm volatile("membar.gl;");\n}\n')
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, err  # the exit code follows the last report
+    first, second = out.split("No portability problems found in 1 file.\n")
+    assert first == "" and "k.cu:2:3: PTL201 error" in second
+    assert "1 file changed; rescanning" in err
+
+
+def test_watch_refuses_fix_and_diff(tmp_path):
+    (tmp_path / "k.cu").write_text("\n")
+    proc = run_portlint("scan", "--watch", "--fix", "k.cu", cwd=tmp_path)
+    assert proc.returncode == 2 and "--watch" in proc.stderr
+
+
+# -- wheel ---------------------------------------------------------------------------------
+
+def test_wheel_ships_rule_docs_and_schemas_and_they_are_found_there(tmp_path):
+    """Build the wheel from a copy of the source (pip, no build isolation, no network), check
+    its contents, then run `portlint rule` from the unpacked wheel alone."""
+    src = tmp_path / "src"
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name) if src.exists() else (src.mkdir(), shutil.copy(REPO / name, src / name))
+    for folder in ("portlint", "rules", "docs"):
+        shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"), str(src)],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    (wheel,) = (tmp_path / "dist").glob("portlint-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    pages = {n for n in names if n.startswith("portlint/_docs/rules/PTL")}
+    assert len(pages) == len(list((REPO / "docs" / "rules").glob("PTL*.md"))) > 80
+    assert {"portlint/_docs/portlint-report.schema.json", "portlint/_docs/portlint-migration-report.schema.json"} <= names
+    unpacked = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    code = ("from portlint.core.rule_links import shipped_rule_page, editor_rule_url;"
+            "print(shipped_rule_page('PTL110')); print(editor_rule_url('PTL110'))")
+    env = dict(os.environ, PYTHONPATH=str(unpacked))
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    page, uri = out.stdout.split()
+    assert page == str(unpacked / "portlint" / "_docs" / "rules" / "PTL110.md") and Path(page).is_file(), out.stderr
+    assert uri == Path(page).as_uri()
+    rule = subprocess.run([sys.executable, "-m", "portlint", "rule", "PTL110"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert rule.returncode == 0 and rule.stdout in Path(page).read_text(), rule.stderr
