@@ -51,7 +51,7 @@ from pathlib import Path
 
 from portlint.frontends.python.names import ImportTable, LineStartPattern, dotted_name
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # bytes of torch code that runs every step (a forward, a loss, generate, a metric's update):
@@ -166,12 +166,17 @@ class _Summarizer:
         return self.table.canonical(node) or ""
 
     # calls
-    def refs(self, calls: list[ast.Call]) -> list[list]:
+    def refs(self, calls: list[ast.Call], static_names: frozenset[str] = frozenset()) -> list[list]:
         """[ref, static positions, static keywords] per distinct callee: a ref is "Q:<name>"
         (a function by qualified name), "S:<attr>" (self.attr(...)), "U:<attr>"
         (super().attr(...)) or "C:<class>" (Class(...)(x)); the positions and keywords are
-        the arguments that are static at every such call (literals, shapes, lengths)."""
+        the arguments that are static at every such call (literals, shapes, lengths, and the
+        caller's own `static_argnames` / `static_argnums` parameters, `static_names`)."""
         out: dict[str, list] = {}
+
+        def _static(a: ast.AST) -> bool:
+            return _static_arg(a) or (a.__class__ is ast.Name and a.id in static_names)
+
         names, top, expand, host = self.table.names, self.top, self.table.expand, self.t.HOST_CALLBACKS
 
         def add(ref: str, call: ast.Call | None) -> None:
@@ -180,18 +185,18 @@ class _Summarizer:
                 if call is None:
                     out[ref] = [ref, set(), set()]
                 else:
-                    out[ref] = [ref, {i for i, a in enumerate(call.args) if _static_arg(a)},
-                                {k.arg for k in call.keywords if k.arg and _static_arg(k.value)}]
+                    out[ref] = [ref, {i for i, a in enumerate(call.args) if _static(a)},
+                                {k.arg for k in call.keywords if k.arg and _static(k.value)}]
             elif call is None:
                 entry[1] = set()
                 entry[2] = set()
             else:  # what stays static: only the arguments static at every call so far are looked at
                 if entry[1]:
                     args = call.args
-                    entry[1] = {i for i in entry[1] if i < len(args) and _static_arg(args[i])}
+                    entry[1] = {i for i in entry[1] if i < len(args) and _static(args[i])}
                 if entry[2]:
                     given = {k.arg: k.value for k in call.keywords if k.arg}
-                    entry[2] = {a for a in entry[2] if a in given and _static_arg(given[a])}
+                    entry[2] = {a for a in entry[2] if a in given and _static(given[a])}
 
         for node in calls:
             func = node.func
@@ -233,7 +238,7 @@ class _Summarizer:
     # definitions
     def _def(self, fn, qual: str, cls: str | None) -> None:
         calls = self.calls_in(fn)
-        self.defs[qual] = {"line": fn.lineno, "cls": cls, "calls": self.refs(calls),
+        self.defs[qual] = {"line": fn.lineno, "cls": cls, "calls": self.refs(calls, _jit_static_params(fn, self.canon, self.t.JAX_TRANSFORMS)),
                            "params": [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]}
         if self.torch and self.t.takes_tensor(fn):
             self.defs[qual]["tensor"] = True  # a parameter annotated as a tensor (patches need one)
@@ -388,6 +393,27 @@ _CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
 
 _UNFOLLOWED = {"U", "C", "sub", "M"}
 _MAX_BY_NAME = 32  # classes defining a method name beyond which `x.name(...)` is not resolved by it  # call forms TracedMap's same-file propagation does not resolve
+
+
+def _jit_static_params(fn, canon, transforms) -> frozenset[str]:
+    """Parameters a jax transformation decorator declares static (`static_argnames`,
+    `static_argnums`): Python values at trace time, and so at the calls the function makes."""
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    out: set[str] = set()
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call):
+            continue
+        target = dec.args[0] if canon(dec.func) in ("functools.partial", "partial") and dec.args else dec.func
+        if canon(target) not in transforms:
+            continue
+        for kw in dec.keywords:
+            values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
+            consts = [v.value for v in values if isinstance(v, ast.Constant)]
+            if kw.arg == "static_argnames":
+                out |= {c for c in consts if isinstance(c, str)}
+            elif kw.arg in ("static_argnums", "static_broadcasted_argnums"):
+                out |= {params[c] for c in consts if isinstance(c, int) and 0 <= c < len(params)}
+    return frozenset(out)
 
 
 def _static_arg(node: ast.AST) -> bool:

@@ -15,7 +15,7 @@ from portlint.rewrites import python as rewrites
 from portlint.analyses.python.guards import guard_map
 from portlint.analyses.python.traced import Region, TracedMap, dotted, params_of, traced_map
 from portlint.analyses.python.traced_regions import annotated_tensor
-from portlint.analyses.python.traced_values import to_cpu_args
+from portlint.analyses.python.traced_values import RETURNS, to_cpu_args
 from portlint.core.registry import detector
 from portlint.frontends.python.astindex import walk
 
@@ -79,8 +79,6 @@ _METRIC_CALLS = {"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"}
 _COMPARING_BUILTINS = {"max", "min"}
 # torch calls that answer with a Python bool (the comparison runs on the device, the answer is read)
 _TORCH_BOOL_ANSWERS = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
-# torch factories: without device= they make CPU tensors
-_TORCH_FACTORIES = {"randint", "rand", "randn", "randperm", "arange", "tensor", "zeros", "ones", "full", "empty", "linspace"}
 # torch reductions: their result is a (0-d) tensor, never a Python number
 _TORCH_REDUCTIONS = {"max", "min", "amax", "amin", "sum", "mean", "prod", "any", "all", "count_nonzero", "norm", "argmax", "argmin"}
 # results of these are Python values (lengths, types, strings), not tensors
@@ -274,7 +272,7 @@ class _Walker:
         if not isinstance(e, ast.Call):
             return False
         name = self.canon(e.func) or ""
-        return (name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_FACTORIES and not any(k.arg == "device" for k in e.keywords)
+        return (name.startswith("torch.") and name in RETURNS.factories and not any(k.arg == "device" for k in e.keywords)
                 and not any(self.maybe_tensor(a, region) for a in e.args) and "set_default_device" not in self.ctx.text)
 
     def unambiguous_tensor(self, receiver, region) -> tuple[bool, str | None]:
@@ -432,7 +430,7 @@ class _Walker:
         return isinstance(root, ast.Name) and root.id in self._params(region)
 
     def report_801(self, where, region, construct, fix, suggestion=None, confidence=None) -> None:
-        if self.quiet_torch(where, region) or self.bare_param_truth(where, region):
+        if self.quiet_torch(where, region) or self.bare_param_truth(where, region) or self.tm.container_truth(where, region):
             return
         note, fix = (fix.note, None) if isinstance(fix, rewrites.NoFix) else ("", fix)
         confidence = confidence or self.confidence(region)

@@ -79,7 +79,9 @@ def _defaults(fn) -> dict[str, ast.AST]:
 _TORCH_STATIC_PARAM = re.compile(
     r"^(self|cls|models?|modules?|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
     r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
-    r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
+    r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$"
+    # the loop positions a trainer passes to its hooks (Lightning's `training_step(batch, batch_idx)`)
+    r"|^(batch|dataloader)_(idx|index|nb)$|^epoch$", re.I)
 # annotations that declare an array: a parameter annotated so is a tensor whatever its name
 # (`num_tokens_per_item: torch.Tensor`)
 _TENSOR_ANNOT = {"Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor", "Array", "ndarray", "ArrayLike"}
