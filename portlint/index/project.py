@@ -355,13 +355,29 @@ class _Summarizer:
             for i in positions:
                 if i < len(node.args):
                     ref = node.args[i]
+                    if isinstance(ref, ast.Name):
+                        ref = self._local_partial(ref, node) or ref  # `kernel = partial(k, block=8)`, then `pallas_call(kernel)`
+                    bound: list[str] = []
                     if isinstance(ref, ast.Call) and self.canon(ref.func) in ("functools.partial", "partial") and ref.args:
+                        bound = sorted(k.arg for k in ref.keywords if k.arg and _static_arg(k.value))
                         ref = ref.args[0]
                     refname = dotted_name(ref)
                     q = self.qualify(refname) if refname else None
                     if q:
                         kind = "torch" if name in self.t.TORCH_COMPILE else "jax"
-                        self.entries.append([refname, kind, why, node.lineno, [["Q:" + q, [], []]]])
+                        self.entries.append([refname, kind, why, node.lineno, [["Q:" + q, [], bound]]])
+
+    def _local_partial(self, ref: ast.Name, call: ast.Call) -> ast.Call | None:
+        """The `functools.partial(...)` a name was last bound to before `call` (within the
+        twenty lines above it: the same function in practice), else None."""
+        best = None
+        for node in self.assigns:
+            if call.lineno - 20 <= node.lineno < call.lineno and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id == ref.id and (best is None or node.lineno > best.lineno):
+                best = node
+        if best is not None and isinstance(best.value, ast.Call) and self.canon(best.value.func) in ("functools.partial", "partial"):
+            return best.value
+        return None
 
 
     def _patches(self) -> None:
@@ -534,11 +550,19 @@ class ProjectModel:
     scope: dict[str, frozenset[str]] = field(default_factory=dict)  # rel -> scope tags added
     stats: dict[str, int] = field(default_factory=dict)
     declared_mode: bool = False  # targets were named: scope is declared, not inferred
+    cuda_shims: dict[str, frozenset[str]] = field(default_factory=dict)  # top package -> `torch.cuda` members a module of it rebinds
     trees: dict[str, tuple] = field(default_factory=dict)  # rel -> (sha256, tree, nodes, import table) parsed here, until scanned
     deps: dict[str, list[str]] = field(default_factory=dict)  # rel -> project files its imports name
     shapes: dict[str, str] = field(default_factory=dict)  # rel -> summary shape, of the files the build looked at
     _resolver: "_Builder | None" = None
     _rels: dict[str, str | None] = field(default_factory=dict)
+
+    def cuda_shims_of(self, rel: str | None) -> frozenset[str]:
+        """`torch.cuda` members some module of `rel`'s package rebinds (a patch module)."""
+        info = self.files.get(rel) if rel else None
+        if info is None or "." not in info.module:
+            return frozenset()
+        return self.cuda_shims.get(info.module.partition(".")[0], frozenset())
 
     def take_tree(self, rel: str | None, data: bytes):
         """(tree, nodes, import table or None) of a file the model parsed, if its bytes are
@@ -870,11 +894,11 @@ def build(root: Path, settings) -> ProjectModel:
         rel = real[len(prefix):].replace(os.sep, "/")
         sha = hashlib.sha256(data).hexdigest()
         old = known.get(rel)
-        if old is not None and old[0] == sha and len(old) == 4:
+        if old is not None and old[0] == sha and len(old) == 5:
             fact = old
         else:
             own = python_tags(data)
-            fact = [sha, sorted(own | _dispatch_tags(data)), _has_entry_hint(data), sorted(own)]
+            fact = [sha, sorted(own | _dispatch_tags(data)), _has_entry_hint(data), sorted(own), _cuda_shims(data)]
         facts[rel] = fact
         model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), int(fact[2]), data, frozenset(fact[3]))
     if facts != known:
@@ -882,6 +906,10 @@ def build(root: Path, settings) -> ProjectModel:
     dirs_with_init = {r.rpartition("/")[0] for r in model.files if r.endswith("/__init__.py")}
     for info in model.files.values():
         info.module, info.is_package = module_name_of(info.rel, dirs_with_init.__contains__)
+    for rel, fact in facts.items():
+        top, dot, _ = model.files[rel].module.partition(".")
+        if fact[4] and dot:  # a module of a package: its shims hold for the package's files
+            model.cuda_shims[top] = model.cuda_shims.get(top, frozenset()) | frozenset(fact[4])
     dependencies = _dependency_tags(root, {r.rpartition("/")[0] for r in model.files})
     digest = hashlib.sha256(repr((declared_mode, declared, dependencies, sorted((r, i.sha) for r, i in model.files.items()))).encode()).hexdigest()
     setting = [declared_mode, list(declared), dependencies]
@@ -966,6 +994,17 @@ def _dispatch_tags(data: bytes) -> frozenset[str]:
 # `lib.models.x.Decoder.forward = fast_forward` (`_Summarizer._patches`): an attribute two
 # or more dots deep, not of self, assigned a bare name, alone on its line
 _PATCH_LINE = LineStartPattern(rb"[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
+
+
+_CUDA_SHIM = re.compile(rb"^[ \t]*torch\.cuda\.([A-Za-z_]\w*)[ \t]*=(?!=)|setattr\(\s*torch\.cuda\s*,\s*[\"']([A-Za-z_]\w*)[\"']", re.M)
+
+
+def _cuda_shims(data: bytes) -> list[str]:
+    """Members of `torch.cuda` a file rebinds (`torch.cuda.synchronize = xm.mark_step`, in a
+    patch function or at import): a port's shim, which the package's own calls then run."""
+    if b"torch.cuda" not in data:
+        return []
+    return sorted({(a or b).decode() for a, b in _CUDA_SHIM.findall(data)})
 
 
 def _has_entry_hint(data: bytes) -> int:

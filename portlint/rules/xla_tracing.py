@@ -1071,7 +1071,10 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                     if "token" in fname or fname in ("pad", "__call__", "batch_encode_plus", "encode_plus", "processor"):
                         out.add("PTL805", call, torch_t, "Use padding='max_length' with a fixed max_length, or pad_to_multiple_of=B buckets.",
                                 what=f"padding={ast.unparse(pad)}", effect="pads each batch to its own longest sequence: one graph per length")
-    # PTL809: float64 on the accelerator
+    # PTL809: float64 on the accelerator. A file that reads or sets torch_xla's downcast
+    # switches (XLA_DOWNCAST_BF16 / XLA_USE_BF16: float64 runs as float32 on the device, float32
+    # as bfloat16) asks for double to get float32 there: the idiom, not a float64 tensor
+    downcast = "XLA_DOWNCAST_BF16" in ctx.text or "XLA_USE_BF16" in ctx.text
     for node in tm.nodes_of(ast.Call, ast.Assign, ast.IfExp):  # the nodes the tests below can match
         if jax_file and isinstance(node, ast.Call):
             name = canon(node.func) or ""
@@ -1089,7 +1092,7 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 node, wide = leg, ("torch", dotted(leg))
         if wide is not None:
             kind, text = wide
-            targets = JAX_WARNING if kind == "jax" else torch_t
+            targets = JAX_WARNING if kind == "jax" else ({} if downcast else torch_t)
             if targets:
                 out.add("PTL809", node, targets, "Use float32 (or bfloat16) for device tensors; keep float64 for host-side numpy.", what=text)
     # PTL810: CUDA-only torch.compile modes

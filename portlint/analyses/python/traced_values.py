@@ -194,7 +194,7 @@ class ValueModel:
                     if region.kind == "jax" and tname in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS) | set(LAX_BODIES)) and node.args:
                         for i in LAX_BODIES.get(tname, (0,)):
                             if i < len(node.args):
-                                ref, n_bound, kw_bound = self._unwrap_partial(node.args[i])
+                                ref, n_bound, kw_bound = self._unwrap_partial(node.args[i], node)
                                 fn = self.resolve(ref, node)
                                 if fn is not None and fn not in self.regions and fn not in self.host_fns:
                                     self.add(fn, "jax", f"transformed by {dotted(node.func)} inside a traced region", bound=(n_bound, kw_bound))
