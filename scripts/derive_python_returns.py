@@ -150,8 +150,8 @@ def derive_torch(out: dict) -> None:
         kinds: dict[str, str] = {}
         device: set[str] = set()
         for fn in _defs(tree.body):
-            if fn.name.startswith("_"):
-                continue
+            if fn.name.startswith("__"):
+                continue  # private ops are kept: code calls them (`torch._nested_tensor_from_mask_left_aligned`)
             kinds[fn.name] = _merge(kinds.get(fn.name), classify(fn.returns))
             if _has_device_param(fn):
                 device.add(fn.name)

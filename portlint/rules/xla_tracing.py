@@ -98,6 +98,8 @@ _TORCH_ONLY_METHODS = {"detach", "float", "half", "bfloat16", "clamp", "clamp_mi
                        "unsqueeze", "contiguous", "type_as", "softmax", "log_softmax", "cuda", "nanmean", "nansum"}
 
 
+# jax's errors for a traced value used as a Python one (a `try` that catches them handles it)
+_TRACER_ERRORS = {"ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError"}
 # the node classes `_Walker.visit` looks at (every other node it passes over)
 _VISITED = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.For, ast.comprehension, ast.Call, ast.Subscript)
 
@@ -432,6 +434,8 @@ class _Walker:
     def report_801(self, where, region, construct, fix, suggestion=None, confidence=None) -> None:
         if self.quiet_torch(where, region) or self.bare_param_truth(where, region) or self.tm.container_truth(where, region):
             return
+        if region.kind == "jax" and self._tracer_errors_handled(where):
+            return  # `try: if rate == 0.0: ... except jax.errors.ConcretizationTypeError:` handles a traced value
         note, fix = (fix.note, None) if isinstance(fix, rewrites.NoFix) else ("", fix)
         confidence = confidence or self.confidence(region)
         targets = self.targets(region)
@@ -447,6 +451,18 @@ class _Walker:
             effect = "forces a device-to-host sync and compiles one graph per branch taken"
             default = "Keep the choice on the device: torch.where(cond, a, b) or masking arithmetic."
         self.out.add("PTL801", where, targets, (suggestion or default) + note, fix, confidence, construct=construct, region=region.why, effect=effect)
+
+    def _tracer_errors_handled(self, node) -> bool:
+        """Inside the body of a `try` that catches the tracer errors themselves."""
+        child, p = node, self.tm.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(p, ast.Try) and child in p.body:
+                for h in p.handlers:
+                    kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
+                    if any((dotted(k) or "").rsplit(".", 1)[-1] in _TRACER_ERRORS for k in kinds):
+                        return True
+            child, p = p, self.tm.parents.get(p)
+        return False
 
     def tensor_only_test(self, test, region) -> bool:
         """torch: a test whose truth can only come from a tensor: `t.any()` / `t.all()`,
@@ -1086,6 +1102,8 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 if isinstance(t, ast.Subscript) and dotted(t.value) == "os.environ" and _const(t.slice) == "JAX_ENABLE_X64" and _const(node.value) in ("1", "True", "true"):
                     out.add("PTL809", node, JAX_WARNING, "Keep float32/bfloat16 on TPU; enable x64 only in CPU-side numerics code.", what="JAX_ENABLE_X64")
         wide = _wide_dtype_use(node, canon, jax_file, has_torch_target)
+        if wide is not None and wide[0] == "torch" and _host_or_scalar_factory(node, canon, ctx.text):
+            wide = None
         if wide is None and has_torch_target and isinstance(node, ast.IfExp):
             leg = _device_chosen_wide_dtype(ctx, node, canon)
             if leg is not None:
@@ -1209,6 +1227,26 @@ def _wide_dtype_use(node, canon, jax_file, torch_file):
     if torch_file and isinstance(func, ast.Attribute) and func.attr == "double" and not node.args and not node.keywords:
         return "torch", ".double()"
     return None
+
+
+def _host_or_scalar_factory(node, canon, text: str) -> bool:
+    """A torch factory (by its declared `device` parameter) that makes its float64 tensor on
+    the host (no `device=`, no `**kwargs`, no default device set in the file: sampler weights,
+    reference values), or a one-element accumulator (`torch.zeros(1, dtype=torch.double,
+    device=dev)`, HF Trainer's running loss): neither is float64 math on the accelerator."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = canon(node.func) or ""
+    if name not in RETURNS.factories or not name.startswith("torch."):
+        return False
+    if not any(k.arg in ("device", None) for k in node.keywords) and "set_default_device" not in text:
+        return True
+    first = node.args[0] if node.args else None
+    if isinstance(first, (ast.Tuple, ast.List)):
+        first = first.elts[0] if len(first.elts) == 1 else (None if first.elts else ast.Constant(1))
+    if name.rsplit(".", 1)[-1] in ("tensor", "scalar_tensor"):
+        return isinstance(first, ast.Constant) and isinstance(first.value, (int, float))
+    return isinstance(first, ast.Constant) and first.value == 1 and len(node.args) == 1
 
 
 def _jitted_statics(tm: TracedMap) -> dict[str, tuple[set[int], set[str]]]:
