@@ -470,7 +470,10 @@ class _Walker:
         if region.kind != "torch":
             return False
         identity = _identity_operands(test)  # `x is None` tests the object, whatever x holds
+        metadata = _metadata_operands(test)  # `x.shape[0] != len(labels)` reads no values of x
         for n in walk(test):
+            if n in metadata:
+                continue
             if isinstance(n, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
                 if any(self.tensor_by_form(c, region) for c in (n.left, *n.comparators)):
                     return True
@@ -896,6 +899,21 @@ def _self_attributes(target: ast.AST) -> list[str]:
     keyed "self.scale" (a name cannot hold a dot): bound to the whole assigned value."""
     elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
     return [f"self.{e.attr}" for e in elts if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"]
+
+
+def _metadata_operands(test: ast.AST) -> set[ast.AST]:
+    """Nodes of `test` that are only asked for metadata: under `x.shape`, `x.dtype`,
+    `x.numel()` (what torch's stubs declare Python-valued) or `len(x)`."""
+    out: set[ast.AST] = set()
+    for n in walk(test):
+        inner = None
+        if isinstance(n, ast.Attribute) and (n.attr in _HOST_ATTRS or RETURNS.metadata_attribute(n.attr) or RETURNS.metadata_method(n.attr)):
+            inner = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args:
+            inner = n.args[0]
+        if inner is not None:
+            out.update(walk(inner))
+    return out
 
 
 def _identity_operands(test: ast.AST) -> set[ast.AST]:

@@ -76,6 +76,9 @@ _TORCH_PRODUCER = re.compile(
     r"|^(loss|layer|block|proj|attn|attention|mlp|norm|conv|fc|linear|dropout|act|pool|softmax)", re.I)
 # names that hold shapes and sizes (static in practice: `shape`, `target_shape`, `batch_size`)
 _SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
+# fields that hold tensors in a named tuple or output object (`decoder_out.output_tokens`,
+# `out.logits`): a parameter read through one may be a tensor container, not a plain object
+_TENSOR_FIELD = re.compile(r"tokens?$|scores?$|mask|attn|attention|logits|hidden|_ids$|^ids$|loss|emb|states?$|weights?$|^grad|^x$|^y$|values?$|keys?$|probs|_out$|^out", re.I)
 # parameter names that hold a batch or a model's outputs: objects whose fields are tensors
 _TENSOR_CARRIER = re.compile(r"batch|inputs?$|outputs?$|^out$|sample|^data$|features|^x$|hidden", re.I)
 
@@ -372,8 +375,9 @@ class ValueModel:
         a tensor does not have (`cache.seqlen_offset`, `state.step`; `TensorBase` declares
         every tensor attribute and method), never subscripted, iterated, computed with or
         passed on whole. Nothing shows a tensor there: their fields are not evidence of one.
-        Parameters that carry a batch of tensors by their name (`batch`, `inputs`, `outputs`)
-        are left as they are."""
+        Parameters that carry a batch of tensors by their name (`batch`, `inputs`, `outputs`),
+        or read through a field named like a tensor (`decoder_out.output_tokens`), are left
+        as they are."""
         fn = region.node
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return frozenset()
@@ -386,7 +390,7 @@ class ValueModel:
                 if n.__class__ is not ast.Name or n.id not in names or n.ctx.__class__ is not ast.Load:
                     continue
                 parent = self.parents.get(n)
-                if parent.__class__ is ast.Attribute and not RETURNS.tensor_member(parent.attr):
+                if parent.__class__ is ast.Attribute and not RETURNS.tensor_member(parent.attr) and not _TENSOR_FIELD.search(parent.attr):
                     as_object.add(n.id)
                 else:
                     other.add(n.id)
@@ -489,6 +493,10 @@ class ValueModel:
                     for a, b in (sides, sides[::-1]):
                         if a.__class__ is ast.Name and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
                             compared.add(a.id)
+                elif n.__class__ is ast.Call and n.func.__class__ is ast.Name and n.func.id in ("max", "min") and len(n.args) > 1 \
+                        and any(_size_expr(a) for a in n.args):
+                    # `max(len(values), pad_to_bsz)`: compared with a size by max() itself
+                    compared.update(a.id for a in n.args if a.__class__ is ast.Name)
                 elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name:
                     as_tensor.add(n.value.id)
             return frozenset(compared), frozenset(as_tensor)
