@@ -78,7 +78,7 @@ _TORCH_PRODUCER = re.compile(
 _SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
 # fields that hold tensors in a named tuple or output object (`decoder_out.output_tokens`,
 # `out.logits`): a parameter read through one may be a tensor container, not a plain object
-_TENSOR_FIELD = re.compile(r"tokens?$|scores?$|mask|attn|attention|logits|hidden|_ids$|^ids$|loss|emb|states?$|weights?$|^grad|^x$|^y$|values?$|keys?$|probs|_out$|^out", re.I)
+_TENSOR_FIELD = re.compile(r"tensors?$|tokens?$|scores?$|mask|attn|attention|logits|hidden|_ids$|^ids$|loss|emb|states?$|weights?$|^grad|^x$|^y$|values?$|keys?$|probs|_out$|^out", re.I)
 # parameter names that hold a batch or a model's outputs: objects whose fields are tensors
 _TENSOR_CARRIER = re.compile(r"batch|inputs?$|outputs?$|^out$|sample|^data$|features|^x$|hidden", re.I)
 
