@@ -355,7 +355,8 @@ class ValueModel:
                     target = n.optional_vars if n.__class__ is ast.withitem else n.target
                     for name in walk(target) if target is not None else ():
                         if name.__class__ is ast.Name:
-                            out.setdefault(name.id, []).append(n.__class__ is ast.AugAssign and out.get(name.id, [False])[-1])
+                            before = out.get(name.id) or [False]  # `xs += [...]` keeps a container one
+                            out.setdefault(name.id, []).append(n.__class__ is ast.AugAssign and before[-1])
             return out
 
         return self._once("container bindings", region.node, compute)
