@@ -51,7 +51,7 @@ from pathlib import Path
 
 from portlint.frontends.python.names import ImportTable, LineStartPattern, dotted_name
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # bytes of torch code that runs every step (a forward, a loss, generate, a metric's update):
@@ -166,12 +166,17 @@ class _Summarizer:
         return self.table.canonical(node) or ""
 
     # calls
-    def refs(self, calls: list[ast.Call]) -> list[list]:
+    def refs(self, calls: list[ast.Call], static_names: frozenset[str] = frozenset()) -> list[list]:
         """[ref, static positions, static keywords] per distinct callee: a ref is "Q:<name>"
         (a function by qualified name), "S:<attr>" (self.attr(...)), "U:<attr>"
         (super().attr(...)) or "C:<class>" (Class(...)(x)); the positions and keywords are
-        the arguments that are static at every such call (literals, shapes, lengths)."""
+        the arguments that are static at every such call (literals, shapes, lengths, and the
+        caller's own `static_argnames` / `static_argnums` parameters, `static_names`)."""
         out: dict[str, list] = {}
+
+        def _static(a: ast.AST) -> bool:
+            return _static_arg(a) or (a.__class__ is ast.Name and a.id in static_names)
+
         names, top, expand, host = self.table.names, self.top, self.table.expand, self.t.HOST_CALLBACKS
 
         def add(ref: str, call: ast.Call | None) -> None:
@@ -180,18 +185,18 @@ class _Summarizer:
                 if call is None:
                     out[ref] = [ref, set(), set()]
                 else:
-                    out[ref] = [ref, {i for i, a in enumerate(call.args) if _static_arg(a)},
-                                {k.arg for k in call.keywords if k.arg and _static_arg(k.value)}]
+                    out[ref] = [ref, {i for i, a in enumerate(call.args) if _static(a)},
+                                {k.arg for k in call.keywords if k.arg and _static(k.value)}]
             elif call is None:
                 entry[1] = set()
                 entry[2] = set()
             else:  # what stays static: only the arguments static at every call so far are looked at
                 if entry[1]:
                     args = call.args
-                    entry[1] = {i for i in entry[1] if i < len(args) and _static_arg(args[i])}
+                    entry[1] = {i for i in entry[1] if i < len(args) and _static(args[i])}
                 if entry[2]:
                     given = {k.arg: k.value for k in call.keywords if k.arg}
-                    entry[2] = {a for a in entry[2] if a in given and _static_arg(given[a])}
+                    entry[2] = {a for a in entry[2] if a in given and _static(given[a])}
 
         for node in calls:
             func = node.func
@@ -233,7 +238,7 @@ class _Summarizer:
     # definitions
     def _def(self, fn, qual: str, cls: str | None) -> None:
         calls = self.calls_in(fn)
-        self.defs[qual] = {"line": fn.lineno, "cls": cls, "calls": self.refs(calls),
+        self.defs[qual] = {"line": fn.lineno, "cls": cls, "calls": self.refs(calls, _jit_static_params(fn, self.canon, self.t.JAX_TRANSFORMS)),
                            "params": [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]}
         if self.torch and self.t.takes_tensor(fn):
             self.defs[qual]["tensor"] = True  # a parameter annotated as a tensor (patches need one)
@@ -350,13 +355,29 @@ class _Summarizer:
             for i in positions:
                 if i < len(node.args):
                     ref = node.args[i]
+                    if isinstance(ref, ast.Name):
+                        ref = self._local_partial(ref, node) or ref  # `kernel = partial(k, block=8)`, then `pallas_call(kernel)`
+                    bound: list[str] = []
                     if isinstance(ref, ast.Call) and self.canon(ref.func) in ("functools.partial", "partial") and ref.args:
+                        bound = sorted(k.arg for k in ref.keywords if k.arg and _static_arg(k.value))
                         ref = ref.args[0]
                     refname = dotted_name(ref)
                     q = self.qualify(refname) if refname else None
                     if q:
                         kind = "torch" if name in self.t.TORCH_COMPILE else "jax"
-                        self.entries.append([refname, kind, why, node.lineno, [["Q:" + q, [], []]]])
+                        self.entries.append([refname, kind, why, node.lineno, [["Q:" + q, [], bound]]])
+
+    def _local_partial(self, ref: ast.Name, call: ast.Call) -> ast.Call | None:
+        """The `functools.partial(...)` a name was last bound to before `call` (within the
+        twenty lines above it: the same function in practice), else None."""
+        best = None
+        for node in self.assigns:
+            if call.lineno - 20 <= node.lineno < call.lineno and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id == ref.id and (best is None or node.lineno > best.lineno):
+                best = node
+        if best is not None and isinstance(best.value, ast.Call) and self.canon(best.value.func) in ("functools.partial", "partial"):
+            return best.value
+        return None
 
 
     def _patches(self) -> None:
@@ -388,6 +409,27 @@ _CONFIG_HEADS = {"self", "cls", "config", "cfg", "args", "hparams", "opt"}
 
 _UNFOLLOWED = {"U", "C", "sub", "M"}
 _MAX_BY_NAME = 32  # classes defining a method name beyond which `x.name(...)` is not resolved by it  # call forms TracedMap's same-file propagation does not resolve
+
+
+def _jit_static_params(fn, canon, transforms) -> frozenset[str]:
+    """Parameters a jax transformation decorator declares static (`static_argnames`,
+    `static_argnums`): Python values at trace time, and so at the calls the function makes."""
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    out: set[str] = set()
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call):
+            continue
+        target = dec.args[0] if canon(dec.func) in ("functools.partial", "partial") and dec.args else dec.func
+        if canon(target) not in transforms:
+            continue
+        for kw in dec.keywords:
+            values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
+            consts = [v.value for v in values if isinstance(v, ast.Constant)]
+            if kw.arg == "static_argnames":
+                out |= {c for c in consts if isinstance(c, str)}
+            elif kw.arg in ("static_argnums", "static_broadcasted_argnums"):
+                out |= {params[c] for c in consts if isinstance(c, int) and 0 <= c < len(params)}
+    return frozenset(out)
 
 
 def _static_arg(node: ast.AST) -> bool:
@@ -508,11 +550,19 @@ class ProjectModel:
     scope: dict[str, frozenset[str]] = field(default_factory=dict)  # rel -> scope tags added
     stats: dict[str, int] = field(default_factory=dict)
     declared_mode: bool = False  # targets were named: scope is declared, not inferred
+    cuda_shims: dict[str, frozenset[str]] = field(default_factory=dict)  # top package -> `torch.cuda` members a module of it rebinds
     trees: dict[str, tuple] = field(default_factory=dict)  # rel -> (sha256, tree, nodes, import table) parsed here, until scanned
     deps: dict[str, list[str]] = field(default_factory=dict)  # rel -> project files its imports name
     shapes: dict[str, str] = field(default_factory=dict)  # rel -> summary shape, of the files the build looked at
     _resolver: "_Builder | None" = None
     _rels: dict[str, str | None] = field(default_factory=dict)
+
+    def cuda_shims_of(self, rel: str | None) -> frozenset[str]:
+        """`torch.cuda` members some module of `rel`'s package rebinds (a patch module)."""
+        info = self.files.get(rel) if rel else None
+        if info is None or "." not in info.module:
+            return frozenset()
+        return self.cuda_shims.get(info.module.partition(".")[0], frozenset())
 
     def take_tree(self, rel: str | None, data: bytes):
         """(tree, nodes, import table or None) of a file the model parsed, if its bytes are
@@ -851,11 +901,11 @@ def build(root: Path, settings) -> ProjectModel:
         rel = real[len(prefix):].replace(os.sep, "/")
         sha = hashlib.sha256(data).hexdigest()
         old = known.get(rel)
-        if old is not None and old[0] == sha and len(old) == 4:
+        if old is not None and old[0] == sha and len(old) == 5:
             fact = old
         else:
             own = python_tags(data)
-            fact = [sha, sorted(own | _dispatch_tags(data)), _has_entry_hint(data), sorted(own)]
+            fact = [sha, sorted(own | _dispatch_tags(data)), _has_entry_hint(data), sorted(own), _cuda_shims(data)]
         facts[rel] = fact
         model.files[rel] = FileInfo(rel, sha, "", False, frozenset(fact[1]), int(fact[2]), data, frozenset(fact[3]))
     if facts != known:
@@ -863,6 +913,10 @@ def build(root: Path, settings) -> ProjectModel:
     dirs_with_init = {r.rpartition("/")[0] for r in model.files if r.endswith("/__init__.py")}
     for info in model.files.values():
         info.module, info.is_package = module_name_of(info.rel, dirs_with_init.__contains__)
+    for rel, fact in facts.items():
+        top, dot, _ = model.files[rel].module.partition(".")
+        if fact[4] and dot:  # a module of a package: its shims hold for the package's files
+            model.cuda_shims[top] = model.cuda_shims.get(top, frozenset()) | frozenset(fact[4])
     dependencies = _dependency_tags(root, {r.rpartition("/")[0] for r in model.files})
     digest = hashlib.sha256(repr((declared_mode, declared, dependencies, sorted((r, i.sha) for r, i in model.files.items()))).encode()).hexdigest()
     setting = [declared_mode, list(declared), dependencies]
@@ -947,6 +1001,17 @@ def _dispatch_tags(data: bytes) -> frozenset[str]:
 # `lib.models.x.Decoder.forward = fast_forward` (`_Summarizer._patches`): an attribute two
 # or more dots deep, not of self, assigned a bare name, alone on its line
 _PATCH_LINE = LineStartPattern(rb"[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
+
+
+_CUDA_SHIM = re.compile(rb"^[ \t]*torch\.cuda\.([A-Za-z_]\w*)[ \t]*=(?!=)|setattr\(\s*torch\.cuda\s*,\s*[\"']([A-Za-z_]\w*)[\"']", re.M)
+
+
+def _cuda_shims(data: bytes) -> list[str]:
+    """Members of `torch.cuda` a file rebinds (`torch.cuda.synchronize = xm.mark_step`, in a
+    patch function or at import): a port's shim, which the package's own calls then run."""
+    if b"torch.cuda" not in data:
+        return []
+    return sorted({(a or b).decode() for a, b in _CUDA_SHIM.findall(data)})
 
 
 def _has_entry_hint(data: bytes) -> int:

@@ -13,6 +13,7 @@ import ast
 from portlint.core.model import Edit, Fix, Span
 from portlint.frontends.python import astindex
 from portlint.analyses.python.devices import (
+    autocast_disabled,
     calls_own_cuda,
     neuron_autocast,
     relevant,
@@ -216,6 +217,8 @@ def cuda_device_string(node, ctx) -> None:
         return
     if not (ctx.tags & _TORCHISH):
         return
+    if _own_override_call(node, astindex.parents(ctx.module)):
+        return  # `self.to("cuda")` in a class that defines its own `to()`: the port's move
     # x.cuda() / model.cuda(rank)
     if isinstance(func, ast.Attribute) and func.attr == "cuda" and name not in ("torch.cuda",):
         if isinstance(func.value, ast.Name) and func.value.id in ("torch", "numba", "cupy", "cp"):
@@ -256,6 +259,8 @@ def cuda_device_string(node, ctx) -> None:
     if last == "add_argument":
         candidates += _argument_device_defaults(node)
     candidates += [k.value for k in node.keywords if k.arg in _DEVICE_KWARGS]
+    if last == "autocast" and autocast_disabled(node):
+        return  # `autocast("cuda", enabled=False)` casts nothing and places nothing
     for value in candidates:
         if is_cuda_device_value(value) and (not isinstance(value, ast.Call) or _is_format(value)):
             targets = _targets(ctx, value)
@@ -266,6 +271,21 @@ def cuda_device_string(node, ctx) -> None:
                 if fix is not None and last == "add_argument":
                     fix = Fix(fix.description + " as the default", fix.edits, "display-only")
                 _report_901(ctx, value, targets, "a CUDA device string", fix)
+
+
+def _own_override_call(node: ast.AST, parents: dict) -> bool:
+    """`self.to(...)` / `self.cuda(...)` inside a method of a class that defines that method
+    itself (an override of `nn.Module`'s): the class's own body decides what the move
+    means (`def cuda(self): return self.to("cuda")` with a `to()` that maps "cuda" to the
+    XLA device). `super().cuda()` and moves of other objects stay CUDA moves."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.func.attr not in ("cuda", "to"):
+        return False
+    if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
+        return False
+    p = parents.get(node)
+    while p is not None and not isinstance(p, ast.ClassDef):
+        p = parents.get(p)
+    return p is not None and any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == node.func.attr for s in p.body)
 
 
 def _argument_device_defaults(node: ast.Call) -> list[ast.AST]:

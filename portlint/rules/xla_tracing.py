@@ -15,7 +15,7 @@ from portlint.rewrites import python as rewrites
 from portlint.analyses.python.guards import guard_map
 from portlint.analyses.python.traced import Region, TracedMap, dotted, params_of, traced_map
 from portlint.analyses.python.traced_regions import annotated_tensor
-from portlint.analyses.python.traced_values import to_cpu_args
+from portlint.analyses.python.traced_values import RETURNS, to_cpu_args
 from portlint.core.registry import detector
 from portlint.frontends.python.astindex import walk
 
@@ -79,8 +79,6 @@ _METRIC_CALLS = {"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"}
 _COMPARING_BUILTINS = {"max", "min"}
 # torch calls that answer with a Python bool (the comparison runs on the device, the answer is read)
 _TORCH_BOOL_ANSWERS = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
-# torch factories: without device= they make CPU tensors
-_TORCH_FACTORIES = {"randint", "rand", "randn", "randperm", "arange", "tensor", "zeros", "ones", "full", "empty", "linspace"}
 # torch reductions: their result is a (0-d) tensor, never a Python number
 _TORCH_REDUCTIONS = {"max", "min", "amax", "amin", "sum", "mean", "prod", "any", "all", "count_nonzero", "norm", "argmax", "argmin"}
 # results of these are Python values (lengths, types, strings), not tensors
@@ -100,6 +98,8 @@ _TORCH_ONLY_METHODS = {"detach", "float", "half", "bfloat16", "clamp", "clamp_mi
                        "unsqueeze", "contiguous", "type_as", "softmax", "log_softmax", "cuda", "nanmean", "nansum"}
 
 
+# jax's errors for a traced value used as a Python one (a `try` that catches them handles it)
+_TRACER_ERRORS = {"ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError"}
 # the node classes `_Walker.visit` looks at (every other node it passes over)
 _VISITED = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.For, ast.comprehension, ast.Call, ast.Subscript)
 
@@ -274,7 +274,7 @@ class _Walker:
         if not isinstance(e, ast.Call):
             return False
         name = self.canon(e.func) or ""
-        return (name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_FACTORIES and not any(k.arg == "device" for k in e.keywords)
+        return (name.startswith("torch.") and name in RETURNS.factories and not any(k.arg == "device" for k in e.keywords)
                 and not any(self.maybe_tensor(a, region) for a in e.args) and "set_default_device" not in self.ctx.text)
 
     def unambiguous_tensor(self, receiver, region) -> tuple[bool, str | None]:
@@ -432,8 +432,10 @@ class _Walker:
         return isinstance(root, ast.Name) and root.id in self._params(region)
 
     def report_801(self, where, region, construct, fix, suggestion=None, confidence=None) -> None:
-        if self.quiet_torch(where, region) or self.bare_param_truth(where, region):
+        if self.quiet_torch(where, region) or self.bare_param_truth(where, region) or self.tm.container_truth(where, region):
             return
+        if region.kind == "jax" and self._tracer_errors_handled(where):
+            return  # `try: if rate == 0.0: ... except jax.errors.ConcretizationTypeError:` handles a traced value
         note, fix = (fix.note, None) if isinstance(fix, rewrites.NoFix) else ("", fix)
         confidence = confidence or self.confidence(region)
         targets = self.targets(region)
@@ -450,13 +452,28 @@ class _Walker:
             default = "Keep the choice on the device: torch.where(cond, a, b) or masking arithmetic."
         self.out.add("PTL801", where, targets, (suggestion or default) + note, fix, confidence, construct=construct, region=region.why, effect=effect)
 
+    def _tracer_errors_handled(self, node) -> bool:
+        """Inside the body of a `try` that catches the tracer errors themselves."""
+        child, p = node, self.tm.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(p, ast.Try) and child in p.body:
+                for h in p.handlers:
+                    kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
+                    if any((dotted(k) or "").rsplit(".", 1)[-1] in _TRACER_ERRORS for k in kinds):
+                        return True
+            child, p = p, self.tm.parents.get(p)
+        return False
+
     def tensor_only_test(self, test, region) -> bool:
         """torch: a test whose truth can only come from a tensor: `t.any()` / `t.all()`,
         `torch.equal(a, b)` / `allclose` on values `maybe_tensor` accepts."""
         if region.kind != "torch":
             return False
         identity = _identity_operands(test)  # `x is None` tests the object, whatever x holds
+        metadata = _metadata_operands(test)  # `x.shape[0] != len(labels)` reads no values of x
         for n in walk(test):
+            if n in metadata:
+                continue
             if isinstance(n, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
                 if any(self.tensor_by_form(c, region) for c in (n.left, *n.comparators)):
                     return True
@@ -884,6 +901,21 @@ def _self_attributes(target: ast.AST) -> list[str]:
     return [f"self.{e.attr}" for e in elts if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"]
 
 
+def _metadata_operands(test: ast.AST) -> set[ast.AST]:
+    """Nodes of `test` that are only asked for metadata: under `x.shape`, `x.dtype`,
+    `x.numel()` (what torch's stubs declare Python-valued) or `len(x)`."""
+    out: set[ast.AST] = set()
+    for n in walk(test):
+        inner = None
+        if isinstance(n, ast.Attribute) and (n.attr in _HOST_ATTRS or RETURNS.metadata_attribute(n.attr) or RETURNS.metadata_method(n.attr)):
+            inner = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args:
+            inner = n.args[0]
+        if inner is not None:
+            out.update(walk(inner))
+    return out
+
+
 def _identity_operands(test: ast.AST) -> set[ast.AST]:
     """The operands of identity tests in `test` (`x` of `x is None`)."""
     out: set[ast.AST] = set()
@@ -1073,7 +1105,10 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                     if "token" in fname or fname in ("pad", "__call__", "batch_encode_plus", "encode_plus", "processor"):
                         out.add("PTL805", call, torch_t, "Use padding='max_length' with a fixed max_length, or pad_to_multiple_of=B buckets.",
                                 what=f"padding={ast.unparse(pad)}", effect="pads each batch to its own longest sequence: one graph per length")
-    # PTL809: float64 on the accelerator
+    # PTL809: float64 on the accelerator. A file that reads or sets torch_xla's downcast
+    # switches (XLA_DOWNCAST_BF16 / XLA_USE_BF16: float64 runs as float32 on the device, float32
+    # as bfloat16) asks for double to get float32 there: the idiom, not a float64 tensor
+    downcast = "XLA_DOWNCAST_BF16" in ctx.text or "XLA_USE_BF16" in ctx.text
     for node in tm.nodes_of(ast.Call, ast.Assign, ast.IfExp):  # the nodes the tests below can match
         if jax_file and isinstance(node, ast.Call):
             name = canon(node.func) or ""
@@ -1085,13 +1120,15 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
                 if isinstance(t, ast.Subscript) and dotted(t.value) == "os.environ" and _const(t.slice) == "JAX_ENABLE_X64" and _const(node.value) in ("1", "True", "true"):
                     out.add("PTL809", node, JAX_WARNING, "Keep float32/bfloat16 on TPU; enable x64 only in CPU-side numerics code.", what="JAX_ENABLE_X64")
         wide = _wide_dtype_use(node, canon, jax_file, has_torch_target)
+        if wide is not None and wide[0] == "torch" and _host_or_scalar_factory(node, canon, ctx.text):
+            wide = None
         if wide is None and has_torch_target and isinstance(node, ast.IfExp):
             leg = _device_chosen_wide_dtype(ctx, node, canon)
             if leg is not None:
                 node, wide = leg, ("torch", dotted(leg))
         if wide is not None:
             kind, text = wide
-            targets = JAX_WARNING if kind == "jax" else torch_t
+            targets = JAX_WARNING if kind == "jax" else ({} if downcast else torch_t)
             if targets:
                 out.add("PTL809", node, targets, "Use float32 (or bfloat16) for device tensors; keep float64 for host-side numpy.", what=text)
     # PTL810: CUDA-only torch.compile modes
@@ -1208,6 +1245,26 @@ def _wide_dtype_use(node, canon, jax_file, torch_file):
     if torch_file and isinstance(func, ast.Attribute) and func.attr == "double" and not node.args and not node.keywords:
         return "torch", ".double()"
     return None
+
+
+def _host_or_scalar_factory(node, canon, text: str) -> bool:
+    """A torch factory (by its declared `device` parameter) that makes its float64 tensor on
+    the host (no `device=`, no `**kwargs`, no default device set in the file: sampler weights,
+    reference values), or a one-element accumulator (`torch.zeros(1, dtype=torch.double,
+    device=dev)`, HF Trainer's running loss): neither is float64 math on the accelerator."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = canon(node.func) or ""
+    if name not in RETURNS.factories or not name.startswith("torch."):
+        return False
+    if not any(k.arg in ("device", None) for k in node.keywords) and "set_default_device" not in text:
+        return True
+    first = node.args[0] if node.args else None
+    if isinstance(first, (ast.Tuple, ast.List)):
+        first = first.elts[0] if len(first.elts) == 1 else (None if first.elts else ast.Constant(1))
+    if name.rsplit(".", 1)[-1] in ("tensor", "scalar_tensor"):
+        return isinstance(first, ast.Constant) and isinstance(first.value, (int, float))
+    return isinstance(first, ast.Constant) and first.value == 1 and len(node.args) == 1
 
 
 def _jitted_statics(tm: TracedMap) -> dict[str, tuple[set[int], set[str]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from portlint.index.project import file_model
 from portlint.analyses.python.guards import GAUDI, TPU, TRAINIUM, dotted, guard_map
 from portlint.frontends.python.names import modules_on_import_lines, names_module
 from portlint.frontends.python.astindex import children, of_class, walk
@@ -107,8 +108,19 @@ def neuron_autocast(call: ast.Call) -> bool:
     "cuda" device type with bf16 for that reason; on Trainium it is not a CUDA dependency."""
     device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device_type"), None)
     dtype = next((k.value for k in call.keywords if k.arg == "dtype"), call.args[1] if len(call.args) > 1 else None)
-    return (isinstance(device, ast.Constant) and device.value == "cuda" and dtype is not None
-            and dotted(dtype) in _BF16)
+    if not (isinstance(device, ast.Constant) and device.value == "cuda"):
+        return False
+    if autocast_disabled(call):
+        return True  # `autocast("cuda", enabled=False)` turns casting off: nothing runs on CUDA
+    # any dtype but a float16 literal (which PTL906 reports): Neuron code passes the dtype it
+    # chose (`dtype=self.dtype`, `dtype=args.mixed_precision_dtype`) as often as a literal
+    return dtype is not None and not (dotted(dtype) or "").endswith(("float16", "half")) or dotted(dtype) in _BF16
+
+
+def autocast_disabled(call: ast.Call) -> bool:
+    """`torch.autocast(..., enabled=False)`: an autocast region that casts nothing."""
+    enabled = next((k.value for k in call.keywords if k.arg == "enabled"), None)
+    return isinstance(enabled, ast.Constant) and enabled.value is False
 
 
 def _module_level(ctx):
@@ -123,7 +135,12 @@ def _module_level(ctx):
 
 
 def shimmed(ctx, member: str) -> bool:
+    """Is `torch.cuda.<member>` rebound to a port's version, in this module at import or
+    in any file of the project (a patch module: `torch.cuda.synchronize = xm.mark_step`)?"""
     shims = ctx.fact(module_cuda_shims)
+    model, rel = file_model(ctx)
+    if model is not None:
+        shims = shims | model.cuda_shims_of(rel)
     return "*" in shims or member in shims or any(member.startswith(s + ".") for s in shims)
 
 

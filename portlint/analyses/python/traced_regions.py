@@ -79,7 +79,9 @@ def _defaults(fn) -> dict[str, ast.AST]:
 _TORCH_STATIC_PARAM = re.compile(
     r"^(self|cls|models?|modules?|optimizer|optim|opt|scheduler|lr_scheduler|args|config|cfg|hparams|tokenizer|processor|"
     r"device|accelerator|logger|writer|mesh|dataloader|loader|trainer|generation_config|stopping_criteria|streamer)$"
-    r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$", re.I)
+    r"|kwargs|len$|length$|size$|^num_|count$|_dim$|^dim$|steps?$|^is_|^use_|^do_|^return_|^output_|mode$|flag|_config$"
+    # the loop positions a trainer passes to its hooks (Lightning's `training_step(batch, batch_idx)`)
+    r"|^(batch|dataloader)_(idx|index|nb)$|^epoch$", re.I)
 # annotations that declare an array: a parameter annotated so is a tensor whatever its name
 # (`num_tokens_per_item: torch.Tensor`)
 _TENSOR_ANNOT = {"Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor", "Array", "ndarray", "ArrayLike"}
@@ -498,10 +500,16 @@ class RegionFinder:
                 return True
         return False
 
-    def _unwrap_partial(self, node: ast.AST):
+    def _unwrap_partial(self, node: ast.AST, at: ast.AST | None = None):
         """`partial(f, a, k=v)` -> (f, number of bound positionals, bound keyword names).
 
-        Nested transformations are looked through: `jax.jit(jax.grad(f))` traces `f`."""
+        Nested transformations are looked through: `jax.jit(jax.grad(f))` traces `f`; with
+        `at` (the call that uses it), so is a local name last bound to one before it
+        (`kernel = functools.partial(body, block=8)`, then `pl.pallas_call(kernel, ...)`)."""
+        if at is not None and isinstance(node, ast.Name):
+            bound = self._local_binding(node.id, at)
+            if bound is not None and isinstance(bound, ast.Call) and self.imports.canonical(bound.func) in ("functools.partial", "partial"):
+                return self._unwrap_partial(bound)
         if isinstance(node, ast.Call) and self.imports.canonical(node.func) in ("functools.partial", "partial"):
             if node.args:
                 inner, n, kws = self._unwrap_partial(node.args[0])
@@ -509,6 +517,20 @@ class RegionFinder:
         if isinstance(node, ast.Call) and node.args and self.imports.canonical(node.func) in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS)):
             return self._unwrap_partial(node.args[0])
         return node, 0, set()
+
+    def _local_binding(self, name: str, at: ast.AST) -> ast.AST | None:
+        """The value of the last `name = ...` before `at` in `at`'s function (None when the
+        name is bound otherwise there, or not at all)."""
+        fn = self.enclosing_function(at)
+        if fn is None:
+            return None
+        line = getattr(at, "lineno", 0)
+        last = None
+        for n in astindex.walk(fn):
+            if n.__class__ is ast.Assign and n.lineno < line and len(n.targets) == 1 and n.targets[0].__class__ is ast.Name \
+                    and n.targets[0].id == name and (last is None or n.lineno > last.lineno):
+                last = n
+        return last.value if last is not None else None
 
     # -- adding regions --
     def add(self, fn, kind: str, why: str, static: set[str] | None = None, traced_params: set[str] | None = None,
@@ -595,7 +617,7 @@ class RegionFinder:
             elif isinstance(node, ast.Call):
                 name = canon(node.func)
                 if name in JAX_TRANSFORMS and node.args:
-                    ref, n_bound, kw_bound = self._unwrap_partial(node.args[0])
+                    ref, n_bound, kw_bound = self._unwrap_partial(node.args[0], node)
                     fn = self.resolve(ref, node)
                     if fn is not None:
                         static = static_params_from_kwargs(fn, node.keywords)

@@ -12,8 +12,12 @@ import ast
 import re
 
 from portlint.analyses.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
-from portlint.analyses.python.traced_regions import Region, _positional, params_of, read_as_tensor, torch_static_param
+from portlint.analyses.python.traced_regions import Region, _positional, annotated_tensor, params_of, read_as_tensor, torch_static_param
 from portlint.frontends.python.astindex import walk
+from portlint.frontends.python.returns import VALUE_READS, library_returns
+
+# the libraries' declared return kinds (rules/vocabulary/python_returns.json), read once
+RETURNS = library_returns()
 
 STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
@@ -72,16 +76,18 @@ _TORCH_PRODUCER = re.compile(
     r"|^(loss|layer|block|proj|attn|attention|mlp|norm|conv|fc|linear|dropout|act|pool|softmax)", re.I)
 # names that hold shapes and sizes (static in practice: `shape`, `target_shape`, `batch_size`)
 _SHAPE_NAME = re.compile(r"shape|(^|_)(size|dims)$", re.I)
-
-
-# torch factories: without a device= and without a tensor argument they make a CPU tensor
-_TORCH_FACTORIES = {"randint", "rand", "randn", "randperm", "zeros", "ones", "empty", "full", "arange", "linspace", "tensor", "as_tensor"}
+# fields that hold tensors in a named tuple or output object (`decoder_out.output_tokens`,
+# `out.logits`): a parameter read through one may be a tensor container, not a plain object
+_TENSOR_FIELD = re.compile(r"tensors?$|tokens?$|scores?$|mask|attn|attention|logits|hidden|_ids$|^ids$|loss|emb|states?$|weights?$|^grad|^x$|^y$|values?$|keys?$|probs|_out$|^out", re.I)
+# parameter names that hold a batch or a model's outputs: objects whose fields are tensors
+_TENSOR_CARRIER = re.compile(r"batch|inputs?$|outputs?$|^out$|sample|^data$|features|^x$|hidden", re.I)
 
 
 def _host_factory(name: str, call: ast.Call, traced) -> bool:
-    """`torch.randint(0, n, (1,))`: a tensor made on the host (no device= keyword, no
-    traced argument); reading it is a host read, not a device sync."""
-    if name.rsplit(".", 1)[-1] not in _TORCH_FACTORIES or not name.startswith("torch."):
+    """`torch.randint(0, n, (1,))`, `torch.tensor(3.0)`: a tensor made on the host (a torch
+    factory, by its declared `device` parameter, called without a device= keyword and
+    without a traced argument); reading it is a host read, not a device sync."""
+    if name not in RETURNS.factories or not name.startswith("torch."):
         return False
     if any(k.arg in ("device", None) for k in call.keywords):
         return False
@@ -191,7 +197,7 @@ class ValueModel:
                     if region.kind == "jax" and tname in (DIFF_TRANSFORMS | set(JAX_TRANSFORMS) | set(LAX_BODIES)) and node.args:
                         for i in LAX_BODIES.get(tname, (0,)):
                             if i < len(node.args):
-                                ref, n_bound, kw_bound = self._unwrap_partial(node.args[i])
+                                ref, n_bound, kw_bound = self._unwrap_partial(node.args[i], node)
                                 fn = self.resolve(ref, node)
                                 if fn is not None and fn not in self.regions and fn not in self.host_fns:
                                     self.add(fn, "jax", f"transformed by {dotted(node.func)} inside a traced region", bound=(n_bound, kw_bound))
@@ -313,8 +319,85 @@ class ValueModel:
             # assigned a tensor expression is a tensor whatever its name (`is_eos = out == eos`)
             params = params_of(region.node) if isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else []
             traced -= {p.arg for p in params if torch_static_param(p) and p.arg not in read_as_tensor(region.node)}
+            traced -= self._object_params(region)
         region.traced = traced - (region.static - set(region.traced))
         memo[key] = frozenset(region.traced)
+
+    def container_truth(self, test: ast.AST, region: Region) -> bool:
+        """`if leaves:` / `not pending`: the truth of a name bound only to Python containers
+        (a list, tuple, dict or set display or comprehension, `list(...)`, a pytree's leaves)
+        is its length, a Python value at trace time whatever the elements hold."""
+        while test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
+            test = test.operand
+        if test.__class__ is not ast.Name:
+            return False
+        values = self._container_bindings(region).get(test.id)
+        return bool(values) and all(values)
+
+    def _container_bindings(self, region: Region) -> dict[str, list[bool]]:
+        """name -> for each assignment to it in the region, is the value a container?"""
+        def compute() -> dict[str, list[bool]]:
+            out: dict[str, list[bool]] = {}
+            for n in self.region_nodes(region):
+                if n.__class__ in (ast.Assign, ast.AnnAssign) and n.value is not None:
+                    targets = n.targets if n.__class__ is ast.Assign else [n.target]
+                    for t in targets:
+                        if t.__class__ is ast.Name:
+                            out.setdefault(t.id, []).append(self._container_expr(n.value))
+                        elif t.__class__ in (ast.Tuple, ast.List) and t.elts and t.elts[0].__class__ is ast.Name:
+                            first = self._leaves_call(n.value, ("jax.tree_util.tree_flatten", "jax.tree.flatten", "jax.tree_flatten"))
+                            out.setdefault(t.elts[0].id, []).append(first)
+                            for other in t.elts[1:]:
+                                for name in walk(other):
+                                    if name.__class__ is ast.Name:
+                                        out.setdefault(name.id, []).append(False)
+                elif n.__class__ in (ast.AugAssign, ast.For, ast.comprehension, ast.withitem, ast.NamedExpr):
+                    target = n.optional_vars if n.__class__ is ast.withitem else n.target
+                    for name in walk(target) if target is not None else ():
+                        if name.__class__ is ast.Name:
+                            before = out.get(name.id) or [False]  # `xs += [...]` keeps a container one
+                            out.setdefault(name.id, []).append(n.__class__ is ast.AugAssign and before[-1])
+            return out
+
+        return self._once("container bindings", region.node, compute)
+
+    _CONTAINER_CALLS = ("list", "tuple", "dict", "set", "sorted", "jax.tree_util.tree_leaves", "jax.tree.leaves", "jax.tree_leaves")
+
+    def _leaves_call(self, e: ast.AST, names) -> bool:
+        return e.__class__ is ast.Call and (self.imports.canonical(e.func) or dotted(e.func)) in names
+
+    def _container_expr(self, e: ast.AST) -> bool:
+        if e.__class__ in (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp):
+            return True
+        return self._leaves_call(e, self._CONTAINER_CALLS)
+
+    def _object_params(self, region: Region) -> frozenset[str]:
+        """torch: parameters the function uses only as objects: read only through attributes
+        a tensor does not have (`cache.seqlen_offset`, `state.step`; `TensorBase` declares
+        every tensor attribute and method), never subscripted, iterated, computed with or
+        passed on whole. Nothing shows a tensor there: their fields are not evidence of one.
+        Parameters that carry a batch of tensors by their name (`batch`, `inputs`, `outputs`),
+        or read through a field named like a tensor (`decoder_out.output_tokens`), are left
+        as they are."""
+        fn = region.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return frozenset()
+
+        def compute() -> frozenset[str]:
+            names = {p.arg for p in params_of(fn) if not annotated_tensor(p.annotation) and not _TENSOR_CARRIER.search(p.arg)}
+            as_object: set[str] = set()
+            other: set[str] = set()
+            for n in walk(fn):
+                if n.__class__ is not ast.Name or n.id not in names or n.ctx.__class__ is not ast.Load:
+                    continue
+                parent = self.parents.get(n)
+                if parent.__class__ is ast.Attribute and not RETURNS.tensor_member(parent.attr) and not _TENSOR_FIELD.search(parent.attr):
+                    as_object.add(n.id)
+                else:
+                    other.add(n.id)
+            return frozenset(as_object - other)
+
+        return self._once("object params", fn, compute)
 
     def _once(self, kind: str, node: ast.AST, compute):
         """`compute()`, kept per (`kind`, function or loop node) for the life of this map:
@@ -411,6 +494,10 @@ class ValueModel:
                     for a, b in (sides, sides[::-1]):
                         if a.__class__ is ast.Name and (_size_expr(b) or (b.__class__ is ast.Name and b.id in counters)):
                             compared.add(a.id)
+                elif n.__class__ is ast.Call and n.func.__class__ is ast.Name and n.func.id in ("max", "min") and len(n.args) > 1 \
+                        and any(_size_expr(a) for a in n.args):
+                    # `max(len(values), pad_to_bsz)`: compared with a size by max() itself
+                    compared.update(a.id for a in n.args if a.__class__ is ast.Name)
                 elif n.__class__ in (ast.Attribute, ast.Subscript) and n.value.__class__ is ast.Name:
                     as_tensor.add(n.value.id)
             return frozenset(compared), frozenset(as_tensor)
@@ -589,8 +676,8 @@ class ValueModel:
         if isinstance(e, ast.Constant):
             return False
         if isinstance(e, ast.Attribute):
-            if e.attr in STATIC_ATTRS:
-                return False
+            if e.attr in STATIC_ATTRS or RETURNS.metadata_attribute(e.attr):
+                return False  # declared a Python value by TensorBase (`is_cpu`, `output_nr`)
             if isinstance(e.value, ast.Name) and e.value.id in ("self", "cls", "config", "cfg", "args", "hparams", "opt"):
                 return False
             return t(e.value)
@@ -602,6 +689,9 @@ class ValueModel:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
+            kind = RETURNS.kind(name)
+            if kind == "host" or (kind == "python" and name.rsplit(".", 1)[-1] not in VALUE_READS):
+                return False  # declared by the library to return a host array or Python values
             # the answer for each argument, shared by the callee summary's test, the tensor
             # helper test and the test of the arguments below (each used to evaluate them
             # again, once per level of nested calls): nothing between them changes `traced`,
@@ -623,8 +713,10 @@ class ValueModel:
             if name in ("jax.lax.psum", "jax.lax.axis_size") and e.args and isinstance(e.args[0], ast.Constant):
                 return False  # psum(1, axis) is the axis size, a Python int at trace time
             if isinstance(e.func, ast.Attribute):
-                if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES:
+                if e.func.attr in STATIC_METHODS or e.func.attr in HOST_MOVES or RETURNS.metadata_method(e.func.attr):
                     return False
+                if torch and "Tensor." + e.func.attr in RETURNS.host_moves:
+                    return False  # `t.pin_memory()`: a host copy
                 if torch and e.func.attr == "to" and to_cpu_args(e):
                     return False  # `t.to("cpu")` is a host copy too (reported by PTL803 itself)
                 if torch and (e.func.attr == "get" or e.func.attr.startswith("get_")):
