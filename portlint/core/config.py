@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from portlint.core.model import TARGETS, Severity
+from portlint.core.vocabulary import file_roles
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "__snapshots__",
@@ -58,19 +59,22 @@ class Settings:
     # where the rule pages are published (portlint.core.rule_links): a template with {id} or a
     # base URL; None: the repository-relative docs/rules/PTLnnn.md. Reports only, not findings.
     docs_url: str | None = None
+    # glob -> file role (`roles = { "tools/**" = "library" }`): overrides portlint.index.roles
+    roles: dict[str, str] = field(default_factory=dict)
 
     def key(self) -> str:
         """What in the settings changes findings: part of the cache key."""
         return repr(
             (sorted(self.select) if self.select is not None else None, sorted(self.ignore), self.targets, self.declared_targets,
              sorted((k, v) for k, v in self.per_file_ignores.items()),
-             str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros)
+             str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros,
+             sorted(self.roles.items()))
         )
 
 
 _KEYS = {
     "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
-    "respect-gitignore", "include-dirs", "amd-macros", "docs-url",
+    "respect-gitignore", "include-dirs", "amd-macros", "docs-url", "roles",
 }
 
 
@@ -225,6 +229,8 @@ def load_config(path: Path, settings: Settings) -> Settings:
         if bad:
             raise ConfigError(f"{path}: amd-macros: {bad[0]!r} is not a macro name (or !NAME)")
         settings.amd_macros = macros
+    if "roles" in table:
+        settings.roles = _roles(table["roles"], path)
     if "docs-url" in table:
         from portlint.core.rule_links import validate_docs_url
 
@@ -236,6 +242,19 @@ def load_config(path: Path, settings: Settings) -> Settings:
             raise ConfigError(f"{path}: docs-url {problem}")
         settings.docs_url = url
     return settings
+
+
+def _roles(value, path: Path) -> dict[str, str]:
+    """`roles = { GLOB = ROLE }`: each role one of rules/vocabulary/file_roles.toml's."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: roles must be a table of glob = role, not {_type_name(value)}")
+    names = file_roles().names
+    for glob, role in value.items():
+        if not glob:
+            raise ConfigError(f"{path}: roles: a glob is empty")
+        if not isinstance(role, str) or role.lower() not in names:
+            raise ConfigError(f"{path}: roles.{glob}: {role!r} is not a role (expected {', '.join(names)})")
+    return {glob: role.lower() for glob, role in value.items()}
 
 
 def git_root(start: Path) -> Path | None:
