@@ -141,3 +141,11 @@ def test_sarif_and_migration_report_carry_the_role(tmp_path):
     assert {i["path"] for i in report["findings"]} == {"src/pkg/lib.py"}  # the config targets tpu: no rocm finding
     md = run_portlint("report", ".", "--format", "markdown", "--no-cache", cwd=tmp_path).stdout
     assert "2 notes in example and test code (2 files), not blockers" in md
+
+
+def test_megatron_and_apex_files_are_cuda_backends_for_the_inferred_scope():
+    from portlint.index.project import _backend_specific
+
+    assert _backend_specific("src/accelerate/utils/megatron_lm.py")
+    assert _backend_specific("fairseq/model_parallel/megatron_trainer.py")
+    assert not _backend_specific("src/accelerate/utils/modeling.py")

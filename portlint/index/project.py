@@ -416,7 +416,8 @@ def _static_arg(node: ast.AST) -> bool:
 # words in a path that mark a file as one device backend of a multi-backend package
 # (deepspeed's accelerator/cuda_accelerator.py, op_builder/npu/...): not shared code, so
 # not put in an inferred scope for another device
-_BACKEND_WORDS = {"cuda", "nvidia", "cudnn", "nccl", "triton", "mps", "npu", "mlu", "xpu", "sdaa", "musa", "rocm", "hip", "amd"}
+_BACKEND_WORDS = {"cuda", "nvidia", "cudnn", "nccl", "triton", "mps", "npu", "mlu", "xpu", "sdaa", "musa", "rocm", "hip", "amd",
+                  "megatron", "apex", "cudagraph"}  # Megatron-LM and Apex integrations run on CUDA devices only
 _PATH_WORDS = re.compile(r"[A-Za-z0-9]+")
 
 

@@ -71,7 +71,22 @@ _WORDS: dict[str, frozenset[str]] = {
     # NVIDIA's Apex (and its ROCm fork) runs on CUDA devices only; torch.distributed's FSDP
     # runs on NCCL, HCCL or gloo, while torch_xla shards with its own XLA FSDP wrapper
     "apex": CUDA_LIKE, "fsdp": ALL - XLA,
+    # Megatron-LM (its fused kernels and Apex) runs on CUDA devices only; Triton compiles for
+    # NVIDIA, AMD and Intel GPUs, not for TPU, Trainium or Gaudi; CUDA graphs are CUDA's
+    "megatron": CUDA_LIKE, "triton": CUDA_LIKE | {OTHER}, "cudagraph": CUDA_LIKE, "cudagraphs": CUDA_LIKE,
 }
+# words of a class name that make the whole class one platform's code (`CudaEnvironment`,
+# `NcclCommunicator`, `MegatronLMTrainStep`, `CUDAGraphRunner`): `Guards._class_scope`.
+# Not "gpu" (timm's `HighPerfGpuNet` is an architecture that runs anywhere) nor a bare
+# "flash" (Neuron and Gaudi have flash attention of their own)
+_CLASS_WORDS = ("cuda", "nccl", "cudnn", "megatron", "apex", "cudagraph", "cudagraphs", "triton")
+# transformers' classes for the flash-attn package (`LlamaFlashAttention2`,
+# `MiniCPMFlashAttention2`), chosen only for `attn_implementation="flash_attention_2"`
+# words of a name whose value exists only on that device (`self.cuda_device is not None`);
+# not cpu, gloo or fsdp (a `cpu_offload` or `fsdp_plugin` is set anywhere)
+_HANDLE_WORDS = frozenset(("cuda", "gpu", "nccl", "cudnn", "cudagraph", "cudagraphs", "triton", "megatron", "apex",
+                           "hpu", "habana", "hccl", "tpu", "xla", "neuron"))
+_FLASH_ATTN_CLASS = re.compile(r"Flash(?:Attention|Attn)_?[23]$")
 _NEGATIONS = {"no", "not", "disable", "disabled", "without", "skip"}
 _PREDICATE_WORDS = {"use", "is", "has", "have", "on", "with", "enable", "enabled", "available", "run", "using", "multi", "n", "num"}
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -184,6 +199,12 @@ def _call_condition(call: ast.Call) -> Condition | None:
             return Condition(plats, ALL - plats, _text(call))
     if last == "device_count" and name.endswith("cuda.device_count"):
         return Condition(CUDA_LIKE, ALL - CUDA_LIKE, _text(call))
+    if last and call.args and words(last)[:1] in (["use"], ["can"], ["supports"]):
+        # a predicate named for a platform, defined elsewhere (`_use_triton(x.device)`,
+        # `can_use_cuda_graphs(cfg)`): true only where that platform is; false anywhere
+        hit = _identifier_platforms(last, predicate=True)
+        if hit is not None and not hit[1]:
+            return Condition(hit[0], ALL, _text(call))
     return None
 
 
@@ -247,6 +268,12 @@ def _compare_condition(cmp: ast.Compare) -> Condition | None:
     # `torch.version.hip is None` / `is not None`
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
         inner = _condition(left)
+        if inner is None and isinstance(left, (ast.Name, ast.Attribute)):
+            # a handle named for a platform (`self.cuda_device`, `nccl_comm`, `cuda_graph`):
+            # it is set only where the platform is; unset anywhere
+            named = [w for w in words(_last_name(left)) if w in _HANDLE_WORDS]
+            if named and not any(w in _NEGATIONS for w in words(_last_name(left))):
+                inner = Condition(frozenset().union(*(_WORDS[w] for w in named)), ALL, _text(left))
         if inner is None:
             return None
         return Condition(inner.when_false, inner.when_true, _text(cmp)) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, _text(cmp))
@@ -603,6 +630,8 @@ class Guards:
                 self._branches(node)
             elif kind == "def":
                 self._decorators(node)
+                if isinstance(node, ast.ClassDef):
+                    self._class_scope(node)
                 if not isinstance(node, ast.ClassDef) and nvidia_twin(node.name, functions):
                     self._add(node.body[0], node.body[-1], ALL - {ROCM}, f"in `{node.name}`, the NVIDIA variant of a function with an AMD twin")
             elif kind == "boolop":
@@ -662,6 +691,24 @@ class Guards:
                     plats = frozenset().union(*found) if found else None
             if plats is not None:
                 self._add(node.body[0], node.body[-1], plats, f"in `{node.name}`, which `@{_text(func)}` limits to {', '.join(sorted(plats))} (line {dec.lineno})")
+
+    def _class_scope(self, node: ast.ClassDef) -> None:
+        """A class whose name makes it one platform's code runs only there: a flash-attn
+        attention class (`LlamaFlashAttention2`), a CUDA, NCCL, cuDNN, Megatron-LM, Apex,
+        CUDA-graph or Triton class (`CudaEnvironment`, `NcclCommunicator`, `CUDAGraphRunner`).
+        Its methods never run on an XLA or HPU device, whoever builds the object."""
+        if not node.body:
+            return
+        if _FLASH_ATTN_CLASS.search(node.name):
+            plats = _GPU_ATTENTION["flash_attention_2"]
+            why = "the flash-attn attention class"
+        else:
+            named = [w for w in words(node.name) if w in _CLASS_WORDS]
+            if not named:
+                return
+            plats = frozenset().union(*(_WORDS[w] for w in named))
+            why = f"a {'/'.join(dict.fromkeys(named))} class"
+        self._add(node.body[0], node.body[-1], plats, f"in `{node.name}`, {why} (line {node.lineno}), which runs on {', '.join(sorted(plats))} only")
 
     def _comprehension(self, node) -> None:
         """`[k for k in cfgs if not is_hip()]`: the element is built only where the ifs hold."""
