@@ -34,7 +34,11 @@ library's per-step code: `lib.models.x.Model.forward = fast_forward`) and every 
 reachable from them through direct calls, `module.func`, `self.method` (and its overrides
 in the project's subclasses), `super().method`, submodules assigned in `__init__`/`setup`
 and called as `self.block(x)` (their `forward`/`__call__`), and `Block(...)(x)`. A function reached from an entry point in another file is traced code
-there too, and its findings say so ("reached from `train_step` in trainer.py")."""
+there too, and its findings say so ("reached from `train_step` in trainer.py") when every link
+of the chain is a resolved call. A call matched to methods by name alone (`model.get_logits(...)`
+on an object of unknown class) is followed after every resolved chain, and a function reached
+only through one says that instead ("a method named `get_logits`, which `Loss.forward` in
+loss.py calls by that name on an object of unknown class")."""
 
 from __future__ import annotations
 
