@@ -53,6 +53,8 @@ def test_roles_from_paths_and_source(path, data, role):
     # a `__main__` entry point that trains is what users run on the target: library
     ("train.py", "import argparse\n\ndef main():\n    loss.backward()\n    optimizer.step()\n\n" + MAIN),
     ("pkg/model.py", MAIN),  # a `__main__` smoke test without a command line
+    # a training launcher that hands its config to the trainer in another module
+    ("pkg_cli/hydra_train.py", "import hydra\n\n@hydra.main()\ndef hydra_main(cfg):\n    main(cfg)\n\n" + MAIN),
     ("src/pkg/onnx_utils_doc.py", "# torch.onnx.export is not called here\n"),
 ])
 def test_library_near_misses(path, data):

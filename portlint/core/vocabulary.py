@@ -31,6 +31,7 @@ class RoleWords:
     calls: tuple[str, ...] = ()
     parsers: tuple[str, ...] = ()
     step_words: tuple[str, ...] = ()
+    entry_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class FileRoles:
         return next((r for r in self.roles if r.name == name), None)
 
 
-_ROLE_KEYS = {"why", "files", "folders", "imports", "calls", "parsers", "step_words"}
+_ROLE_KEYS = {"why", "files", "folders", "imports", "calls", "parsers", "step_words", "entry_files"}
 
 
 def _strings(value, where: str) -> tuple[str, ...]:
@@ -76,7 +77,7 @@ def file_roles() -> FileRoles:
         if not isinstance(table.get("why"), str) or not table["why"]:
             raise RuleError(f"{path}: [{name}] needs a `why`")
         fields = {k: _strings(table.get(k, []), f"{path}: {name}.{k}") for k in _ROLE_KEYS - {"why"}}
-        for glob in fields["files"] + fields["folders"]:
+        for glob in fields["files"] + fields["folders"] + fields["entry_files"]:
             if glob != glob.lower():
                 raise RuleError(f"{path}: {name}: glob {glob!r} must be lower case (paths are matched lower-cased)")
         for dotted in fields["imports"] + fields["parsers"] + fields["calls"]:

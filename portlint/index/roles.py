@@ -109,6 +109,8 @@ def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None =
         if hit is not None:
             return FileRole(c.words.name, f"it calls {hit[:-1].decode()}")
     for c in compiled:
+        if any(fnmatch.fnmatchcase(name, g) for g in c.words.entry_files):
+            continue  # named like a training, serving or inference entry point
         if c.parsers is not None and _MAIN.search(data):
             m = c.parsers.search(data)
             if m is not None and not any(w in data for w in c.step_words):
