@@ -615,6 +615,27 @@ def _node_kind(cls: type) -> tuple[str, tuple[str, ...]]:
     return value
 
 
+def _cuda_extension(cls: ast.ClassDef) -> str:
+    """The CUDA-only module a class imports in its body (`importlib.import_module(
+    "fused_adam_cuda")`, `import fused_layer_norm_cuda`, `from apex import amp`), or "".
+    Only the top-level package's name is read: `from torch.cuda import amp` names torch."""
+    for n in walk(cls):
+        if isinstance(n, ast.Import):
+            names = [a.name for a in n.names]
+        elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+            names = [n.module]
+        elif (isinstance(n, ast.Call) and dotted(n.func) in ("importlib.import_module", "import_module") and n.args
+              and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
+            names = [n.args[0].value]
+        else:
+            continue
+        for name in names:
+            top = name.partition(".")[0]
+            if any(w in _CLASS_WORDS for w in words(top)):
+                return top
+    return ""
+
+
 class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
@@ -704,10 +725,13 @@ class Guards:
             why = "the flash-attn attention class"
         else:
             named = [w for w in words(node.name) if w in _CLASS_WORDS]
-            if not named:
+            extension = "" if named else _cuda_extension(node)
+            if not named and not extension:
                 return
+            if extension:
+                named = [w for w in words(extension) if w in _CLASS_WORDS]
             plats = frozenset().union(*(_WORDS[w] for w in named))
-            why = f"a {'/'.join(dict.fromkeys(named))} class"
+            why = f"a class that loads the CUDA extension `{extension}`" if extension else f"a {'/'.join(dict.fromkeys(named))} class"
         self._add(node.body[0], node.body[-1], plats, f"in `{node.name}`, {why} (line {node.lineno}), which runs on {', '.join(sorted(plats))} only")
 
     def _comprehension(self, node) -> None:
