@@ -71,20 +71,24 @@ _WORDS: dict[str, frozenset[str]] = {
     # NVIDIA's Apex (and its ROCm fork) runs on CUDA devices only; torch.distributed's FSDP
     # runs on NCCL, HCCL or gloo, while torch_xla shards with its own XLA FSDP wrapper
     "apex": CUDA_LIKE, "fsdp": ALL - XLA,
-    # Megatron-LM (its fused kernels and Apex) runs on CUDA devices only; Triton compiles for
-    # NVIDIA, AMD and Intel GPUs, not for TPU, Trainium or Gaudi; CUDA graphs are CUDA's
-    "megatron": CUDA_LIKE, "triton": CUDA_LIKE | {OTHER}, "cudagraph": CUDA_LIKE, "cudagraphs": CUDA_LIKE,
+    # Megatron-LM (its fused kernels and Apex) runs on CUDA devices only; CUDA graphs are CUDA's
+    "megatron": CUDA_LIKE, "cudagraph": CUDA_LIKE, "cudagraphs": CUDA_LIKE,
 }
+# Words that name a platform only in a predicate asked of a device (`_use_triton(x.device)`):
+# Triton compiles for NVIDIA, AMD and Intel GPUs, not for TPU, Trainium or Gaudi, but a bare
+# `HAS_TRITON` is no device test (torch's wheels install triton on any Linux host)
+_DEVICE_PREDICATE_WORDS: dict[str, frozenset[str]] = {"triton": CUDA_LIKE | {OTHER}}
 # words of a class name that make the whole class one platform's code (`CudaEnvironment`,
 # `NcclCommunicator`, `MegatronLMTrainStep`, `CUDAGraphRunner`): `Guards._class_scope`.
+# Not "triton" (a Triton class may be built anywhere; PTL710 reports its kernels),
 # Not "gpu" (timm's `HighPerfGpuNet` is an architecture that runs anywhere) nor a bare
 # "flash" (Neuron and Gaudi have flash attention of their own)
-_CLASS_WORDS = ("cuda", "nccl", "cudnn", "megatron", "apex", "cudagraph", "cudagraphs", "triton")
+_CLASS_WORDS = ("cuda", "nccl", "cudnn", "megatron", "apex", "cudagraph", "cudagraphs")
 # transformers' classes for the flash-attn package (`LlamaFlashAttention2`,
 # `MiniCPMFlashAttention2`), chosen only for `attn_implementation="flash_attention_2"`
 # words of a name whose value exists only on that device (`self.cuda_device is not None`);
 # not cpu, gloo or fsdp (a `cpu_offload` or `fsdp_plugin` is set anywhere)
-_HANDLE_WORDS = frozenset(("cuda", "gpu", "nccl", "cudnn", "cudagraph", "cudagraphs", "triton", "megatron", "apex",
+_HANDLE_WORDS = frozenset(("cuda", "gpu", "nccl", "cudnn", "cudagraph", "cudagraphs", "megatron", "apex",
                            "hpu", "habana", "hccl", "tpu", "xla", "neuron"))
 _FLASH_ATTN_CLASS = re.compile(r"Flash(?:Attention|Attn)_?[23]$")
 _NEGATIONS = {"no", "not", "disable", "disabled", "without", "skip"}
@@ -200,12 +204,24 @@ def _call_condition(call: ast.Call) -> Condition | None:
     if last == "device_count" and name.endswith("cuda.device_count"):
         return Condition(CUDA_LIKE, ALL - CUDA_LIKE, _text(call))
     if last and call.args and words(last)[:1] in (["use"], ["can"], ["supports"]):
-        # a predicate named for a platform, defined elsewhere (`_use_triton(x.device)`,
-        # `can_use_cuda_graphs(cfg)`): true only where that platform is; false anywhere
-        hit = _identifier_platforms(last, predicate=True)
-        if hit is not None and not hit[1]:
-            return Condition(hit[0], ALL, _text(call))
+        # a predicate named for a platform, defined elsewhere (`can_use_cuda_graphs(cfg)`,
+        # `_use_triton(x.device)` asked of a device): true only where that platform is;
+        # false anywhere
+        ws = words(last)
+        if any(w in _NEGATIONS for w in ws):
+            return None
+        found = [_WORDS[w] for w in ws if w in _WORDS and w in _HANDLE_WORDS]
+        if any(_is_device(a) for a in call.args):
+            found += [_DEVICE_PREDICATE_WORDS[w] for w in ws if w in _DEVICE_PREDICATE_WORDS]
+        if found:
+            return Condition(frozenset().union(*found), ALL, _text(call))
     return None
+
+
+def _is_device(node: ast.AST) -> bool:
+    """`x.device`, `device`, `self.cuda_device`: an argument that is a device."""
+    name = _last_name(node)
+    return bool(name) and (name == "device" or name.endswith("_device"))
 
 
 # attention backends that exist only on CUDA devices (flash-attn also builds for ROCm, and
