@@ -151,3 +151,14 @@ def test_megatron_and_apex_files_are_cuda_backends_for_the_inferred_scope():
     assert _backend_specific("src/accelerate/utils/megatron_lm.py")
     assert _backend_specific("fairseq/model_parallel/megatron_trainer.py")
     assert not _backend_specific("src/accelerate/utils/modeling.py")
+
+
+def test_a_gpu_file_with_an_xla_or_hpu_twin_is_a_backend():
+    from portlint.index.project import _backend_specific
+
+    files = {"pkg/worker/gpu_model_runner.py", "pkg/worker/tpu_model_runner.py", "pkg/worker/gpu_utils.py",
+             "pkg/GPUWorker.py", "pkg/HPUWorker.py"}
+    assert _backend_specific("pkg/worker/gpu_model_runner.py", files)
+    assert _backend_specific("pkg/GPUWorker.py", files)
+    assert not _backend_specific("pkg/worker/gpu_utils.py", files)  # no twin: shared code
+    assert not _backend_specific("pkg/worker/tpu_model_runner.py", files)

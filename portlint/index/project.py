@@ -425,8 +425,29 @@ _BACKEND_WORDS = {"cuda", "nvidia", "cudnn", "nccl", "triton", "mps", "npu", "ml
 _PATH_WORDS = re.compile(r"[A-Za-z0-9]+")
 
 
-def _backend_specific(rel: str) -> bool:
-    return any(w.lower() in _BACKEND_WORDS for w in _PATH_WORDS.findall(rel.rpartition(".")[0]))
+def _backend_specific(rel: str, files=None) -> bool:
+    """A file that is one device backend of a multi-backend package: a backend word in its
+    path (`cuda_accelerator.py`, `op_builder/npu/`), or a GPU file with a twin for an
+    XLA/HPU device beside it (`gpu_model_runner.py` beside `tpu_model_runner.py` or
+    `hpu_model_runner.py`; `files`: the project's paths, to look the twin up)."""
+    if any(w.lower() in _BACKEND_WORDS for w in _PATH_WORDS.findall(rel.rpartition(".")[0])):
+        return True
+    return files is not None and _gpu_twin(rel, files)
+
+
+_GPU_PART = re.compile(r"(?<![A-Za-z])gpu(?![a-z])|GPU|Gpu(?![a-z])")  # gpu_runner, GPUWorker, GpuRunner
+_TWIN_DEVICES = ("tpu", "hpu", "xla", "neuron")
+
+
+def _gpu_twin(rel: str, files) -> bool:
+    folder, _, name = rel.rpartition("/")
+    if not _GPU_PART.search(name):
+        return False
+    prefix = folder + "/" if folder else ""
+    def swap(dev):
+        return lambda m: dev if m.group().islower() else dev.upper() if m.group().isupper() else dev.capitalize()
+
+    return any(prefix + _GPU_PART.sub(swap(dev), name) in files for dev in _TWIN_DEVICES)
 
 
 def _xla_backend(keywords) -> bool:
@@ -1103,9 +1124,10 @@ class _Builder:
             units.setdefault(unit_of[rel], set()).update(info.tags & scope_tags)
         by_folder: dict[str, set[str]] = {}  # dependency tags that apply in a folder
         for rel, info in m.files.items():
-            if "torch" not in info.tags and units[unit_of[rel]] and not _backend_specific(rel):
+            backend = _backend_specific(rel, m.files)
+            if "torch" not in info.tags and units[unit_of[rel]] and not backend:
                 self.package_scope[rel] = frozenset(units[unit_of[rel]])
-            if "torch" not in info.tags or _backend_specific(rel):
+            if "torch" not in info.tags or backend:
                 continue
             folder = rel.rpartition("/")[0]
             if folder not in by_folder:
