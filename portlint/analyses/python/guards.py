@@ -36,7 +36,12 @@ tests of `portlint.analyses.python.rocm_branches` (`torch.version.hip`, `is_hip(
 "hip"`, NVIDIA-only flags such as `USE_TMA`), which decide only whether ROCm can be among
 the platforms, and three places where code runs only when a test held: `while` bodies,
 comprehension elements behind their `if` clauses, and the NVIDIA twin of a function that has
-an AMD twin (`get_cuda_autotune_config` beside `get_hip_autotune_config`).
+an AMD twin (`get_cuda_autotune_config` beside `get_hip_autotune_config`). Code that never runs
+on an XLA or HPU device whatever calls it is read from names too: the body of a flash-attn
+attention class (`LlamaFlashAttention2`), of a class named for CUDA, NCCL, cuDNN, Megatron-LM,
+Apex or CUDA graphs, or that loads a CUDA extension (`Guards._class_scope`); a branch behind a
+device handle (`if self.cuda_device is not None:`) or a platform predicate defined elsewhere
+(`_use_triton(x.device)`).
 
 Only the module's own control flow is read (no calls across functions): a function called
 from a guarded branch is not itself guarded."""
