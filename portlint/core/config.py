@@ -14,6 +14,7 @@ from pathlib import Path
 
 from portlint.core.jsonfile import read_text, read_toml
 from portlint.core.model import TARGETS, Severity
+from portlint.core.vocabulary import file_roles
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "__snapshots__",
@@ -81,6 +82,8 @@ class Settings:
     # rule id -> {target or "*": severity}: `severity = { PTL110 = "note" }` (every target)
     # or `{ PTL055 = { tpu = "note" } }` (one target); applied by portlint.findings.severity
     severity: dict[str, dict[str, Severity]] = field(default_factory=dict)
+    # glob -> file role (`roles = { "tools/**" = "library" }`): overrides portlint.index.roles
+    roles: dict[str, str] = field(default_factory=dict)
 
     def key(self) -> str:
         """What in the settings changes findings: part of the cache key."""
@@ -89,7 +92,8 @@ class Settings:
              sorted((k, v) for k, v in self.per_file_ignores.items()),
              str(self.compile_commands) if self.compile_commands else None, self.include_dirs, self.amd_macros,
              sorted(self.extend_select), sorted(self.versions.items()),
-             sorted((rid, sorted((t, s.value) for t, s in by.items())) for rid, by in self.severity.items()))
+             sorted((rid, sorted((t, s.value) for t, s in by.items())) for rid, by in self.severity.items()),
+             sorted(self.roles.items()))
         )
 
     def version(self, stack: str) -> tuple[int, ...]:
@@ -124,7 +128,7 @@ def version_tuple(text: str) -> tuple[int, ...]:
 _KEYS = {
     "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
     "respect-gitignore", "include-dirs", "amd-macros", "docs-url", "extend-select", "extend-ignore",
-    "versions", "severity",
+    "versions", "severity", "roles",
 }
 
 
@@ -364,6 +368,8 @@ def load_config(path: Path, settings: Settings) -> Settings:
         if bad:
             raise ConfigError(f"{path}: amd-macros: {bad[0]!r} is not a macro name (or !NAME)")
         settings.amd_macros = macros
+    if "roles" in table:
+        settings.roles = _roles(table["roles"], path)
     if "docs-url" in table:
         from portlint.core.rule_links import validate_docs_url
 
@@ -375,6 +381,19 @@ def load_config(path: Path, settings: Settings) -> Settings:
             raise ConfigError(f"{path}: docs-url {problem}")
         settings.docs_url = url
     return settings
+
+
+def _roles(value, path: Path) -> dict[str, str]:
+    """`roles = { GLOB = ROLE }`: each role one of rules/vocabulary/file_roles.toml's."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: roles must be a table of glob = role, not {_type_name(value)}")
+    names = file_roles().names
+    for glob, role in value.items():
+        if not glob:
+            raise ConfigError(f"{path}: roles: a glob is empty")
+        if not isinstance(role, str) or role.lower() not in names:
+            raise ConfigError(f"{path}: roles.{glob}: {role!r} is not a role (expected {', '.join(names)})")
+    return {glob: role.lower() for glob, role in value.items()}
 
 
 def git_root(start: Path) -> Path | None:

@@ -86,6 +86,9 @@ class Finding:
     wide_lines: dict[int, str] = field(default_factory=dict)
     # with --baseline: "unchanged" (in the baseline, left out) or "new"; "" without one
     baseline_state: str = ""
+    # where the file's code runs when it is not the library (portlint.index.roles): "test",
+    # "benchmark", "example", "conversion", "script"; "" for library code
+    role: str = ""
 
     def sort_key(self) -> tuple:
         return (self.path, self.span, self.rule_id, self.message)
@@ -106,6 +109,7 @@ class Finding:
             "snippet": self.snippet,
             "line_hash": self.line_hash,
             "wide_lines": {str(k): v for k, v in self.wide_lines.items()},
+            "role": self.role,
             "fix": None,
         }
         if self.fix:
@@ -141,6 +145,7 @@ class Finding:
             snippet=data.get("snippet", ""),
             line_hash=data.get("line_hash", ""),
             wide_lines={int(k): v for k, v in data.get("wide_lines", {}).items()},
+            role=data.get("role", ""),
         )
 
 

@@ -34,7 +34,11 @@ library's per-step code: `lib.models.x.Model.forward = fast_forward`) and every 
 reachable from them through direct calls, `module.func`, `self.method` (and its overrides
 in the project's subclasses), `super().method`, submodules assigned in `__init__`/`setup`
 and called as `self.block(x)` (their `forward`/`__call__`), and `Block(...)(x)`. A function reached from an entry point in another file is traced code
-there too, and its findings say so ("reached from `train_step` in trainer.py")."""
+there too, and its findings say so ("reached from `train_step` in trainer.py") when every link
+of the chain is a resolved call. A call matched to methods by name alone (`model.get_logits(...)`
+on an object of unknown class) is followed after every resolved chain, and a function reached
+only through one says that instead ("a method named `get_logits`, which `Loss.forward` in
+loss.py calls by that name on an object of unknown class")."""
 
 from __future__ import annotations
 
@@ -458,12 +462,34 @@ def _static_arg(node: ast.AST) -> bool:
 # words in a path that mark a file as one device backend of a multi-backend package
 # (deepspeed's accelerator/cuda_accelerator.py, op_builder/npu/...): not shared code, so
 # not put in an inferred scope for another device
-_BACKEND_WORDS = {"cuda", "nvidia", "cudnn", "nccl", "triton", "mps", "npu", "mlu", "xpu", "sdaa", "musa", "rocm", "hip", "amd"}
+_BACKEND_WORDS = {"cuda", "nvidia", "cudnn", "nccl", "triton", "mps", "npu", "mlu", "xpu", "sdaa", "musa", "rocm", "hip", "amd",
+                  "megatron", "apex", "cudagraph"}  # Megatron-LM and Apex integrations run on CUDA devices only
 _PATH_WORDS = re.compile(r"[A-Za-z0-9]+")
 
 
-def _backend_specific(rel: str) -> bool:
-    return any(w.lower() in _BACKEND_WORDS for w in _PATH_WORDS.findall(rel.rpartition(".")[0]))
+def _backend_specific(rel: str, files=None) -> bool:
+    """A file that is one device backend of a multi-backend package: a backend word in its
+    path (`cuda_accelerator.py`, `op_builder/npu/`), or a GPU file with a twin for an
+    XLA/HPU device beside it (`gpu_model_runner.py` beside `tpu_model_runner.py` or
+    `hpu_model_runner.py`; `files`: the project's paths, to look the twin up)."""
+    if any(w.lower() in _BACKEND_WORDS for w in _PATH_WORDS.findall(rel.rpartition(".")[0])):
+        return True
+    return files is not None and _gpu_twin(rel, files)
+
+
+_GPU_PART = re.compile(r"(?<![A-Za-z])gpu(?![a-z])|GPU|Gpu(?![a-z])")  # gpu_runner, GPUWorker, GpuRunner
+_TWIN_DEVICES = ("tpu", "hpu", "xla", "neuron")
+
+
+def _gpu_twin(rel: str, files) -> bool:
+    folder, _, name = rel.rpartition("/")
+    if not _GPU_PART.search(name):
+        return False
+    prefix = folder + "/" if folder else ""
+    def swap(dev):
+        return lambda m: dev if m.group().islower() else dev.upper() if m.group().isupper() else dev.capitalize()
+
+    return any(prefix + _GPU_PART.sub(swap(dev), name) in files for dev in _TWIN_DEVICES)
 
 
 def _xla_backend(keywords) -> bool:
@@ -536,8 +562,16 @@ class Reach:
     file: str  # the file it is in (relative to the project root)
     kind: str  # "jax" | "torch"
     static: tuple[str, ...] = ()  # parameters static at every call from traced code
+    # "" when every link of the chain from the entry point is a resolved call; else the
+    # method name of the first link matched by name alone (`model.get_logits(...)` on an
+    # object of unknown class, `_Builder.methods_named`): no call chain is known
+    via: str = ""
+    caller: str = ""  # with `via`: the function that makes that call, "`Loss.forward` in pkg/loss.py"
 
     def describe(self) -> str:
+        """The provenance a finding prints: the entry point only for a resolved call chain."""
+        if self.via:
+            return f"a method named `{self.via}`, which {self.caller} calls by that name on an object of unknown class"
         return f"reached from `{self.entry}` in {self.file}" if not self.entry.startswith("the ") else f"reached from {self.entry} in {self.file}"
 
 
@@ -632,7 +666,7 @@ class ProjectModel:
         if rel is None:
             return b""
         info = self.files[rel]
-        reached = sorted((q, r.entry, r.file, r.kind, r.static) for q, r in self.reached_in(rel).items())
+        reached = sorted((q, r.entry, r.file, r.kind, r.static, r.via, r.caller) for q, r in self.reached_in(rel).items())
         imported = [(dep, self.files[dep].sha) for dep in self.deps.get(rel, ()) if dep in self.files]
         facts = [info.module, info.is_package, sorted(self.scope_tags(rel)), reached, imported]
         return hashlib.sha256(json.dumps(facts).encode()).digest()
@@ -945,13 +979,13 @@ def build(root: Path, settings) -> ProjectModel:
 
 
 def _dump(model: ProjectModel, setting: list) -> dict:
-    return {"reached": {rel: {q: [r.entry, r.file, r.kind, list(r.static)] for q, r in m.items()} for rel, m in model.reached.items()},
+    return {"reached": {rel: {q: [r.entry, r.file, r.kind, list(r.static), r.via, r.caller] for q, r in m.items()} for rel, m in model.reached.items()},
             "scope": {rel: sorted(t) for rel, t in model.scope.items()}, "deps": model.deps, "stats": model.stats,
             "files": {rel: [i.sha, sorted(i.tags), i.hint] for rel, i in model.files.items()}, "shapes": model.shapes, "setting": setting}
 
 
 def _load(model: ProjectModel, data: dict) -> None:
-    model.reached = {rel: {q: Reach(r[0], r[1], r[2], tuple(r[3])) for q, r in m.items()} for rel, m in data["reached"].items()}
+    model.reached = {rel: {q: Reach(r[0], r[1], r[2], tuple(r[3]), *r[4:6]) for q, r in m.items()} for rel, m in data["reached"].items()}
     model.scope = {rel: frozenset(t) for rel, t in data["scope"].items()}
     model.deps = {rel: list(d) for rel, d in data.get("deps", {}).items()}
     model.stats = dict(data.get("stats", {}))
@@ -1162,9 +1196,10 @@ class _Builder:
             units.setdefault(unit_of[rel], set()).update(info.tags & scope_tags)
         by_folder: dict[str, set[str]] = {}  # dependency tags that apply in a folder
         for rel, info in m.files.items():
-            if "torch" not in info.tags and units[unit_of[rel]] and not _backend_specific(rel):
+            backend = _backend_specific(rel, m.files)
+            if "torch" not in info.tags and units[unit_of[rel]] and not backend:
                 self.package_scope[rel] = frozenset(units[unit_of[rel]])
-            if "torch" not in info.tags or _backend_specific(rel):
+            if "torch" not in info.tags or backend:
                 continue
             folder = rel.rpartition("/")[0]
             if folder not in by_folder:
@@ -1252,9 +1287,10 @@ class _Builder:
             return None
         return self.method(found[0], found[1], "forward") or self.method(found[0], found[1], "__call__")
 
-    def edges(self, rel: str, refs: list[list], cls: str | None) -> list[tuple[tuple[str, str], frozenset[str], bool]]:
+    def edges(self, rel: str, refs: list[list], cls: str | None) -> list[tuple[tuple[str, str], frozenset[str], bool, str]]:
         """((file, qualname), parameters static at the call, a call form the file's own
-        TracedMap does not follow) for each callee found."""
+        TracedMap does not follow, the method name when the callee was matched by that name
+        alone, else "") for each callee found."""
         out = []
         for ref, static_pos, static_kws in refs:
             kind, _, what = ref.partition(":")
@@ -1271,7 +1307,7 @@ class _Builder:
                 if bound and params and params[0] in ("self", "cls"):
                     params = params[1:]
                 static = {params[i] for i in static_pos if i < len(params)} | set(static_kws)
-                out.append((target, frozenset(static), kind in _UNFOLLOWED or target in overriding))
+                out.append((target, frozenset(static), kind in _UNFOLLOWED or target in overriding, what if kind == "M" else ""))
         return out
 
     def overrides(self, target: tuple[str, str]) -> list[tuple[str, str]]:
@@ -1378,8 +1414,9 @@ class _Builder:
         reaches it (files and entries in sorted order), and its static parameters are those
         static at every call seen from traced code."""
         m = self.m
-        # (target, parameters static at the call, entry point, the path crossed a file)
-        queue: list[tuple[tuple[str, str], frozenset[str], Reach, bool]] = []
+        # (target, parameters static at the call, entry point, the path crossed a file,
+        # the first link matched by a method name alone on the way: (name, its caller), or ())
+        queue: list[tuple[tuple[str, str], frozenset[str], Reach, bool, tuple]] = []
         for rel in sorted(m.files):
             hint = m.files[rel].hint
             in_scope = bool(m.scope.get(rel) or m.files[rel].tags & set(SCOPE_TAGS))
@@ -1394,42 +1431,53 @@ class _Builder:
                     continue  # per-step torch code runs lazily only in an XLA/HPU scope
                 reach = Reach(ident if "@" not in ident else why, rel, kind)
                 if refs is None:
-                    queue.append(((rel, ident), frozenset(), reach, False))
+                    queue.append(((rel, ident), frozenset(), reach, False, ()))
                 else:
                     info = s["defs"].get(ident.split("@")[0]) if "@" in ident else None
-                    for target, static, unfollowed in self.edges(rel, refs, info["cls"] if info else None):
+                    for target, static, unfollowed, by_name in self.edges(rel, refs, info["cls"] if info else None):
                         if why.startswith("patched over ") and not self._patch_runs_per_step(ident, target):
                             continue
-                        queue.append((target, static, reach, target[0] != rel or unfollowed))
+                        link = (by_name, f"{reach.entry if reach.entry.startswith('the ') else '`' + reach.entry + '`'} in {rel}") if by_name else ()
+                        queue.append((target, static, reach, target[0] != rel or unfollowed, link))
         # `crossed`: the call into the target comes from another file, or has a form a file's
         # own TracedMap does not follow (super().m, a submodule's forward, Block(...)(x)).
         # Only those functions are recorded: from them, each file's TracedMap follows its
         # internal calls with the values they pass (more precise than assuming every
         # parameter traced).
-        first: dict[tuple[str, str], Reach] = {}
+        # Chains of resolved calls are walked first; links matched by a method name alone
+        # (`via`) only after them, so a function keeps a resolved chain whenever one reaches
+        # it, and one reached by name only says so instead of naming an entry point.
+        first: dict[tuple[str, str], tuple[Reach, tuple]] = {}
         static_at: dict[tuple[str, str], frozenset[str]] = {}
         crossed_at: dict[tuple[str, str], bool] = {}
-        i = 0
-        while i < len(queue):
-            target, static, reach, crossed = queue[i]
-            i += 1
+        resolved = [q for q in queue if not q[4]]
+        by_name = [q for q in queue if q[4]]
+        i = j = 0
+        while i < len(resolved) or j < len(by_name):
+            if i < len(resolved):
+                target, static, reach, crossed, via = resolved[i]
+                i += 1
+            else:
+                target, static, reach, crossed, via = by_name[j]
+                j += 1
             if crossed:
                 static_at[target] = static_at[target] & static if target in static_at else static
             crossed_at[target] = crossed_at.get(target, False) or crossed
             if target in first:
                 continue
-            first[target] = reach
+            first[target] = (reach, via)
             rel, qual = target
             s = self.summary(rel)
             if s is None or qual not in s["defs"]:
                 continue
             d = s["defs"][qual]
-            for callee, callee_static, unfollowed in self.edges(rel, d["calls"], d["cls"]):
-                queue.append((callee, callee_static, reach, callee[0] != rel or unfollowed))
-        for (rel, qual), reach in sorted(first.items()):
+            for callee, callee_static, unfollowed, link in self.edges(rel, d["calls"], d["cls"]):
+                item = (callee, callee_static, reach, callee[0] != rel or unfollowed, via or ((link, f"`{qual}` in {rel}") if link else ()))
+                (by_name if item[4] else resolved).append(item)
+        for (rel, qual), (reach, via) in sorted(first.items()):
             s = self.summary(rel)
             if crossed_at[(rel, qual)] and s is not None and qual in s["defs"]:
-                m.reached.setdefault(rel, {})[qual] = Reach(reach.entry, reach.file, reach.kind, tuple(sorted(static_at[(rel, qual)])))
+                m.reached.setdefault(rel, {})[qual] = Reach(reach.entry, reach.file, reach.kind, tuple(sorted(static_at[(rel, qual)])), *via)
 
 
 # ---- the session's model -----------------------------------------------------------------

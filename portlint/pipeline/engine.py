@@ -15,6 +15,7 @@ from portlint.discovery.files import SourceFile
 from portlint.discovery.languages import classify
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity
 from portlint.core.registry import Detector
+from portlint.findings.roles import demote_by_role
 from portlint.findings.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan, plan as _plan
 from portlint.findings.severity import apply_severities
 from portlint.core import session
@@ -287,6 +288,9 @@ def _postprocess(ctx: FileContext, plan: Plan, result: FileResult) -> None:
     findings = kept
     # 2b. severities the config sets per rule (and target): portlint.findings.severity
     apply_severities(findings, settings)
+    # 2c. where the code runs (portlint/findings/roles.py): in a test, benchmark, example,
+    #     conversion tool or script a finding is a note
+    demote_by_role(ctx, findings)
     # 3. per-file ignores from the config
     if settings.per_file_ignores:
         import fnmatch

@@ -36,7 +36,12 @@ tests of `portlint.analyses.python.rocm_branches` (`torch.version.hip`, `is_hip(
 "hip"`, NVIDIA-only flags such as `USE_TMA`), which decide only whether ROCm can be among
 the platforms, and three places where code runs only when a test held: `while` bodies,
 comprehension elements behind their `if` clauses, and the NVIDIA twin of a function that has
-an AMD twin (`get_cuda_autotune_config` beside `get_hip_autotune_config`).
+an AMD twin (`get_cuda_autotune_config` beside `get_hip_autotune_config`). Code that never runs
+on an XLA or HPU device whatever calls it is read from names too: the body of a flash-attn
+attention class (`LlamaFlashAttention2`), of a class named for CUDA, NCCL, cuDNN, Megatron-LM,
+Apex or CUDA graphs, or that loads a CUDA extension (`Guards._class_scope`); a branch behind a
+device handle (`if self.cuda_device is not None:`) or a platform predicate defined elsewhere
+(`_use_triton(x.device)`).
 
 Only the module's own control flow is read (no calls across functions): a function called
 from a guarded branch is not itself guarded."""
@@ -71,7 +76,26 @@ _WORDS: dict[str, frozenset[str]] = {
     # NVIDIA's Apex (and its ROCm fork) runs on CUDA devices only; torch.distributed's FSDP
     # runs on NCCL, HCCL or gloo, while torch_xla shards with its own XLA FSDP wrapper
     "apex": CUDA_LIKE, "fsdp": ALL - XLA,
+    # Megatron-LM (its fused kernels and Apex) runs on CUDA devices only; CUDA graphs are CUDA's
+    "megatron": CUDA_LIKE, "cudagraph": CUDA_LIKE, "cudagraphs": CUDA_LIKE,
 }
+# Words that name a platform only in a predicate asked of a device (`_use_triton(x.device)`):
+# Triton compiles for NVIDIA, AMD and Intel GPUs, not for TPU, Trainium or Gaudi, but a bare
+# `HAS_TRITON` is no device test (torch's wheels install triton on any Linux host)
+_DEVICE_PREDICATE_WORDS: dict[str, frozenset[str]] = {"triton": CUDA_LIKE | {OTHER}}
+# words of a class name that make the whole class one platform's code (`CudaEnvironment`,
+# `NcclCommunicator`, `MegatronLMTrainStep`, `CUDAGraphRunner`): `Guards._class_scope`.
+# Not "triton" (a Triton class may be built anywhere; PTL710 reports its kernels),
+# Not "gpu" (timm's `HighPerfGpuNet` is an architecture that runs anywhere) nor a bare
+# "flash" (Neuron and Gaudi have flash attention of their own)
+_CLASS_WORDS = ("cuda", "nccl", "cudnn", "megatron", "apex", "cudagraph", "cudagraphs")
+# transformers' classes for the flash-attn package (`LlamaFlashAttention2`,
+# `MiniCPMFlashAttention2`), chosen only for `attn_implementation="flash_attention_2"`
+# words of a name whose value exists only on that device (`self.cuda_device is not None`);
+# not cpu, gloo or fsdp (a `cpu_offload` or `fsdp_plugin` is set anywhere)
+_HANDLE_WORDS = frozenset(("cuda", "gpu", "nccl", "cudnn", "cudagraph", "cudagraphs", "megatron", "apex",
+                           "hpu", "habana", "hccl", "tpu", "xla", "neuron"))
+_FLASH_ATTN_CLASS = re.compile(r"Flash(?:Attention|Attn)_?[23]$")
 _NEGATIONS = {"no", "not", "disable", "disabled", "without", "skip"}
 _PREDICATE_WORDS = {"use", "is", "has", "have", "on", "with", "enable", "enabled", "available", "run", "using", "multi", "n", "num"}
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -184,7 +208,25 @@ def _call_condition(call: ast.Call) -> Condition | None:
             return Condition(plats, ALL - plats, _text(call))
     if last == "device_count" and name.endswith("cuda.device_count"):
         return Condition(CUDA_LIKE, ALL - CUDA_LIKE, _text(call))
+    if last and call.args and words(last)[:1] in (["use"], ["can"], ["supports"]):
+        # a predicate named for a platform, defined elsewhere (`can_use_cuda_graphs(cfg)`,
+        # `_use_triton(x.device)` asked of a device): true only where that platform is;
+        # false anywhere
+        ws = words(last)
+        if any(w in _NEGATIONS for w in ws):
+            return None
+        found = [_WORDS[w] for w in ws if w in _WORDS and w in _HANDLE_WORDS]
+        if any(_is_device(a) for a in call.args):
+            found += [_DEVICE_PREDICATE_WORDS[w] for w in ws if w in _DEVICE_PREDICATE_WORDS]
+        if found:
+            return Condition(frozenset().union(*found), ALL, _text(call))
     return None
+
+
+def _is_device(node: ast.AST) -> bool:
+    """`x.device`, `device`, `self.cuda_device`: an argument that is a device."""
+    name = _last_name(node)
+    return bool(name) and (name == "device" or name.endswith("_device"))
 
 
 # attention backends that exist only on CUDA devices (flash-attn also builds for ROCm, and
@@ -247,6 +289,12 @@ def _compare_condition(cmp: ast.Compare) -> Condition | None:
     # `torch.version.hip is None` / `is not None`
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
         inner = _condition(left)
+        if inner is None and isinstance(left, (ast.Name, ast.Attribute)):
+            # a handle named for a platform (`self.cuda_device`, `nccl_comm`, `cuda_graph`):
+            # it is set only where the platform is; unset anywhere
+            named = [w for w in words(_last_name(left)) if w in _HANDLE_WORDS]
+            if named and not any(w in _NEGATIONS for w in words(_last_name(left))):
+                inner = Condition(frozenset().union(*(_WORDS[w] for w in named)), ALL, _text(left))
         if inner is None:
             return None
         return Condition(inner.when_false, inner.when_true, _text(cmp)) if isinstance(op, ast.Is) else Condition(inner.when_true, inner.when_false, _text(cmp))
@@ -588,6 +636,27 @@ def _node_kind(cls: type) -> tuple[str, tuple[str, ...]]:
     return value
 
 
+def _cuda_extension(cls: ast.ClassDef) -> str:
+    """The CUDA-only module a class imports in its body (`importlib.import_module(
+    "fused_adam_cuda")`, `import fused_layer_norm_cuda`, `from apex import amp`), or "".
+    Only the top-level package's name is read: `from torch.cuda import amp` names torch."""
+    for n in walk(cls):
+        if isinstance(n, ast.Import):
+            names = [a.name for a in n.names]
+        elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+            names = [n.module]
+        elif (isinstance(n, ast.Call) and dotted(n.func) in ("importlib.import_module", "import_module") and n.args
+              and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
+            names = [n.args[0].value]
+        else:
+            continue
+        for name in names:
+            top = name.partition(".")[0]
+            if any(w in _CLASS_WORDS for w in words(top)):
+                return top
+    return ""
+
+
 class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
@@ -603,6 +672,8 @@ class Guards:
                 self._branches(node)
             elif kind == "def":
                 self._decorators(node)
+                if isinstance(node, ast.ClassDef):
+                    self._class_scope(node)
                 if not isinstance(node, ast.ClassDef) and nvidia_twin(node.name, functions):
                     self._add(node.body[0], node.body[-1], ALL - {ROCM}, f"in `{node.name}`, the NVIDIA variant of a function with an AMD twin")
             elif kind == "boolop":
@@ -662,6 +733,27 @@ class Guards:
                     plats = frozenset().union(*found) if found else None
             if plats is not None:
                 self._add(node.body[0], node.body[-1], plats, f"in `{node.name}`, which `@{_text(func)}` limits to {', '.join(sorted(plats))} (line {dec.lineno})")
+
+    def _class_scope(self, node: ast.ClassDef) -> None:
+        """A class whose name makes it one platform's code runs only there: a flash-attn
+        attention class (`LlamaFlashAttention2`), a CUDA, NCCL, cuDNN, Megatron-LM, Apex,
+        CUDA-graph or Triton class (`CudaEnvironment`, `NcclCommunicator`, `CUDAGraphRunner`).
+        Its methods never run on an XLA or HPU device, whoever builds the object."""
+        if not node.body:
+            return
+        if _FLASH_ATTN_CLASS.search(node.name):
+            plats = _GPU_ATTENTION["flash_attention_2"]
+            why = "the flash-attn attention class"
+        else:
+            named = [w for w in words(node.name) if w in _CLASS_WORDS]
+            extension = "" if named else _cuda_extension(node)
+            if not named and not extension:
+                return
+            if extension:
+                named = [w for w in words(extension) if w in _CLASS_WORDS]
+            plats = frozenset().union(*(_WORDS[w] for w in named))
+            why = f"a class that loads the CUDA extension `{extension}`" if extension else f"a {'/'.join(dict.fromkeys(named))} class"
+        self._add(node.body[0], node.body[-1], plats, f"in `{node.name}`, {why} (line {node.lineno}), which runs on {', '.join(sorted(plats))} only")
 
     def _comprehension(self, node) -> None:
         """`[k for k in cfgs if not is_hip()]`: the element is built only where the ifs hold."""

@@ -26,6 +26,7 @@ def finding_json(f, rules, fingerprint: str | None = None) -> dict:
         "severity": f.severity.value,
         "targets": {t: s.value for t, s in f.targets.items()},
         "confidence": f.confidence,
+        "role": f.role or "library",
         "message": f.message,
         "suggestion": f.suggestion,
         "fix": None
@@ -68,6 +69,7 @@ def render_json(result, settings, options) -> str:
             "by_severity": {s: sum(1 for f in active if f.severity.value == s) for s in ("error", "warning", "note")},
             "by_target": {t: sum(1 for f in active if t in f.targets) for t in settings.targets},
             "counters": dict(sorted(result.counters.items())),
+            "outside_library": sum(1 for f in active if f.role),
         },
         "findings": findings,
         "notices": [{"path": n.path, "level": n.level, "message": n.message} for n in result.notices],

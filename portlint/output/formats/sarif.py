@@ -187,6 +187,7 @@ def build_sarif(result, settings, options) -> dict:
             properties={
                 "targets": {t: s.value for t, s in f.targets.items()},
                 "confidence": f.confidence,
+                **({"role": f.role} if f.role else {}),
                 **({"suggestion": f.suggestion} if f.suggestion else {}),
             },
         )

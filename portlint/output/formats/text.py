@@ -19,6 +19,7 @@ from portlint.core.config import targets_line
 from portlint.core.model import TARGETS, Severity
 from portlint.findings.selection import selection_note
 from portlint.output.escape import controls
+from portlint.output.report.summary import outside_library_line, role_counts
 
 
 def escape_controls(text: str) -> str:
@@ -95,23 +96,29 @@ def run_header_lines(settings, color: bool) -> list[str]:
 
 def summary_lines(result, active, color: bool) -> list[str]:
     files = result.files_scanned
-    if not active:
-        line = f"No portability problems found in {files} file{'s' if files != 1 else ''}."
+    # findings in tests, examples, benchmarks, tools and conversion scripts are notes, counted
+    # apart (portlint.findings.roles): the problems are those of the library code
+    library = [f for f in active if not f.role]
+    where = "" if len(library) == len(active) else " of library code"
+    if not library:
+        line = f"No portability problems found in {files} file{'s' if files != 1 else ''}{where}."
     else:
         by_sev = {s: 0 for s in ("error", "warning", "note")}
-        for f in active:
+        for f in library:
             by_sev[f.severity.value] += 1
         parts = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in by_sev.items() if n]
-        line = f"Found {len(active)} problem{'s' if len(active) != 1 else ''} in {files} file{'s' if files != 1 else ''}: {', '.join(parts)}."
+        line = f"Found {len(library)} problem{'s' if len(library) != 1 else ''}{where} in {files} file{'s' if files != 1 else ''}: {', '.join(parts)}."
     lines = [_paint(line, "bold", color)]
-    if active:
+    if library:
         per_target = []
         for t in TARGETS:
-            hits = [f for f in active if t in f.targets]
+            hits = [f for f in library if t in f.targets]
             if hits:
                 errors = sum(1 for f in hits if f.targets[t] is Severity.ERROR)
                 per_target.append(f"{t} {len(hits)} ({errors} error{'s' if errors != 1 else ''})")
         lines.append("By target: " + ", ".join(per_target) + ".")
+    if len(library) != len(active):
+        lines.append(outside_library_line(role_counts(active)))
     suppressed = sum(1 for f in result.findings if f.suppressed and f.baseline_state != "unchanged")
     if suppressed:
         lines.append(f"{suppressed} finding{'s' if suppressed != 1 else ''} suppressed (inline comments or guarded branches already ported).")

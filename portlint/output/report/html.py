@@ -366,6 +366,7 @@ def render_html(summary: Summary) -> str:
         f"<div><b>{total.points}</b><span>effort points</span></div>"
         f"<div><b>{total.redesign}</b><span>need a redesign</span></div>"
         f"<div><b>{summary.suppressed}</b><span>suppressed</span></div></div>"
+        + (f'<p class="sub">{escape(summary.outside_library_line())}</p>' if summary.outside_library else "")
         + (f'<p class="sub">{_plural(summary.notices, "notice")} about files that could not be fully scanned '
            "(printed on stderr by the run).</p>" if summary.notices else "")
         + "</header>",

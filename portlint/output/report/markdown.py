@@ -51,6 +51,7 @@ def render_markdown(summary: Summary) -> str:
         f"{code_span(', '.join(summary.paths))}: {_plural(summary.files_scanned, 'file')} scanned, {_plural(total.findings, 'finding')}, "
         f"**{total.points} effort points** ({total.redesign} need a redesign), {summary.suppressed} suppressed. "
         f"Points per finding: {scale}.",
+        *(["", summary.outside_library_line()] if summary.outside_library else []),
         "",
         f"_{_escape_line(summary.header)}_" if summary.header else "",
         "",

@@ -170,6 +170,13 @@ class Summary:
     header: str = ""
     versions: dict[str, str] = field(default_factory=dict)
     targets_declared: bool = False
+    # findings in test, benchmark, example, conversion and script files (portlint.index.roles):
+    # notes, shown apart and never counted as porting work; role -> (findings, files)
+    outside_library: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def outside_library_line(self) -> str:
+        """"12 notes in test and example code (5 files), not blockers." or ""."""
+        return outside_library_line(self.outside_library)
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -206,6 +213,7 @@ class Summary:
             "files_scanned": self.files_scanned,
             "suppressed": self.suppressed,
             "notices": self.notices,
+            "outside_library": {role: {"findings": n, "files": k} for role, (n, k) in self.outside_library.items()},
             "total": self.total().to_json(),
             "by_target": {t: s.to_json() for t, s in self.by_target.items()},
             "by_family": [g.to_json("family", scopes) for g in self.ranked(self.families, ALL)],
@@ -222,6 +230,29 @@ class Summary:
             ],
             "findings": [i.to_json() for i in self.items],
         }
+
+
+def outside_library_line(counts: dict[str, tuple[int, int]]) -> str:
+    """One sentence for the notes of non-library files: role -> (findings, files)."""
+    if not counts:
+        return ""
+    n = sum(c[0] for c in counts.values())
+    k = sum(c[1] for c in counts.values())
+    roles = sorted(counts, key=lambda r: (-counts[r][0], r))
+    named = roles[0] if len(roles) == 1 else ", ".join(roles[:-1]) + " and " + roles[-1]
+    return (f"{n} note{'s' if n != 1 else ''} in {named} code ({k} file{'s' if k != 1 else ''}), {'not blockers' if n != 1 else 'not a blocker'} "
+            "(`roles` in the config makes a path library code).")
+
+
+def role_counts(findings) -> dict[str, tuple[int, int]]:
+    """role -> (active findings, files) of the findings the role step made notes."""
+    found: dict[str, int] = {}
+    files: dict[str, set[str]] = {}
+    for f in findings:
+        if f.role and not f.suppressed:
+            found[f.role] = found.get(f.role, 0) + 1
+            files.setdefault(f.role, set()).add(f.path)
+    return {r: (found[r], len(files[r])) for r in sorted(found)}
 
 
 def effort_of(finding, rule) -> str:
@@ -280,6 +311,8 @@ def build_summary(result, settings, scanned_paths: list[str], inputs: tuple[str,
             if f.suppressed.startswith(_PORTED_PREFIX) and "rocm" in ported:
                 ported["rocm"] += 1
             continue
+        if f.role:  # a test, example, benchmark, tool: counted apart (role_counts), not porting work
+            continue
         if rule is None or rule.family == "tool":
             for t in f.targets:
                 if t in diagnostics:
@@ -328,4 +361,5 @@ def build_summary(result, settings, scanned_paths: list[str], inputs: tuple[str,
         header=targets_line(settings),
         versions={k: v for k, v in settings.versions.items() if STACK_TARGET[k] in settings.targets},
         targets_declared=bool(settings.declared_targets),
+        outside_library=role_counts(result.findings),
     )

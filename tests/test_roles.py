@@ -1,0 +1,164 @@
+"""File roles (portlint/index/roles.py) and the role step (portlint/findings/roles.py): a
+finding in a test, benchmark, example, conversion tool or script is a note, carries its role
+and never fails the scan at the default fail level; CUDA sources keep their severity;
+`roles` in the config overrides the role."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_portlint
+
+from portlint.core.config import ConfigError, Settings, load_config
+from portlint.core.vocabulary import file_roles
+from portlint.index.roles import decide, override
+
+CUDA_STRING = 'import torch\nx = torch.randn(3, device="cuda")\n'
+MAIN = 'if __name__ == "__main__":\n    main()\n'
+
+
+@pytest.mark.parametrize("path, data, role", [
+    ("tests/test_model.py", "", "test"),
+    ("pkg/testing/helpers.py", "", "test"),
+    ("pkg/conftest.py", "", "test"),
+    ("pkg/model_test.py", "", "test"),
+    ("src/pkg/check.py", "import pytest\n", "test"),
+    ("src/pkg/check.py", "from unittest import TestCase\n", "test"),
+    ("benchmarks/attn.py", "", "benchmark"),
+    ("pkg/bench_matmul.py", "", "benchmark"),
+    ("examples/train_mnist.py", "", "example"),
+    ("docs/source/quicktour.py", "", "example"),
+    ("pkg/convert_llama_checkpoint.py", "", "conversion"),
+    ("pkg/export/trt.py", "", "conversion"),
+    ("pkg/engine.py", "import tensorrt as trt\n", "conversion"),
+    ("pkg/deploy.py", "def f(m, x):\n    torch.onnx.export(m, x, 'm.onnx')\n", "conversion"),
+    ("scripts/download.py", "", "script"),
+    ("tools/merge.py", "", "script"),
+    ("pkg/cli.py", "import argparse\n\ndef main():\n    argparse.ArgumentParser()\n\n" + MAIN, "script"),
+    ("examples/CMakeLists.txt", "", "example"),
+])
+def test_roles_from_paths_and_source(path, data, role):
+    language = "python" if path.endswith(".py") else "build"
+    assert decide(path, language, data.encode()).name == role
+
+
+@pytest.mark.parametrize("path, data", [
+    ("src/pkg/modeling.py", CUDA_STRING),  # plain library code
+    ("src/pkg/contest.py", ""),  # a name that only looks like a test's
+    ("src/pkg/latest.py", ""),
+    ("src/pkg/attest/x.py", ""),
+    ("src/pkg/check.py", "def f():\n    import pytest\n"),  # a lazy import in a function is no test file
+    ("src/pkg/check.py", "from pkg.unittest_helpers import x\n"),
+    # a `__main__` entry point that trains is what users run on the target: library
+    ("train.py", "import argparse\n\ndef main():\n    loss.backward()\n    optimizer.step()\n\n" + MAIN),
+    ("pkg/model.py", MAIN),  # a `__main__` smoke test without a command line
+    # a training launcher that hands its config to the trainer in another module
+    ("pkg_cli/hydra_train.py", "import hydra\n\n@hydra.main()\ndef hydra_main(cfg):\n    main(cfg)\n\n" + MAIN),
+    ("src/pkg/onnx_utils_doc.py", "# torch.onnx.export is not called here\n"),
+])
+def test_library_near_misses(path, data):
+    assert decide(path, "python", data.encode()).name == "library"
+
+
+def test_config_globs_win_and_may_restore_library():
+    assert decide("tools/serve.py", "python", b"", {"tools/**": "library"}).name == "library"
+    assert decide("pkg/ops.py", "python", b"", {"pkg/ops.py": "benchmark"}).name == "benchmark"
+    assert override("tools/a/b.py", {"tools": "library"}) == "library"
+    assert override("src/tools.py", {"tools": "library"}) is None
+
+
+def test_vocabulary_is_loaded_and_checked():
+    vocab = file_roles()
+    assert vocab.names[0] == "library" and {"test", "benchmark", "example", "conversion", "script"} <= set(vocab.names)
+    assert "cuda" in vocab.keep_severity_languages
+
+
+def test_config_roles_are_validated(tmp_path):
+    cfg = tmp_path / "portlint.toml"
+    cfg.write_text('roles = { "tools/**" = "Library" }\n')
+    assert load_config(cfg, Settings()).roles == {"tools/**": "library"}
+    cfg.write_text('roles = { "tools/**" = "lib" }\n')
+    with pytest.raises(ConfigError, match="is not a role"):
+        load_config(cfg, Settings())
+    cfg.write_text('roles = ["tools"]\n')
+    with pytest.raises(ConfigError, match="table of glob = role"):
+        load_config(cfg, Settings())
+
+
+def _tree(tmp_path, config=""):
+    (tmp_path / "pyproject.toml").write_text("[tool.portlint]\ntargets = ['tpu']\n" + config)
+    for rel in ("src/pkg/__init__.py", "tests/test_a.py", "examples/demo_run.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("" if rel.endswith("__init__.py") else CUDA_STRING)
+    (tmp_path / "src/pkg/lib.py").write_text(CUDA_STRING)
+    (tmp_path / "tests/k.cu").write_text('__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n')
+    return tmp_path
+
+
+def _json(tmp_path, *args):
+    proc = run_portlint("scan", ".", "--no-cache", "--format", "json", "--target", "tpu", "--target", "rocm", *args, cwd=tmp_path)
+    return proc, json.loads(proc.stdout)
+
+
+def test_findings_outside_the_library_are_notes_with_their_role(tmp_path):
+    proc, doc = _json(_tree(tmp_path))
+    by_path = {f["path"]: f for f in doc["findings"]}
+    assert by_path["src/pkg/lib.py"]["severity"] == "error" and by_path["src/pkg/lib.py"]["role"] == "library"
+    for path, role in (("tests/test_a.py", "test"), ("examples/demo_run.py", "example")):
+        f = by_path[path]
+        assert (f["severity"], f["role"], set(f["targets"].values())) == ("note", role, {"note"}), f
+        assert f["suggestion"].startswith(f"a note, not a blocker: {role} code")
+    # the CUDA test kernel still fails to build for ROCm: its finding keeps its severity
+    assert by_path["tests/k.cu"]["severity"] == "error" and by_path["tests/k.cu"]["role"] == "library"
+    assert doc["summary"]["outside_library"] == 2
+
+
+def test_notes_of_tests_never_fail_the_scan_and_are_summed_apart(tmp_path):
+    _tree(tmp_path)
+    (tmp_path / "src/pkg/lib.py").write_text("import torch\n")
+    (tmp_path / "tests/k.cu").unlink()
+    proc = run_portlint("scan", ".", "--no-cache", "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "No portability problems found in 5 files of library code." in proc.stdout, proc.stdout
+    assert "2 notes in example and test code (2 files), not blockers" in proc.stdout
+    # `--fail-on note` asks for notes too
+    assert run_portlint("scan", ".", "--no-cache", "--fail-on", "note", cwd=tmp_path).returncode == 1
+
+
+def test_config_roles_make_tests_library_again(tmp_path):
+    _, doc = _json(_tree(tmp_path, 'roles = { "tests/**" = "library" }\n'))
+    by_path = {f["path"]: f for f in doc["findings"]}
+    assert by_path["tests/test_a.py"]["severity"] == "error" and by_path["tests/test_a.py"]["role"] == "library"
+    assert by_path["examples/demo_run.py"]["severity"] == "note"
+
+
+def test_sarif_and_migration_report_carry_the_role(tmp_path):
+    _tree(tmp_path)
+    sarif = json.loads(run_portlint("scan", ".", "--no-cache", "--format", "sarif", cwd=tmp_path).stdout)
+    props = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["properties"] for r in sarif["runs"][0]["results"]}
+    assert props["tests/test_a.py"]["role"] == "test" and "role" not in props["src/pkg/lib.py"]
+    report = json.loads(run_portlint("report", ".", "--format", "json", "--no-cache", cwd=tmp_path).stdout)
+    assert report["outside_library"] == {"example": {"findings": 1, "files": 1}, "test": {"findings": 1, "files": 1}}
+    assert {i["path"] for i in report["findings"]} == {"src/pkg/lib.py"}  # the config targets tpu: no rocm finding
+    md = run_portlint("report", ".", "--format", "markdown", "--no-cache", cwd=tmp_path).stdout
+    assert "2 notes in example and test code (2 files), not blockers" in md
+
+
+def test_megatron_and_apex_files_are_cuda_backends_for_the_inferred_scope():
+    from portlint.index.project import _backend_specific
+
+    assert _backend_specific("src/accelerate/utils/megatron_lm.py")
+    assert _backend_specific("fairseq/model_parallel/megatron_trainer.py")
+    assert not _backend_specific("src/accelerate/utils/modeling.py")
+
+
+def test_a_gpu_file_with_an_xla_or_hpu_twin_is_a_backend():
+    from portlint.index.project import _backend_specific
+
+    files = {"pkg/worker/gpu_model_runner.py", "pkg/worker/tpu_model_runner.py", "pkg/worker/gpu_utils.py",
+             "pkg/GPUWorker.py", "pkg/HPUWorker.py"}
+    assert _backend_specific("pkg/worker/gpu_model_runner.py", files)
+    assert _backend_specific("pkg/GPUWorker.py", files)
+    assert not _backend_specific("pkg/worker/gpu_utils.py", files)  # no twin: shared code
+    assert not _backend_specific("pkg/worker/tpu_model_runner.py", files)
