@@ -3,7 +3,9 @@
 Each input is the JSON report of one package scanned whole with default settings
 (`python -m portlint scan . --format json --no-cache --exit-zero -o DIR/<pkg>.json`, run
 from the package's folder). The findings of the Python families (rule ids PTL8*, PTL9*,
-PTL31*, PTL7*, PTL501, PTL504), suppressed ones left out, are pooled over every package,
+PTL31*, PTL7*, PTL501, PTL504), suppressed ones left out, are pooled over every package
+(the notes of test, benchmark, example, script and conversion files -- `role` other than
+library, shown apart as "not blockers" -- are counted but drawn only with --include-notes),
 sorted into a fixed order, and N of them are drawn with a seeded random.sample, so every
 such finding has the same chance whatever package it is in and the same seed gives the
 same draw.
@@ -29,8 +31,9 @@ def python_family(rule: str) -> bool:
     return rule.startswith(FAMILIES) or rule in EXACT
 
 
-def load(reports: Path) -> list[dict]:
-    """Every unsuppressed Python-family finding of the reports in `reports`, in a fixed order."""
+def load(reports: Path, include_notes: bool = False) -> list[dict]:
+    """Every unsuppressed Python-family finding of the reports in `reports`, in a fixed order
+    (library code only unless `include_notes`)."""
     pool = []
     for path in sorted(reports.glob("*.json")):
         package = path.stem
@@ -38,6 +41,8 @@ def load(reports: Path) -> list[dict]:
             findings = json.load(fh)["findings"]
         for f in findings:
             if f.get("suppressed") or not python_family(f["rule"]):
+                continue
+            if not include_notes and f.get("role", "library") != "library":
                 continue
             # the project root is the trees folder (its portlint.toml): paths start with the package
             file = f["path"].removeprefix(package + "/")
@@ -59,14 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=60, help="how many findings to draw")
     parser.add_argument("--seed", type=int, default=2412)
     parser.add_argument("--csv", action="store_true", help="print CSV rows instead of text")
+    parser.add_argument("--include-notes", action="store_true", help="also draw the notes of non-library files")
     args = parser.parse_args(argv)
-    pool = load(args.reports)
+    pool = load(args.reports, args.include_notes)
+    notes = len(load(args.reports, True)) - len(pool) if not args.include_notes else 0
     sample = draw(pool, args.n, args.seed)
     by_package: dict[str, int] = {}
     for r in pool:
         by_package[r["package"]] = by_package.get(r["package"], 0) + 1
     print(f"# {len(pool)} Python-family findings: "
-          + ", ".join(f"{p} {c}" for p, c in sorted(by_package.items())), file=sys.stderr)
+          + ", ".join(f"{p} {c}" for p, c in sorted(by_package.items()))
+          + (f"; {notes} notes in non-library files not drawn" if notes else ""), file=sys.stderr)
     if args.csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(["n", "package", "file", "line", "rule", "message"])
