@@ -11,7 +11,7 @@ import regex_floor  # noqa: E402
 
 
 def test_one_pattern_for_each_rule_family():
-    families = {p.name for p in (REPO / "rules").iterdir() if p.is_dir()} - {"tool"}
+    families = {p.name for p in (REPO / "rules").iterdir() if p.is_dir() and any(p.glob("PTL*.toml"))} - {"tool"}
     cats = regex_floor.load_categories()
     assert sorted(c["family"] for c in cats) == sorted(families)
 

@@ -2,14 +2,14 @@
 baselines, configuration, .gitignore patterns, build files, file names, diff inputs.
 
 Runs in CI with the rest of tests/ (.ci/run). Every property has a fixed seed (the same
-examples on every run, so a failure reproduces) and a budget: a bounded number of examples,
-a per-example deadline, and a total for the module checked at its end."""
+examples on every run, so a failure reproduces) and a budget: a bounded number of examples
+and a per-example deadline far above a linear-time answer (an exponential one blows it).
+Speed itself is measured in bench/, not here."""
 
 from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -19,10 +19,8 @@ from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 SEED = 26
-BUDGET_SECONDS = 240  # the whole module, on a loaded 2-core machine
-_STARTED = time.monotonic()
-FAST = settings(max_examples=150, deadline=2000, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-SLOW = settings(max_examples=25, deadline=20000, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FAST = settings(max_examples=150, deadline=10000, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SLOW = settings(max_examples=25, deadline=60000, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 json_scalars = st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.text(max_size=20)
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
@@ -278,8 +276,3 @@ def test_cat_file_answers_for_any_names(asked):
     out = b"".join(f"HEAD:{n} missing\n".encode("utf-8", "surrogateescape") for n in asked if "\n" not in n)
     count = sum(1 for n in asked if "\n" not in n)
     assert _parse_batch(out, count) == [None] * count
-
-
-def test_the_module_stays_within_its_time_budget():
-    """Last in the file: the whole suite's examples ran within BUDGET_SECONDS."""
-    assert time.monotonic() - _STARTED < BUDGET_SECONDS
