@@ -8,6 +8,7 @@ neither JAX nor target xla/hpu cost a tag check and nothing else."""
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -254,15 +255,31 @@ class _Walker:
         if not names:
             return False
         line = getattr(test, "lineno", 0)
+        assigned = self._assignments(region)
         for name in names:
-            last = None
-            for n in self.tm.region_nodes(region):
-                if isinstance(n, ast.Assign) and n.lineno < line and any(isinstance(t, ast.Name) and t.id == name.id for t in n.targets):
-                    if last is None or n.lineno > last.lineno:
-                        last = n
-            if last is None or not _is_host_read(last.value):
+            lines = assigned.get(name.id)
+            k = bisect.bisect_left(lines, (line,)) if lines else 0
+            if not k or not _is_host_read(lines[k - 1][2].value):
                 return False
         return True
+
+    def _assignments(self, region) -> dict[str, list[tuple[int, int, ast.Assign]]]:
+        """name -> the region's plain `name = ...` assignments as (line, -order, node), by line:
+        one walk of the region, kept for every `if` of it (was a walk per `if` and name)."""
+        memo = self.__dict__.setdefault("_assigned", {})
+        found = memo.get(id(region))
+        if found is None:
+            found = {}
+            for i, n in enumerate(self.tm.region_nodes(region)):
+                if isinstance(n, ast.Assign):
+                    for tgt in n.targets:
+                        if isinstance(tgt, ast.Name):
+                            # -i: of two on one line the walk's first wins, as before
+                            found.setdefault(tgt.id, []).append((n.lineno, -i, n))
+            for entries in found.values():
+                entries.sort(key=lambda e: (e[0], e[1]))
+            memo[id(region)] = found
+        return found
 
     def host_created(self, e, region) -> bool:
         """A tensor made on the CPU: a torch factory with no `device=` and no tensor
