@@ -567,3 +567,21 @@ def test_12_merge_sarif_notifications_are_deduplicated_in_linear_time(tmp_path):
         timeout=60,
     )
     assert out.stdout.strip() == "40000"
+
+
+# ---- round 3 (an attack pass after this round): config values that broke the scan -----------
+
+@pytest.mark.parametrize("body", ["x = " + "[" * 5000 + "]" * 5000, "x = " + "9" * 5000], ids=["nested", "huge-int"])
+def test_r3_a_hostile_pyproject_is_a_config_error_naming_the_file(tmp_path, body):
+    (tmp_path / "k.cu").write_text(ASM)
+    (tmp_path / "pyproject.toml").write_text("# portlint\n" + body + "\n")
+    proc = run_portlint("scan", ".", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "pyproject.toml: invalid TOML" in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_r3_a_huge_max_file_size_is_refused_not_a_green_scan_of_nothing(tmp_path):
+    (tmp_path / "k.cu").write_text(ASM)
+    (tmp_path / "pyproject.toml").write_text("[tool.portlint]\nmax-file-size = 9223372036854775807\n")
+    proc = run_portlint("scan", ".", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2 and "max-file-size must be at most" in proc.stderr, proc.stdout + proc.stderr

@@ -20,6 +20,7 @@ DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "__snapshots__",
     ".portlint_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
 )
+MAX_FILE_SIZE_LIMIT = 1 << 40  # a larger value overflows the readers (a green scan of nothing)
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024
 # Named sets of rules for --select (besides ids and id prefixes).
 PRESETS: dict[str, tuple[str, ...]] = {
@@ -275,6 +276,10 @@ def find_config(start: Path) -> Path | None:
                 continue
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"{candidate}: invalid TOML: {exc}") from None
+            except RecursionError:
+                raise ConfigError(f"{candidate}: invalid TOML: nested too deeply") from None
+            except ValueError as exc:  # an integer past Python's digit limit
+                raise ConfigError(f"{candidate}: invalid TOML: {str(exc)[:120]}") from None
             tool = data.get("tool")
             if isinstance(tool, dict) and "portlint" in tool:
                 return candidate
@@ -355,6 +360,8 @@ def load_config(path: Path, settings: Settings) -> Settings:
         size = table["max-file-size"]
         if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
             raise ConfigError(f"{path}: max-file-size must be a positive integer (bytes)")
+        if size > MAX_FILE_SIZE_LIMIT:
+            raise ConfigError(f"{path}: max-file-size must be at most {MAX_FILE_SIZE_LIMIT} bytes (1 TiB)")
         settings.max_file_size = size
     if "respect-gitignore" in table:
         if not isinstance(table["respect-gitignore"], bool):
