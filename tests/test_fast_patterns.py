@@ -149,7 +149,7 @@ def test_table_needles_on_the_fixtures():
 # Line-anchored byte scans of Python files (portlint/frontends/python/names.py, project.py), spelled as
 # "the first line, or after a newline" so the regex engine searches for the newline byte:
 # they must find what the `^`-anchored (re.M) plain spelling finds.
-_PLAIN_IMPORT_LINE = re.compile(rb"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", re.M)
+_PLAIN_IMPORT_LINE = re.compile(rb"^\s*(?:import|from)[^\S\n]+([A-Za-z_][\w.]*)", re.M)
 _PLAIN_PATCH_LINE = re.compile(rb"^[ \t]*(?!self\.)[A-Za-z_]\w*(?:\.\w+){2,}[ \t]*=[ \t]*\(?\s*[A-Za-z_]\w*\s*\)?[ \t]*$", re.M)
 _LINE_PIECES = ("import", "from", "self", "self.", "a", "b1", "_x", ".", "..", "=", "==", "(", ")", " ", "\t", "\n",
                 "\r", "\f", "\v", "\r\n", "torch", "x.y.z", "#", "é", "9")

@@ -150,8 +150,9 @@ class LineStartPattern:
         return found
 
 
-# the module named first on each import line, read from bytes before any parse
-_IMPORT_LINE = LineStartPattern(rb"\s*(?:import|from)\s+([A-Za-z_][\w.]*)")
+# the module named first on each import line, read from bytes before any parse (the name on the
+# same line: `import` at the end of a line is not an import of the next line's first word)
+_IMPORT_LINE = LineStartPattern(rb"\s*(?:import|from)[^\S\n]+([A-Za-z_][\w.]*)")
 
 
 def modules_on_import_lines(data: bytes) -> set[str]:
