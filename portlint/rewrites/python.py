@@ -525,10 +525,10 @@ def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_be
             last = tail[-1] if tail else node
             c, a, f = _if_return_value(b, runner, node, tail, {}, top=True)
             if _can_cond(names) and _heavy([a, f]):
-                stmts, value = _cond(names, c, [b.expr(a)] if not isinstance(a, ast.Tuple) else [b.expr(x) for x in a.elts],
-                                     [b.expr(f)] if not isinstance(f, ast.Tuple) else [b.expr(x) for x in f.elts], node.lineno)
                 if isinstance(a, ast.Tuple) != isinstance(f, ast.Tuple) or (isinstance(a, ast.Tuple) and len(a.elts) != len(f.elts)):
                     raise _Refuse("the branches return tuples of different lengths (or a tuple and another value)")
+                elements = lambda v: [b.expr(x) for x in v.elts] if isinstance(v, ast.Tuple) else [b.expr(v)]
+                stmts, value = _cond(names, c, elements(a), elements(f), node.lineno)
                 return _offer(f"return the taken branch's value with {names.lax}.cond", _span(ctx, node, last),
                               _text(stmts + [ast.Return(value)], indent))
             value = b.select(c, a, f)

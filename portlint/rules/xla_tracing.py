@@ -116,6 +116,7 @@ class _Walker:
         self.tnames = rewrites.Names(tm.imports, "torch")
         self.bool_names: dict[ast.AST, set[str]] = {}
         self.bindings: dict[ast.AST, dict[str, list[ast.AST]]] = {}
+        self.assigned: dict[ast.AST, dict[str, list[tuple[int, int, ast.Assign]]]] = {}
         self.buffers: dict[ast.AST, set[str]] = {}
 
     # helpers
@@ -266,8 +267,7 @@ class _Walker:
     def _assignments(self, region) -> dict[str, list[tuple[int, int, ast.Assign]]]:
         """name -> the region's plain `name = ...` assignments as (line, -order, node), by line:
         one walk of the region, kept for every `if` of it (was a walk per `if` and name)."""
-        memo = self.__dict__.setdefault("_assigned", {})
-        found = memo.get(id(region))
+        found = self.assigned.get(region.node)
         if found is None:
             found = {}
             for i, n in enumerate(self.tm.region_nodes(region)):
@@ -278,7 +278,7 @@ class _Walker:
                             found.setdefault(tgt.id, []).append((n.lineno, -i, n))
             for entries in found.values():
                 entries.sort(key=lambda e: (e[0], e[1]))
-            memo[id(region)] = found
+            self.assigned[region.node] = found
         return found
 
     def host_created(self, e, region) -> bool:

@@ -47,7 +47,7 @@ def load(reports: Path, include_notes: bool = False) -> list[dict]:
             # the project root is the trees folder (its portlint.toml): paths start with the package
             file = f["path"].removeprefix(package + "/")
             pool.append({"package": package, "file": file, "line": f["start_line"], "rule": f["rule"],
-                         "message": f["message"]})
+                         "message": f["message"], "role": f.get("role", "library")})
     pool.sort(key=lambda r: (r["package"], r["file"], r["line"], r["rule"], r["message"]))
     return pool
 
@@ -66,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", action="store_true", help="print CSV rows instead of text")
     parser.add_argument("--include-notes", action="store_true", help="also draw the notes of non-library files")
     args = parser.parse_args(argv)
-    pool = load(args.reports, args.include_notes)
-    notes = len(load(args.reports, True)) - len(pool) if not args.include_notes else 0
+    everything = load(args.reports, include_notes=True)
+    pool = everything if args.include_notes else [r for r in everything if r["role"] == "library"]
+    notes = len(everything) - len(pool)
     sample = draw(pool, args.n, args.seed)
     by_package: dict[str, int] = {}
     for r in pool:
