@@ -18,6 +18,8 @@ from portlint.core.registry import detector
 
 RCCL_BASE = "RCCL releases based on NCCL 2.21.5 (ROCm/rccl@0cbce2a7, Oct 2024)"
 NEWER_RCCL = "newer RCCL (ROCm/rocm-systems, NCCL 2.28 base) has it"
+# the RCCL release (its NCCL base, `[tool.portlint.versions] rccl`) from which NEWER_RCCL holds
+NEWER_RCCL_BASE = (2, 28)
 NO_RCCL = "no RCCL release has it (NCCL 2.30 parameter API)"
 
 # NCCL functions absent from the RCCL 2.21.5-based release: name -> what newer RCCL says. The
@@ -160,6 +162,8 @@ def nccl_api_version_drift(ctx) -> None:
             device_lines.add(line)
         if use.name in MISSING_IN_RCCL or row is not None:
             later = MISSING_IN_RCCL.get(use.name) or row.advise(use.name)
+            if later.startswith(NEWER_RCCL) and ctx.settings.version("rccl") >= NEWER_RCCL_BASE:
+                continue  # the configured RCCL (`[tool.portlint.versions] rccl`) has it
             if not use.in_macro and _under_nccl_version_test(use.node) and later.startswith(NEWER_RCCL):
                 continue  # a version test that RCCL's reported base version answers correctly
             alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""
