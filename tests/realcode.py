@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import csv
+import fcntl
+import functools
+import hashlib
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -128,16 +133,58 @@ def fetch_trees(name: str) -> Path:
     return dest
 
 
+@functools.lru_cache(maxsize=1)
+def _portlint_digest() -> str:
+    """A digest of the portlint the scans run: every file of the package the subprocess will
+    import (found the way it finds it: PYTHONPATH, then the installed one) and of the rules/
+    folder beside it."""
+    spec = importlib.util.find_spec("portlint")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("portlint is not importable")
+    package = Path(next(iter(spec.submodule_search_locations))).resolve()
+    digest = hashlib.sha256()
+    for folder in (package, package.parent / "rules"):
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(folder.parent)).encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def scan(tree: Path, mode: str, extra: tuple[str, ...] = (), paths: tuple[str, ...] = (".",)) -> list[dict]:
-    """Findings of one package tree in one mode, through the real command line."""
+    """Findings of one package tree in one mode, through the real command line.
+
+    The recall test and the judged-findings test scan the same trees with the same arguments;
+    the report is kept in the set's work/scans/ folder under a key of the arguments and the
+    digest of the portlint that ran, so the second asks costs nothing. A lock per key lets
+    pytest-xdist's workers wait for one another instead of scanning twice; a report of another
+    portlint (the digest differs) is rescanned and replaced, so the folder holds one report per
+    tree, mode and arguments."""
     args = [sys.executable, "-m", "portlint", "scan", *paths, "--format", "json", "--no-cache",
             "--exit-zero", "--no-progress", *extra]
     if mode != "inferred":
         args += ["--target", mode]
-    proc = subprocess.run(args, cwd=tree, capture_output=True, text=True, timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"portlint on {tree.name} ({mode}) exited {proc.returncode}:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout)["findings"]
+    store = tree.parent.parent / "work" / "scans"
+    store.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(json.dumps([tree.name, mode, args[2:]]).encode()).hexdigest()[:24]
+    digest = _portlint_digest()
+    with open(store / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = store / f"{name}.json"
+        if kept.is_file():
+            with open(kept, encoding="utf-8") as fh:
+                record = json.load(fh)
+            if record.get("portlint") == digest:
+                return record["findings"]
+        proc = subprocess.run(args, cwd=tree, capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            raise RuntimeError(f"portlint on {tree.name} ({mode}) exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+        findings = json.loads(proc.stdout)["findings"]
+        partial = kept.with_suffix(".part")
+        with open(partial, "w", encoding="utf-8") as fh:
+            json.dump({"portlint": digest, "tree": tree.name, "mode": mode, "findings": findings}, fh)
+        os.replace(partial, kept)
+        return findings
 
 
 def score(labels: list[Label], found: dict[tuple[str, str, str, int], list[str]]) -> Outcome:

@@ -67,3 +67,35 @@ def test_derived_nccl_rows_cover_the_hand_kept_notes():
     assert host == set(MISSING_IN_RCCL)
     assert {"ncclDevComm", "ncclTeam", "ncclLsaBarrierSession", "ncclGetLsaPointer"} <= device
     assert not host & device
+
+
+def test_the_configured_rccl_release_decides_which_functions_are_missing(tmp_path):
+    """[tool.portlint.versions] rccl, through the real command line: on the default (NCCL
+    2.21.5-based) RCCL both calls are reported; on an RCCL with the NCCL 2.28 base only the one
+    no RCCL has."""
+    import json
+    import subprocess
+    import sys
+
+    src = tmp_path / "drift.cu"
+    src.write_text(
+        "typedef struct ncclComm* ncclComm_t;\n"
+        "int ncclCommShrink(ncclComm_t, int*, int, ncclComm_t*, void*, int);\n"
+        "int ncclParamGetInt(const char*, long*);\n"
+        "void f(ncclComm_t c, ncclComm_t* o, long* v) {\n"
+        "  ncclCommShrink(c, nullptr, 0, o, nullptr, 0);\n"
+        "  ncclParamGetInt(\"x\", v);\n"
+        "}\n",
+        encoding="utf-8",
+    )
+
+    def reported(config: str) -> list[str]:
+        (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "portlint", "scan", ".", "--format", "json", "--no-cache",
+                               "--select", "PTL503"], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 1, proc.stderr
+        return sorted(f["message"].split("`")[1] for f in json.loads(proc.stdout)["findings"])
+
+    assert reported("[tool.portlint]\n") == ["ncclCommShrink", "ncclParamGetInt"]
+    assert reported("[tool.portlint.versions]\nrccl = \"2.27\"\n") == ["ncclCommShrink", "ncclParamGetInt"]
+    assert reported("[tool.portlint.versions]\nrccl = \"2.28\"\n") == ["ncclParamGetInt"]

@@ -66,7 +66,7 @@ FUNCTION_LEVEL = {
     "portlint.frontends.python.names": 1, "portlint.frontends.python.pyimports": 1,
     "portlint.rules.collectives": 1, "portlint.rules.cuda_libraries": 1, "portlint.rules.triton": 1,
     "portlint.rules.cuda_warp.analysis": 1, "portlint.output.report.summary": 1,
-    "portlint.output.formats.statistics": 1, "portlint.output.formats.text": 1,
+    "portlint.output.formats.statistics": 1,
     "portlint.output.formats.json_report": 1, "portlint.findings.precedence": 1,
     "portlint.findings.selection": 1, "portlint.analyses.python.traced_values": 1,
 }

@@ -78,7 +78,12 @@ def test_default_link_in_text_and_sarif(tmp_path):
     (tmp_path / "k.cu").write_text(KERNEL)
     text = run_portlint("scan", "k.cu", "--no-cache", "--isolated", cwd=tmp_path).stdout
     finding_lines = [ln for ln in text.splitlines() if ln.startswith("  targets:")]
-    assert finding_lines and all("; docs: docs/rules/PTL" in ln for ln in finding_lines)
+    # no docs-url: the command that prints the page from the installed wheel, which works in
+    # any tree (a relative docs/rules/PTLnnn.md exists only in portlint's own repository)
+    assert finding_lines and all("; docs: `portlint rule PTL" in ln for ln in finding_lines)
+    rule = finding_lines[0].split("`portlint rule ")[1].split("`")[0]
+    page = run_portlint("rule", rule, cwd=tmp_path)
+    assert page.returncode == 0 and page.stdout.startswith(f"# {rule}"), page.stdout[:200]
     log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--isolated", "--format", "sarif", cwd=tmp_path).stdout)
     # no documentation URL is configured or in portlint's metadata: helpUri is left out rather
     # than a relative docs/rules/PTLnnn.md that resolves nowhere a SARIF viewer looks

@@ -225,3 +225,31 @@ def test_file_outside_the_root_has_an_absolute_file_uri_and_no_base(tmp_path):
     assert arts["in.cu"] == {"uri": "in.cu", "uriBaseId": "%SRCROOT%"}
     (note,) = run["invocations"][0]["toolExecutionNotifications"]
     assert note["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": (tmp_path / "elsewhere" / "bin.cu").resolve().as_uri()}
+
+
+def test_message_carries_the_code_a_suggestion_introduces(tmp_path):
+    """A suggestion whose sentence ends in `:` introduces code: the SARIF message keeps it
+    (it was cut at the first newline, leaving "Keep one mask type per platform:")."""
+    (tmp_path / "k.cu").write_text(
+        "#define FULL_MASK 0xffffffff\n"
+        "__global__ void k(float* o, float v) {\n"
+        "  o[threadIdx.x] = __shfl_down_sync(FULL_MASK, v, 1);\n"
+        "}\n")
+    log = sarif("k.cu", "--select", "PTL104", cwd=tmp_path)
+    assert validate(log) == []
+    texts = [r["message"]["text"] for r in log["runs"][0]["results"]]
+    assert texts and all("per platform:\n#if defined(__HIP_PLATFORM_AMD__)" in t and "kFullMask" in t for t in texts), texts
+
+
+def test_a_long_suggestion_keeps_its_first_paragraph(tmp_path):
+    """A kernel skeleton is not pasted into the message: its first paragraph, and where the
+    rest is."""
+    from types import SimpleNamespace
+
+    from portlint.output.formats.sarif import _message_text
+
+    long = "Port it as below:\n" + "\n".join(f"line {i}" for i in range(40))
+    text = _message_text(SimpleNamespace(message="m.", suggestion="Intro sentence.\n\n" + long))
+    assert text.startswith("m. Suggestion: Intro sentence.\n(") and "more lines: the JSON report's `suggestion`" in text
+    short = _message_text(SimpleNamespace(message="m.", suggestion="Do this:\n  x = 1;\n"))
+    assert short == "m. Suggestion: Do this:\n  x = 1;"

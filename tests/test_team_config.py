@@ -89,6 +89,8 @@ def test_narrowed_targets_show_their_own_releases(tmp_path):
     assert log["runs"][0]["properties"]["portlint/versions"] == {"rocm": "6.1", "rccl": "2.21", "triton": "3.9"}
     html = run_portlint("report", "k.cu", "--no-cache", cwd=tmp_path).stdout
     assert "targets: rocm; versions: rocm 6.1" in html
+    report = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--format", "json", cwd=tmp_path).stdout)
+    assert report["versions"] == {"rocm": "6.1", "rccl": "2.21", "triton": "3.9"}
 
 
 @pytest.mark.parametrize(("config", "needle"), [

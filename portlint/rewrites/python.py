@@ -18,6 +18,10 @@ middle operand is a name or constant):
 - `while c:` over assignments (and `if b: break` at the top of the body; jax only)
                                                 -> `lax.while_loop` carrying the assigned names
 - `for i in range(n):` over assignments, `n` traced (jax only) -> `lax.fori_loop`
+- `for i in range(N):` over assignments with a top-level `if c: break`, `N` static and `c`
+  traced (jax only)                             -> `lax.fori_loop` over the whole range with a
+  carried stop flag: later trips keep the state; static bounds make it a scan, so it is
+  reverse-differentiable, where a traced bound or a `while` is forward- and jvp-only
 
 A select computes every value on both sides, so branch values must be arrays (or numbers)
 of one shape; the fixes are `unsafe`. A name one branch leaves unassigned must be bound
@@ -48,7 +52,7 @@ from dataclasses import dataclass
 from portlint.core.model import Edit, Fix, Span
 from portlint.frontends.python.astindex import walk
 
-__all__ = ["Fix", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "while_fix"]
+__all__ = ["Fix", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "static_break_fix", "while_fix"]
 
 
 @dataclass(frozen=True)
@@ -631,7 +635,7 @@ def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = froze
         state_in = ast.Assign([store], ast.Name("state", ast.Load()), lineno=0)
         cond_fn = ast.FunctionDef(f"_loop_cond_{line}", _args(["state"]), [state_in, ast.Return(test)], [], lineno=0)
         body_fn = ast.FunctionDef(f"_loop_body_{line}", _args(["state"]), [copy.deepcopy(state_in), ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
-        init = [ast.Name(n, ast.Load()) for n in changed] + ([_call(f"{names.np}.asarray", ast.Constant(False))] if stop is not None else [])
+        init = [ast.Name(n, ast.Load()) for n in changed] + ([ast.Constant(False)] if stop is not None else [])
         carry = _carry(names, body_fn.name, init, line)
         call = _call(f"{names.lax}.while_loop", ast.Name(cond_fn.name, ast.Load()), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
         out = ast.Assign([store if stop is None else _state(changed + ["_"])[1]], call, lineno=0)
@@ -694,7 +698,47 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         out = ast.Assign([store], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
+    return _offer("loop with jax.lax.fori_loop (a traced bound makes it a while_loop: differentiable forward and by jvp; "
+                  "reverse-mode jax.grad cannot)", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
+
+
+def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
+    """`for i in range(<static>):` whose body stops at a top-level `if c: break` on a traced `c`
+    -> `lax.fori_loop` over the whole static range with a carried stop flag: once it is set, each
+    later trip keeps the state as it was (a select, with the double-where guarding the unsafe
+    operations the masked trips still compute). Static bounds make fori_loop a scan, so the
+    rewrite is reverse-differentiable like the original run eagerly; the caller checks that the
+    range's arguments are not traced."""
+    try:
+        _needs(names, lax=True)
+        if node.orelse or not isinstance(node.target, ast.Name):
+            raise _Refuse("`for ... else` or a loop target that is not one name")
+        call = node.iter
+        if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
+            raise _Refuse("a range with a step")
+        lo, hi = (ast.Constant(0), call.args[0]) if len(call.args) == 1 else tuple(call.args)
+        target = node.target.id
+        b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before, {target})
+        if stop is None:
+            raise _Refuse("no top-level `if c: break` in the loop")
+        line = node.lineno
+        flag = f"_stop_{line}"
+        load, store = _state(changed + [flag])
+        state_in = ast.Assign([store], ast.Name("state", ast.Load()), lineno=0)
+        stopped = ast.Name(flag, ast.Load())
+        # a trip after the stop keeps every value; the trip that sets it keeps what _loop
+        # selected at the break
+        values = [b.select(stopped, ast.Name(n, ast.Load()), env[n]) for n in changed]
+        values.append(_call(f"{names.np}.logical_or", ast.Name(flag, ast.Load()), stop))
+        body_fn = ast.FunctionDef(f"_loop_body_{line}", _args([target, "state"]), [state_in, ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
+        init = [ast.Name(n, ast.Load()) for n in changed] + [ast.Constant(False)]
+        carry = _carry(names, body_fn.name, init, line, f"{ast.unparse(lo)}, ")
+        loop = _call(f"{names.lax}.fori_loop", copy.deepcopy(lo), copy.deepcopy(hi), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
+        out = ast.Assign([_state(changed + ["_"])[1]], loop, lineno=0)
+    except _Refuse as exc:
+        return NoFix(str(exc))
+    return _offer("early-exit loop over a static range with jax.lax.fori_loop and a stop flag (reverse-differentiable)",
+                  _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
 
 
 class _BoundIndex:

@@ -172,14 +172,17 @@ def _python_strings(ctx, wanted):
 
 
 def _flag_findings(ctx, want: str):
-    """(span, hit) for each flag of kind `want` ("arch" | "nvcc"), one per line."""
-    seen: set[int] = set()
+    """(span, hit) for each flag of kind `want` ("arch" | "nvcc"): one per line for the arch
+    flags (the `-gencode` list of a line is one choice), each for the nvcc-only options (each
+    has its own counterpart)."""
+    seen: set = set()
     kind = _kind(ctx)
 
     def keep(span: Span) -> bool:
-        if span.start_line in seen:
+        key = span.start_line if want == "arch" else (span.start_line, span.start_col)
+        if key in seen:
             return False
-        seen.add(span.start_line)
+        seen.add(key)
         return True
 
     if kind == "cmake":
@@ -352,10 +355,13 @@ def nvcc_only_flags(ctx) -> None:
                     _report(ctx, arg.span, flag=arg.text, behaviour="has no HIP counterpart property",
                                suggestion="`-fgpu-rdc` in the HIP compile and link options (CMake: target_compile_options / "
                                           "target_link_options under the HIP language)")
+    flagged: set[tuple[int, int]] = set()
     for span, hit in _flag_findings(ctx, "nvcc"):
-        if span.start_line in seen:
+        # every nvcc-only flag of a line is its own finding (each has its own counterpart);
+        # a line whose CUDA_SEPARABLE_COMPILATION property was reported is that one finding
+        if span.start_line in seen or (span.start_line, span.start_col) in flagged:
             continue
-        seen.add(span.start_line)
+        flagged.add((span.start_line, span.start_col))
         behaviour = {"rejected": "is rejected by hipcc", "ignored": "is ignored by hipcc (\"argument unused\")",
                      "misread": "is read by hipcc as a different option"}[hit.flag.hipcc]
         _report(ctx, span, flag=hit.token, behaviour=behaviour, suggestion=hit.flag.counterpart)

@@ -18,6 +18,8 @@ from portlint.core.registry import detector
 
 RCCL_BASE = "RCCL releases based on NCCL 2.21.5 (ROCm/rccl@0cbce2a7, Oct 2024)"
 NEWER_RCCL = "newer RCCL (ROCm/rocm-systems, NCCL 2.28 base) has it"
+# the RCCL release (its NCCL base, `[tool.portlint.versions] rccl`) from which NEWER_RCCL holds
+NEWER_RCCL_BASE = (2, 28)
 NO_RCCL = "no RCCL release has it (NCCL 2.30 parameter API)"
 
 # NCCL functions absent from the RCCL 2.21.5-based release: name -> what newer RCCL says. The
@@ -160,6 +162,8 @@ def nccl_api_version_drift(ctx) -> None:
             device_lines.add(line)
         if use.name in MISSING_IN_RCCL or row is not None:
             later = MISSING_IN_RCCL.get(use.name) or row.advise(use.name)
+            if later.startswith(NEWER_RCCL) and ctx.settings.version("rccl") >= NEWER_RCCL_BASE:
+                continue  # the configured RCCL (`[tool.portlint.versions] rccl`) has it
             if not use.in_macro and _under_nccl_version_test(use.node) and later.startswith(NEWER_RCCL):
                 continue  # a version test that RCCL's reported base version answers correctly
             alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""
@@ -173,6 +177,45 @@ def nccl_api_version_drift(ctx) -> None:
             later=later,
             suggestion="Feature-test the RCCL you build against (CMake check_symbol_exists, or RCCL_* feature macros) rather than NCCL_VERSION_CODE, which RCCL sets to its NCCL base" + alt + ".",
         )
+    _device_headers_and_loaded_names(ctx, derived)
+
+
+_DLSYM = {"dlsym", "dlvsym", "GetProcAddress"}
+DEVICE_API_LATER = "no RCCL release has NCCL's device API (NCCL 2.28+, nccl_device.h)"
+
+
+def _device_headers_and_loaded_names(ctx, derived: dict) -> None:
+    """The other two ways code reaches what RCCL lacks: `#include <nccl_device.h>` (or a
+    header under nccl_device/), not found on ROCm, and a function loaded by name
+    (`dlsym(handle, "ncclCommWindowRegister")`), which links but returns NULL there."""
+    for node in nodes_of_types(ctx.tree.root_node, ("preproc_include", "call_expression")):
+        if node.type == "preproc_include":
+            path = node.child_by_field_name("path")
+            header = node_text(path)[1:-1].strip() if path is not None and path.type in ("system_lib_string", "string_literal") else ""
+            if header == "nccl_device.h" or header.startswith("nccl_device/"):
+                report(ctx, path, name=header, base=RCCL_BASE, later=DEVICE_API_LATER,
+                       suggestion="Keep the NCCL device-API code in the CUDA build (`#ifndef __HIP_PLATFORM_AMD__`) "
+                                  "and give AMD a host-API path (ncclSend/ncclRecv, the collectives).")
+            continue
+        fn = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        if fn is None or args is None or node_text(fn).split("::")[-1] not in _DLSYM:
+            continue
+        named = [a for a in args.named_children if a.type == "string_literal"]
+        if len(named) != 1:
+            continue
+        name = node_text(named[0])[1:-1]
+        row = derived.get(name)
+        if name in MISSING_IN_RCCL or row is not None:
+            later = MISSING_IN_RCCL.get(name) or row.advise(name)
+            if later.startswith(NEWER_RCCL) and ctx.settings.version("rccl") >= NEWER_RCCL_BASE:
+                continue
+        elif PARAM_API.match(name):
+            later = NO_RCCL
+        else:
+            continue
+        report(ctx, named[0], name=name, base=RCCL_BASE, later=later + "; loaded by name, the lookup returns NULL on RCCL",
+               suggestion="Check the looked-up pointer for NULL and take the RCCL path when it is missing, or feature-test the RCCL you build against.")
 
 
 # ---- PTL505 -------------------------------------------------------------------------------

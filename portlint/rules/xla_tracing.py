@@ -573,15 +573,37 @@ class _Walker:
         bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
         names = self.names(region)
         if isinstance(node, ast.If):
+            loop = self._static_break_loop(node, region)
+            if loop is not None:
+                loop_bound = rewrites.bound_before(self.tm.enclosing_function(loop), loop.lineno)
+                return rewrites.static_break_fix(self.ctx, loop, names, loop_bound)
             return rewrites.if_fix(self.ctx, node, names, self._next_statement(node), bound, self._rest_of_block(node))
         if isinstance(node, ast.While):
             return rewrites.while_fix(self.ctx, node, names, bound)
         return rewrites.fori_fix(self.ctx, node, names, bound)
 
+    def _static_break_loop(self, node, region):
+        """The `for i in range(<static>)` loop (jax) whose body holds `node`, a top-level
+        `if c: break` on a traced value: its rewrite is the whole loop's, not the if's."""
+        if region.kind != "jax" or node.orelse or len(node.body) != 1 or not isinstance(node.body[0], ast.Break):
+            return None
+        loop = self.tm.parents.get(node)
+        if not (isinstance(loop, ast.For) and node in loop.body and isinstance(loop.iter, ast.Call)
+                and dotted(loop.iter.func) == "range"):
+            return None
+        if any(self.traced(a, region) or self._host_value(a, region) for a in loop.iter.args):
+            return None
+        return loop
+
     def _covered(self, node, region):
         """A NoFix when an enclosing flagged statement's rewrite replaces this one too."""
         p = self.tm.parents.get(node)
         while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            if isinstance(p, ast.For) and not (isinstance(node, ast.If) and self._static_break_loop(node, region) is p):
+                # another traced statement of a loop whose early exit is rewritten as a whole
+                breaks = [s for s in p.body if isinstance(s, ast.If) and self.traced(s.test, region) and self._static_break_loop(s, region) is p]
+                if breaks and isinstance(self._rewrite(breaks[0], region), rewrites.Fix):
+                    return rewrites.NoFix(f"the rewrite offered at line {breaks[0].lineno} covers this statement")
             flagged = isinstance(p, (ast.If, ast.While)) and self.traced(p.test, region) or isinstance(p, ast.For) and region.kind == "jax" \
                 and isinstance(p.iter, ast.Call) and dotted(p.iter.func) == "range" and any(self.traced(a, region) or self._host_value(a, region) for a in p.iter.args)
             if flagged and isinstance(self._rewrite(p, region), rewrites.Fix):

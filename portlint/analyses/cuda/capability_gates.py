@@ -45,6 +45,9 @@ _LOG_CALL = re.compile(r"\b(?:printf|fprintf|puts|LOG\w*|VLOG|TORCH_WARN\w*|fmt:
 _CONDITION = re.compile(r"\b(if|while)\s*\(")
 _BOOL_INIT = re.compile(r"\b(?:const\s+|static\s+)*bool\s+(\w+)\s*=\s*([^;{}]+);")
 _SWITCH = re.compile(r"\bswitch\s*\(")
+_RETURN = re.compile(r"\breturn\s+([^;{}]+);")
+_FUNCTION = re.compile(r"\b(\w+)\s*\([^(){};]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
+_KEYWORDS = {"if", "while", "for", "switch", "catch", "return", "sizeof", "decltype", "alignof"}
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,19 @@ class _Facts:
             self.assigns.setdefault(m.group(1), []).append((m.start(), m.group(2).strip()))
         for v in self.assigns.values():
             v.sort()
+        # helpers that compute a capability value (`int sm_version() { ...; return major * 10
+        # + minor; }`): a call to one reads as the expression it returns
+        self.helpers: dict[str, str] = {}
+        for m in _FUNCTION.finditer(code):
+            if m.group(1) in _KEYWORDS:
+                continue
+            body_end = _balanced(code, m.end() - 1)
+            returns = list(_RETURN.finditer(code, m.end(), body_end))
+            if len(returns) != 1 or re.search(r"[<>=!]=|[<>]|&&|\|\|", returns[0].group(1)):
+                continue  # a helper returning a comparison is a gate itself (reported at its return)
+            inner = translate(returns[0].group(1), self, returns[0].start())
+            if inner is not None and ("M" in inner or "m" in inner):
+                self.helpers[m.group(1)] = inner
 
     def value_of(self, name: str, at: int) -> str | None:
         best = None
@@ -104,6 +120,9 @@ class _Facts:
             return "M" if m.group(2) == "major" else "m"
         if _PROPS_CALL.search(chain.strip()):
             return "M" if flat.endswith("major") else "m"
+        call = re.fullmatch(r"(?:\w+::)*(\w+)\(\w*\)", flat)
+        if call and call.group(1) in getattr(self, "helpers", {}):
+            return f"({self.helpers[call.group(1)]})"
         if re.fullmatch(r"\w+", flat) and depth < 4:
             expr = self.value_of(flat, at)
             if expr is None:
@@ -323,6 +342,9 @@ def gates(ctx) -> list[Gate]:
         if uses and all(_inside_log_call(code, m.end() + u.start()) for u in uses):
             continue  # the flag is only printed
         candidates.append((m.start(2), m.end(2), m.group(2), None))
+    for m in _RETURN.finditer(code):
+        # `return prop.major >= 9;`: a helper whose answer is the gate (its callers branch on it)
+        candidates.append((m.start(1), m.end(1), m.group(1), None))
     for m in _SWITCH.finditer(code):
         close = _balanced(code, m.end() - 1)
         subject = code[m.end() : close - 1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from portlint import __version__
+from portlint.core.config import STACK_TARGET
 from portlint.findings.fingerprint import portlint_fingerprint, portlint_fingerprints
 
 
@@ -62,6 +63,8 @@ def render_json(result, settings, options) -> str:
         "version": SCHEMA_VERSION,
         "tool": {"name": "portlint", "version": __version__},
         "targets": list(settings.targets),
+        # the releases the verdicts rest on ([tool.portlint.versions]), for the targets judged
+        "versions": {k: v for k, v in settings.versions.items() if STACK_TARGET[k] in settings.targets},
         "summary": {
             "files_scanned": result.files_scanned,
             "findings": len(active),

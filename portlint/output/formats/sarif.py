@@ -100,12 +100,26 @@ def _over_limit_text(dropped: int) -> str | None:
     )
 
 
+_SUGGESTION_LINES = 12  # a longer suggestion (a kernel skeleton) is cut at a paragraph's end
+
+
 def _message_text(f) -> str:
+    """The message and the suggestion. A suggestion of a few lines goes whole (a sentence that
+    ends in `:` introduces the code after it); a long one keeps its first paragraph, at most
+    _SUGGESTION_LINES lines, and says where the rest is."""
     text = f.message
-    if f.suggestion:
-        first = f.suggestion.strip().splitlines()[0]
-        text = f"{text} Suggestion: {first}"
-    return text
+    if not f.suggestion:
+        return text
+    lines = f.suggestion.strip().splitlines()
+    if len(lines) > _SUGGESTION_LINES:
+        kept = []
+        for line in lines[:_SUGGESTION_LINES]:
+            if not line.strip() and kept and not kept[-1].rstrip().endswith(":"):
+                break
+            kept.append(line)
+        rest = len(lines) - len(kept)
+        lines = kept + [f"({rest} more lines: the JSON report's `suggestion`)"]
+    return f"{text} Suggestion: " + "\n".join(lines)
 
 
 def _region(span, wide_lines):

@@ -17,9 +17,17 @@ from pathlib import Path
 
 from portlint.core.config import targets_line
 from portlint.core.model import TARGETS, Severity
+from portlint.core.rule_links import rule_url
 from portlint.findings.selection import selection_note
 from portlint.output.escape import controls
 from portlint.output.report.summary import outside_library_line, role_counts
+
+
+def _docs_pointer(rule_id: str, docs_url: str | None) -> str:
+    """Where a reader finds the rule's page: the configured docs-url, or else the command that
+    prints it from the installed package (a relative docs/rules/PTLnnn.md exists in portlint's
+    repository, not in the scanned one)."""
+    return rule_url(rule_id, docs_url) if docs_url else f"`portlint rule {rule_id}`"
 
 
 def escape_controls(text: str) -> str:
@@ -51,15 +59,13 @@ def render_text(result, settings, options) -> str:
     sources = _SourceCache(settings.root) if show_source else None
     active = [f for f in result.findings if not f.suppressed]
     cwd = os.getcwd()
-    from portlint.core.rule_links import rule_url
-
     for f in active:
         sev = f.severity.value
         where = escape_controls(shown_path(f.path, settings.root, cwd))
         head = f"{_paint(f'{where}:{f.span.start_line}:{f.span.start_col}:', 'bold', color)} {_paint(f.rule_id, 'bold', color)} {_paint(sev, sev, color)} {escape_controls(f.message)}"
         out.append(head)
         targets = ", ".join(f"{t} {s.value}" for t, s in f.targets.items())
-        out.append(_paint(f"  targets: {targets}; confidence: {f.confidence}; docs: {rule_url(f.rule_id, settings.docs_url)}", "dim", color))
+        out.append(_paint(f"  targets: {targets}; confidence: {f.confidence}; docs: {_docs_pointer(f.rule_id, settings.docs_url)}", "dim", color))
         if sources is not None:
             text = sources.line(f.path, f.span.start_line)
             if text is not None:
