@@ -12,6 +12,7 @@ from portlint.rules.cuda_warp.availability import builtin_availability
 from portlint.rules.cuda_warp.cub_widths import cub_widths
 from portlint.rules.cuda_warp.host_warps import host_macros, host_one_warp_blocks
 from portlint.rules.cuda_warp.lane_math import count_definitions, index_arithmetic
+from portlint.rules.cuda_warp.logical_warps import default_widths
 from portlint.rules.cuda_warp.masks import masks
 from portlint.rules.cuda_warp.reductions import reductions
 from portlint.rules.cuda_warp.spin_waits import spin_waits
@@ -34,6 +35,7 @@ def warp_findings(ctx) -> Analysis:
     lane_hits = any(h.rule in ("PTL101", "PTL102") and not (h.fix is not None and h.fix.applicability == "safe") for h in a.hits)
     reductions(a, lane_hits)
     masks(a)
+    default_widths(a)
     builtin_availability(a)
     warpsize_constants(a)
     host_macros(a)

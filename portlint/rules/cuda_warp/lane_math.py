@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
-from portlint.analyses.cuda.warp_facts import DATA_NAMES, LANE_NAMES, callee_name, strip_parens
+from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, DATA_NAMES, LANE_NAMES, callee_name, strip_parens
 from portlint.rules.cuda_warp.analysis import (
-    CONST_CONTEXT_PARENTS, SHUFFLE, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
+    CONST_CONTEXT_PARENTS, MASK_FUNCS, SHUFFLE, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
 from portlint.rules.cuda_warp.host_warps import host_arith
 from portlint.rules.cuda_warp.logical_warps import chosen_group_size
@@ -21,17 +21,74 @@ from portlint.core.model import Edit, Fix
 _ID_NAME = re.compile(r"(?i)warp|lane|wave|^wid$|^w_?id$|^laneid$")
 
 
-def _feeds_shuffle(a: Analysis, node, name: str) -> bool:
-    """Is variable `name` passed to a shuffle in the function around `node` (a source lane)?"""
+_COMPARISONS = ("<", ">", "<=", ">=", "==", "!=")
+
+
+def _warp_use(a: Analysis, node, name: str) -> str | None:
+    """What makes variable `name` (defined at `node`) a lane or warp value by what it does in
+    its function, whatever it is called: it is passed to a shuffle, vote, ballot or `*_sync`
+    intrinsic; it is a shift count (`1u << lane`, a lane mask); it is the whole index of a
+    one-dimensional `__shared__` array (`partial[w]`: one slot per warp); or it is compared
+    with a lane id (`lane < nw`). None when no use says so (a data coordinate: `row = tid / 32`
+    read only as `x[row * n + col]`)."""
     fn = a.function_of(node)
     if fn is None:
-        return False
-    for call in nodes_of_types(fn, ("call_expression",)):
-        if SHUFFLE.search(callee_name(call) or ""):
-            args = call.child_by_field_name("arguments")
-            if args is not None and any(node_text(i) == name for i in nodes_of_types(args, ("identifier",))):
-                return True
-    return False
+        return None
+    shared = _shared_1d_arrays(a)
+    facts = None
+    for ident in nodes_of_types(fn, ("identifier",)):
+        if node_text(ident) != name or ident.start_byte <= node.end_byte and ident.end_byte >= node.start_byte:
+            continue
+        child, p = ident, ident.parent
+        while p is not None and p.type in ("parenthesized_expression", "cast_expression"):
+            child, p = p, p.parent
+        if p is None:
+            continue
+        if p.type == "argument_list" and p.parent is not None and p.parent.type == "call_expression":
+            callee = callee_name(p.parent) or ""
+            if SHUFFLE.search(callee) or callee in MASK_FUNCS or callee in BALLOT_CALLS:
+                return f"it is passed to `{callee}`"
+        if p.type == "binary_expression":
+            op = node_text(p.child_by_field_name("operator"))
+            if op in ("<<", ">>") and child == p.child_by_field_name("right"):
+                return f"it is a shift count (`{node_text(p)}`): a lane mask"
+            if op in _COMPARISONS:
+                other = p.child_by_field_name("right" if child == p.child_by_field_name("left") else "left")
+                facts = facts or a.facts_of(node)
+                o = strip_parens(other)
+                if o is not None and (a.is_lane_expr(o, facts) or (o.type == "identifier" and LANE_NAMES.match(node_text(o)))):
+                    return f"it is compared with a lane id (`{node_text(p)}`)"
+        if p.type == "subscript_argument_list" and p.named_child_count == 1:
+            sub = p.parent
+            arr = strip_parens(sub.child_by_field_name("argument")) if sub is not None else None
+            if arr is not None and arr.type == "identifier" and node_text(arr) in shared and (
+                    sub.parent is None or sub.parent.type != "subscript_expression"):
+                return f"it indexes the per-warp `__shared__` array `{node_text(arr)}`"
+        if p.type == "subscript_expression" and child == p.child_by_field_name("index"):
+            arr = strip_parens(p.child_by_field_name("argument"))
+            if arr is not None and arr.type == "identifier" and node_text(arr) in shared and (
+                    p.parent is None or p.parent.type != "subscript_expression"):
+                return f"it indexes the per-warp `__shared__` array `{node_text(arr)}`"
+    return None
+
+
+def _shared_1d_arrays(a: Analysis) -> set[str]:
+    """Names of the file's one-dimensional `__shared__` arrays (`__shared__ float partial[32]`);
+    a two-dimensional tile (`tile[32][33]`) holds data, not one slot per warp."""
+    if "shared1d" not in a._logical:
+        names = set()
+        if "__shared__" in a.ctx.text:
+            for decl in nodes_of_types(a.root, ("declaration",)):
+                if "__shared__" not in {node_text(c) for c in decl.children}:
+                    continue
+                for d in decl.children_by_field_name("declarator"):
+                    d = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                    if d is not None and d.type == "array_declarator":
+                        inner = d.child_by_field_name("declarator")
+                        if inner is not None and inner.type == "identifier":
+                            names.add(node_text(inner))
+        a._logical["shared1d"] = names
+    return a._logical["shared1d"]
 
 
 def _assigned_name(node) -> tuple[str | None, bool]:
@@ -63,13 +120,22 @@ def _data_split(a: Analysis, be, right, how: str) -> bool:
     in a longer index expression stored under a name that is not a data coordinate
     (`a_sh_rd = stride * ((threadIdx.x % 32) % 16)`, an MMA fragment layout)."""
     target, nested = _assigned_name(be)
-    if not target or _ID_NAME.search(target) or _feeds_shuffle(a, be, target):
+    if not target or _ID_NAME.search(target) or _warp_use(a, be, target):
         return False
     if how == "local-warp" or _warp_named(right):
         return False
     if nested and not DATA_NAMES.search(target):
         return False
     return True
+
+
+def _use_note(a: Analysis, be) -> str | None:
+    """Why a value stored under a name that does not say lane or warp is one (`w`, `nw`)."""
+    target, _ = _assigned_name(be)
+    if not target or _ID_NAME.search(target):
+        return None
+    why = _warp_use(a, be, target)
+    return f"`{target}` is lane or warp math by what it does: {why}." if why else None
 
 
 def _warp_named(node) -> bool:
@@ -201,7 +267,7 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
         if fix is not None and in_const_context(be):
             fix = Fix(fix.description + " (display only: a constant expression is needed here)", fix.edits, "display-only")
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
-              confidence="medium", suggestion=origin_note(a, right, how))
+              confidence="medium", suggestion=origin_note(a, right, how) or _use_note(a, be))
 
 
 _WAVE_SIZE_TEST = re.compile(r"(?i)warp|wave")
