@@ -79,3 +79,36 @@ def host_one_warp_blocks(a: Analysis) -> None:
                 continue  # launch sizes live in host functions
             a.hit("PTL108", c.decl, fields={"expr": f"{name} = 32", "meaning": "a block of one 32-lane warp (the kernels assert block size == 32)"},
                   confidence="medium", suggestion=_HOST_SUGGESTION)
+
+
+def host_dim3_products(a: Analysis) -> None:
+    """`dim3 block(warps * WARP_SIZE);` in a host function: C++ reads the line as the
+    declaration of a function `block` taking a `warps*` (the most vexing parse), so there is no
+    multiplication in the tree for `host_arith`. The product is read back from the parameter:
+    its type and its pointer declarator are the two factors."""
+    if b"dim3" not in a.ctx.data:
+        return
+    for fd in nodes_of_types(a.root, ("function_declarator",)):
+        decl = fd.parent
+        if decl is None or decl.type != "declaration" or a.is_device(decl) or a.spaces.function_at(decl.start_byte) is None:
+            continue
+        tnode = decl.child_by_field_name("type")
+        if tnode is None or node_text(tnode).split("::")[-1].strip() != "dim3":
+            continue
+        params = fd.child_by_field_name("parameters")
+        for p in params.named_children if params is not None else ():
+            ptype, pdecl = p.child_by_field_name("type"), p.child_by_field_name("declarator")
+            if p.type != "parameter_declaration" or ptype is None or pdecl is None or pdecl.type != "pointer_declarator":
+                continue
+            inner = pdecl.child_by_field_name("declarator")
+            if inner is None or inner.type != "identifier":
+                continue
+            left, right = node_text(ptype).strip(), node_text(inner).strip()
+            for count, size in ((left, right), (right, left)):
+                c = a.cmap.lookup(size)
+                if c is None or a.cmap.value_of(c) != 32 or size in a.warp_consts or _NOT_A_WARP_UNIT.search(size):
+                    continue
+                if WARP_COUNT_NAME.match(count.split("::")[-1]):
+                    a.hit("PTL108", p, fields={"expr": f"{left} * {right}", "meaning": "threads for a number of 32-lane warps"},
+                          confidence="medium", suggestion=_HOST_SUGGESTION)
+                    break

@@ -9,9 +9,9 @@ import re
 from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, DATA_NAMES, LANE_NAMES, callee_name, strip_parens
 from portlint.rules.cuda_warp.analysis import (
-    CONST_CONTEXT_PARENTS, MASK_FUNCS, SHUFFLE, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
+    CONST_CONTEXT_PARENTS, MASK_FUNCS, SHUFFLE, THREAD_COUNT_NAME, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
-from portlint.rules.cuda_warp.host_warps import host_arith
+from portlint.rules.cuda_warp.host_warps import _NOT_A_WARP_UNIT, host_arith
 from portlint.rules.cuda_warp.logical_warps import chosen_group_size
 from portlint.core.model import Edit, Fix
 
@@ -213,7 +213,10 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
         if op not in ("/", "%", "&", ">>", "*", "==", "!=", "<<"):
             continue
         if not a.is_device(be):
-            host_arith(a, be, op)
+            if _device_template_default(a, be):
+                _template_default_count(a, be, op)
+            else:
+                host_arith(a, be, op)
             continue
         left, right = be.child_by_field_name("left"), be.child_by_field_name("right")
         # the function's facts are built only for an operand with the warp value (most
@@ -268,6 +271,41 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
             fix = Fix(fix.description + " (display only: a constant expression is needed here)", fix.edits, "display-only")
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
               confidence="medium", suggestion=origin_note(a, right, how) or _use_note(a, be))
+
+
+def _device_template_default(a: Analysis, be) -> bool:
+    """Is `be` in the template parameter list of a kernel or device function
+    (`template <int kThreads, int kWarps = kThreads / 32> __global__ void k()`)? Its value is
+    a constant of device code, not host launch math."""
+    plist = enclosing(be, ("template_parameter_list",))
+    tmpl = plist.parent if plist is not None else None
+    if tmpl is None or tmpl.type != "template_declaration":
+        return False
+    fn = next((c for c in tmpl.named_children if c.type == "function_definition"), None)
+    body = fn.child_by_field_name("body") if fn is not None else None
+    return body is not None and a.is_device(body)
+
+
+def _template_default_count(a: Analysis, be, op: str) -> None:
+    """`int kWarps = kThreads / 32` as the default of a device template's parameter: a count
+    of 32-lane warps fixed where the template is declared (PTL102, not PTL108's host math)."""
+    left, right = be.child_by_field_name("left"), be.child_by_field_name("right")
+    v, how = a.value_of(right)
+    if not ((op == "/" and v == 32) or (op == ">>" and v == 5)) or how == "local-warp" or chosen_group_size(a, how):
+        return
+    rs = strip_parens(right)
+    if rs is not None and rs.type in ("identifier", "qualified_identifier") and _NOT_A_WARP_UNIT.search(node_text(rs)):
+        return  # `kThreads / kTileElems`: a count of 32-element tiles
+    ls = strip_parens(left)
+    if ls is None or ls.type not in ("identifier", "qualified_identifier") or not THREAD_COUNT_NAME.search(node_text(ls)):
+        return
+    param = enclosing(be, ("optional_parameter_declaration",))
+    pname = param.child_by_field_name("declarator") if param is not None else None
+    if pname is not None and (WARP_COUNT_NAME.match(node_text(pname)) or PER_LANE_NAME.search(node_text(pname))):
+        return  # a warp-count name: count_definitions reports it at the same place
+    a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "a number of 32-lane warps (a template default)"},
+          confidence="medium", suggestion="Divide by the wave size of the target: a per-target constant (`__GFX9__` -> 64) "
+                                          "where a constant expression is needed, or pass the count from the host.")
 
 
 _WAVE_SIZE_TEST = re.compile(r"(?i)warp|wave")
