@@ -10,7 +10,7 @@ from __future__ import annotations
 from portlint.rules.cuda_warp.analysis import Analysis
 from portlint.rules.cuda_warp.availability import builtin_availability
 from portlint.rules.cuda_warp.cub_widths import cub_widths
-from portlint.rules.cuda_warp.host_warps import host_dim3_products, host_macros, host_one_warp_blocks
+from portlint.rules.cuda_warp.host_warps import host_ceil_divs, host_dim3_products, host_macros, host_one_warp_blocks
 from portlint.rules.cuda_warp.lane_math import count_definitions, index_arithmetic
 from portlint.rules.cuda_warp.logical_warps import default_widths
 from portlint.rules.cuda_warp.masks import masks
@@ -41,6 +41,7 @@ def warp_findings(ctx) -> Analysis:
     host_macros(a)
     host_one_warp_blocks(a)
     host_dim3_products(a)
+    host_ceil_divs(a)
     spin_waits(a)
     cub_widths(a, lane_hits or any(h.rule == "PTL103" for h in a.hits) or a.block_is_warp())
     # one finding per line: `constexpr int warps = threads / 32;` at namespace scope is a

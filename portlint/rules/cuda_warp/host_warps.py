@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from portlint.frontends.cuda.parse import node_text, nodes_of_types
-from portlint.analyses.cuda.warp_facts import strip_parens
+from portlint.analyses.cuda.warp_facts import callee_name, strip_parens
 from portlint.rules.cuda_warp.analysis import THREAD_COUNT_NAME, WARP_COUNT_NAME, Analysis
 
 
@@ -32,7 +32,8 @@ def host_arith(a: Analysis, be, op: str) -> None:
         if y.type in ("identifier", "qualified_identifier") and _NOT_A_WARP_UNIT.search(node_text(y)):
             continue
         xname = node_text(x)
-        if op == "*" and x.type in ("identifier", "field_expression") and WARP_COUNT_NAME.match(xname.split(".")[-1].split("->")[-1]):
+        if op == "*" and x.type in ("identifier", "field_expression", "qualified_identifier") and \
+                WARP_COUNT_NAME.match(xname.split(".")[-1].split("->")[-1].split("::")[-1].strip()):
             a.hit("PTL108", be, fields={"expr": node_text(be), "meaning": "threads for a number of 32-lane warps"},
                   confidence="medium", suggestion=_HOST_SUGGESTION)
         elif op == "/" and x.type in ("identifier", "field_expression") and THREAD_COUNT_NAME.search(xname.split(".")[-1].split("->")[-1]) \
@@ -112,3 +113,29 @@ def host_dim3_products(a: Analysis) -> None:
                     a.hit("PTL108", p, fields={"expr": f"{left} * {right}", "meaning": "threads for a number of 32-lane warps"},
                           confidence="medium", suggestion=_HOST_SUGGESTION)
                     break
+
+
+_CEIL_DIV = re.compile(r"^(?:ceil_?div|div_?up|DIV_UP|CEIL_DIV|cdiv|divUp|ceilDiv|div_round_up|DIVUP|iDivUp)$")
+
+
+def host_ceil_divs(a: Analysis) -> None:
+    """`num_warps = ceil_div(block_size, 32)` in a host function: the warps of a block counted
+    in 32-thread warps, through the rounding-up division helpers projects define."""
+    if not re.search(rb"(?i)div_?up|ceil_?div|cdiv", a.ctx.data):
+        return
+    for call in nodes_of_types(a.root, ("call_expression",)):
+        if a.is_device(call) or a.spaces.function_at(call.start_byte) is None or not _CEIL_DIV.match(callee_name(call) or ""):
+            continue
+        args = call.child_by_field_name("arguments").named_children
+        if len(args) != 2:
+            continue
+        x, y = strip_parens(args[0]), strip_parens(args[1])
+        v, how = a.value_of(y)
+        if v != 32 or how == "local-warp" or x is None or x.type not in ("identifier", "field_expression", "qualified_identifier"):
+            continue
+        if y.type in ("identifier", "qualified_identifier") and _NOT_A_WARP_UNIT.search(node_text(y)):
+            continue
+        xname = node_text(x).split(".")[-1].split("->")[-1].split("::")[-1].strip()
+        if THREAD_COUNT_NAME.search(xname) and not re.search(r"tile|elem|byte|row|col", xname, re.I):
+            a.hit("PTL108", call, fields={"expr": node_text(call), "meaning": "warps per block for 32-lane warps"},
+                  confidence="medium", suggestion=_HOST_SUGGESTION)
