@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
-from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, DATA_NAMES, LANE_NAMES, callee_name, strip_parens
+from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, DATA_NAMES, LANE_NAMES, callee_name, is_thread_builtin, strip_parens
 from portlint.rules.cuda_warp.analysis import (
     CONST_CONTEXT_PARENTS, MASK_FUNCS, SHUFFLE, THREAD_COUNT_NAME, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
@@ -109,6 +109,9 @@ def _assigned_name(node) -> tuple[str | None, bool]:
         return (node_text(d) if d is not None else None), nested
     if p.type == "assignment_expression":
         d = p.child_by_field_name("left")
+        return (node_text(d) if d is not None else None), nested
+    if p.type == "field_declaration":  # a default member initializer: `int lane = threadIdx.x % 32;`
+        d = p.child_by_field_name("declarator")
         return (node_text(d) if d is not None else None), nested
     return None, nested
 
@@ -212,7 +215,7 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
         op = node_text(op_node)
         if op not in ("/", "%", "&", ">>", "*", "==", "!=", "<<"):
             continue
-        if not a.is_device(be):
+        if not a.is_device(be) and not _member_thread_initializer(be):
             if _device_template_default(a, be):
                 _template_default_count(a, be, op)
             else:
@@ -269,8 +272,18 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
                 fix = a.replace(right, new, f"use {new}")
         if fix is not None and in_const_context(be):
             fix = Fix(fix.description + " (display only: a constant expression is needed here)", fix.edits, "display-only")
+        elif fix is not None and _member_thread_initializer(be):
+            fix = Fix(fix.description + " (unsafe: the class may lay its data out per 32 lanes)", fix.edits, "unsafe")
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
               confidence="medium", suggestion=origin_note(a, right, how) or _use_note(a, be))
+
+
+def _member_thread_initializer(be) -> bool:
+    """`struct WarpTensor { int lane = threadIdx.x % 32; };`: a default member initializer
+    that reads `threadIdx` runs in device code (the only place threadIdx exists), whatever
+    the space map says of the class body."""
+    decl = enclosing(be, ("field_declaration", "function_definition", "compound_statement"))
+    return decl is not None and decl.type == "field_declaration" and is_thread_builtin(be.child_by_field_name("left"))
 
 
 def _device_template_default(a: Analysis, be) -> bool:
