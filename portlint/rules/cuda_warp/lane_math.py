@@ -22,6 +22,7 @@ _ID_NAME = re.compile(r"(?i)warp|lane|wave|^wid$|^w_?id$|^laneid$")
 
 
 _COMPARISONS = ("<", ">", "<=", ">=", "==", "!=")
+_ARG_EXPRESSIONS = ("parenthesized_expression", "cast_expression", "binary_expression", "unary_expression", "conditional_expression")
 
 
 def _warp_use(a: Analysis, node, name: str) -> str | None:
@@ -34,20 +35,29 @@ def _warp_use(a: Analysis, node, name: str) -> str | None:
     fn = a.function_of(node)
     if fn is None:
         return None
+    # a data coordinate by name (`row`, `col`, `i0`) counts as lane math only when it reaches
+    # a warp intrinsic: `1u << col` is a column bitmask, `smem[row]` one slot per data row
+    # (a single letter says nothing: `w`, `k`)
+    data = len(name) > 1 and DATA_NAMES.search(name) is not None
     shared = _shared_1d_arrays(a)
     facts = None
     for ident in nodes_of_types(fn, ("identifier",)):
         if node_text(ident) != name or ident.start_byte <= node.end_byte and ident.end_byte >= node.start_byte:
             continue
+        up = ident.parent  # inside an argument of a warp intrinsic (`__shfl_sync(m, v, src + 1)`)
+        while up is not None and up.type in _ARG_EXPRESSIONS:
+            up = up.parent
+        if up is not None and up.type == "argument_list" and up.parent is not None and up.parent.type == "call_expression":
+            callee = callee_name(up.parent) or ""
+            if SHUFFLE.search(callee) or callee in MASK_FUNCS or callee in BALLOT_CALLS:
+                return f"it is passed to `{callee}`"
         child, p = ident, ident.parent
         while p is not None and p.type in ("parenthesized_expression", "cast_expression"):
             child, p = p, p.parent
         if p is None:
             continue
-        if p.type == "argument_list" and p.parent is not None and p.parent.type == "call_expression":
-            callee = callee_name(p.parent) or ""
-            if SHUFFLE.search(callee) or callee in MASK_FUNCS or callee in BALLOT_CALLS:
-                return f"it is passed to `{callee}`"
+        if data:
+            continue
         if p.type == "binary_expression":
             op = node_text(p.child_by_field_name("operator"))
             if op in ("<<", ">>") and child == p.child_by_field_name("right"):
