@@ -9,7 +9,7 @@ import re
 from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, DATA_NAMES, LANE_NAMES, callee_name, is_thread_builtin, strip_parens
 from portlint.rules.cuda_warp.analysis import (
-    CONST_CONTEXT_PARENTS, MASK_FUNCS, SHUFFLE, THREAD_COUNT_NAME, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
+    CONST_CONTEXT_PARENTS, MASK_FUNCS, SHFL_SYNC_ARGS, SHUFFLE, THREAD_COUNT_NAME, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
 from portlint.rules.cuda_warp.host_warps import _NOT_A_WARP_UNIT, host_arith
 from portlint.rules.cuda_warp.logical_warps import chosen_group_size
@@ -139,7 +139,28 @@ def _data_split(a: Analysis, be, right, how: str) -> bool:
         return False
     if nested and not DATA_NAMES.search(target):
         return False
+    if not nested and node_text(be.child_by_field_name("operator")) in ("/", ">>") and _index_broadcast(a, be):
+        return False  # each 32-thread row exchanges values by lane index: the row is a warp
     return True
+
+
+def _index_broadcast(a: Analysis, node):
+    """An index shuffle without a width in the function around `node` (`__shfl_sync(m, v, i)`,
+    a project's `SHFL_SYNC(m, v, i)`): the 32 threads of a data row that read each other by
+    lane index are a warp to the hardware, and on wave64 the read spans two rows."""
+    fn = a.function_of(node)
+    if fn is None:
+        return None
+    for call in nodes_of_types(fn, ("call_expression",)):
+        name = callee_name(call) or ""
+        fnode = call.child_by_field_name("function")
+        if not SHUFFLE.search(name) or re.search(r"(?i)xor|up|down|bfly", name) or fnode is None or fnode.type == "field_expression":
+            continue
+        args = call.child_by_field_name("arguments")
+        n = len(args.named_children) if args is not None else 0
+        if name in SHFL_SYNC_ARGS and n < SHFL_SYNC_ARGS[name] or name not in SHFL_SYNC_ARGS and n == 3:
+            return call
+    return None
 
 
 def _use_note(a: Analysis, be) -> str | None:
@@ -149,6 +170,21 @@ def _use_note(a: Analysis, be) -> str | None:
         return None
     why = _warp_use(a, be, target)
     return f"`{target}` is lane or warp math by what it does: {why}." if why else None
+
+
+def _row_broadcast_note(a: Analysis, be) -> str | None:
+    """Why a data row of 32 threads (`row = tid >> 5`) is reported: its lanes read each other
+    by index through a shuffle with the default width."""
+    target, nested = _assigned_name(be)
+    if not target or _ID_NAME.search(target) or nested:
+        return None
+    call = _index_broadcast(a, be)
+    if call is None:
+        return None
+    return (f"Each 32 threads of `{target}` read each other by lane index (`{node_text(call)}`, line "
+            f"{call.start_point[0] + 1}); on wave64 that shuffle's default width is 64, so the upper half-wave reads "
+            "the other row. Pass width 32 to the shuffle to keep 32-thread rows, or make the rows wave-sized "
+            "together with their lane ids.")
 
 
 def _warp_named(node) -> bool:
@@ -164,8 +200,25 @@ def _warp_named(node) -> bool:
 def index_arithmetic(a: Analysis) -> None:
     last_lane: list = []  # (hit, lane operand) of `lane == 31`
     _index_arithmetic(a, last_lane)
-    _last_lane_fixes(a, last_lane)
     _strides_and_shared(a)
+    _rows_keep_together(a)
+    _last_lane_fixes(a, last_lane)
+
+
+def _rows_keep_together(a: Analysis) -> None:
+    """In a function whose 32-thread data rows exchange values by lane index (an unsafe row
+    fix), the lane ids and strides of the same rows cannot change alone: `lane = tid & 63`
+    beside `row = tid >> 5` gives two threads each column. Their fixes become unsafe too."""
+    rows = {a.function_of(h.where).start_byte for h in a.hits if h.rule == "PTL102" and h.fix is not None
+            and "per 32-thread row" in h.fix.description and hasattr(h.where, "start_byte") and a.function_of(h.where) is not None}
+    if not rows:
+        return
+    for h in a.hits:
+        if h.rule != "PTL102" or h.fix is None or h.fix.applicability != "safe" or not hasattr(h.where, "start_byte"):
+            continue
+        fn = a.function_of(h.where)
+        if fn is not None and fn.start_byte in rows:
+            h.fix = Fix(h.fix.description + " (unsafe: the 32-thread rows of this function change with it)", h.fix.edits, "unsafe")
 
 
 def _definitions(x) -> list | None:
@@ -284,8 +337,12 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
             fix = Fix(fix.description + " (display only: a constant expression is needed here)", fix.edits, "display-only")
         elif fix is not None and _member_thread_initializer(be):
             fix = Fix(fix.description + " (unsafe: the class may lay its data out per 32 lanes)", fix.edits, "unsafe")
+        note = origin_note(a, right, how) or _use_note(a, be)
+        row_note = None if note else _row_broadcast_note(a, be)
+        if row_note and fix is not None:
+            fix = Fix(fix.description + " (unsafe: the data layout is per 32-thread row)", fix.edits, "unsafe")
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
-              confidence="medium", suggestion=origin_note(a, right, how) or _use_note(a, be))
+              confidence="medium", suggestion=note or row_note)
 
 
 def _member_thread_initializer(be) -> bool:
