@@ -480,6 +480,12 @@ def _backend_flag(name: str) -> bool:
     return name.startswith("torch.backends.cuda.matmul.") and parts[-1] in _CUDA_MATMUL_FLAGS
 
 
+def _only_turns_off(call: ast.Call) -> bool:
+    """`cudnn.flags(enabled=False)`, `cudnn.flags(False, False)`: every value given is False."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return bool(values) and all(isinstance(v, ast.Constant) and v.value is False for v in values)
+
+
 @detector("PTL903", nodes=("Assign", "Call"), tokens=("cudnn", "backends.cuda"))
 def cudnn_backend_flags(node, ctx) -> None:
     """cuDNN / CUDA matmul and SDPA backend switches in a file that targets XLA or Gaudi."""
@@ -494,6 +500,8 @@ def cudnn_backend_flags(node, ctx) -> None:
         name = dotted(node.func)
         if not (name.startswith("torch.backends.cuda.") and name.rsplit(".", 1)[-1] in _SDP_CALLS) and name != "torch.backends.cudnn.flags":
             return
+        if name == "torch.backends.cudnn.flags" and _only_turns_off(node):
+            return  # `with cudnn.flags(enabled=False):` turns cuDNN off for a block: without cuDNN that is already so
         where, flag = node, name + "()"
     targets = _targets(ctx, where)
     if targets:
