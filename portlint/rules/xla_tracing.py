@@ -734,11 +734,11 @@ class _Walker:
                             None if jax else "Compare on the device: torch.maximum(a, b) / torch.clamp, or tensor.max() of a stacked tensor.")
             return
         if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
+            targets = self.targets(region)
             if jax:
                 effect = "needs a concrete value while jax.jit traces (ConcretizationTypeError / TracerArrayConversionError)"
                 sugg = "Keep the value as an array inside the jitted function and read it outside (after the step returns); use jax.debug.print to look at it."
             else:
-                targets = self.targets(region)
                 effect = f"stops the lazy graph, executes it and copies the result to the host {self.how_often(node, region)}"
                 sugg = ("Keep the value on the device and read it every N steps after the step boundary "
                         "(accumulate `running += loss.detach()`; `if step % N == 0: print(running.item())`), "
