@@ -1197,6 +1197,8 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
         wide = _wide_dtype_use(node, canon, jax_file, has_torch_target)
         if wide is not None and wide[0] == "torch" and _host_or_scalar_factory(node, canon, ctx.text):
             wide = None
+        if wide is not None and wide[1] == ".double()" and _HostTensors(tm, canon, ctx.text).host(node.func.value, node):
+            wide = None  # `.double()` of tensors already copied to the CPU (a metric computed on the host)
         if wide is None and has_torch_target and isinstance(node, ast.IfExp):
             leg = _device_chosen_wide_dtype(ctx, node, canon)
             if leg is not None:
@@ -1339,6 +1341,119 @@ def _wide_dtype_use(node, canon, jax_file, torch_file):
     if torch_file and isinstance(func, ast.Attribute) and func.attr == "double" and not node.args and not node.keywords:
         return "torch", ".double()"
     return None
+
+
+class _HostTensors:
+    """Tensors this file proves are in host memory, by their construction: `t.cpu()`,
+    `t.numpy()`, `torch.from_numpy(a)`, a torch factory without `device=`, element-wise
+    arithmetic and tensor methods on such a tensor, `torch.cat`/`stack` of a list whose every
+    `append` adds one, a local name every binding of which is one, and a module-level helper
+    every `return` of which gives one. Anything else is not known to be on the host."""
+
+    _KEEP = {"cat", "stack", "concat", "concatenate", "vstack", "hstack"}
+    _MOVES = {"to", "cuda", "xla", "hpu", "npu", "pin_memory"}
+
+    def __init__(self, tm: TracedMap, canon, text: str):
+        self.tm, self.canon, self.text = tm, canon, text
+        self.busy: set = set()
+
+    def _function_of(self, node):
+        p = self.tm.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            p = self.tm.parents.get(p)
+        return p
+
+    def _bindings(self, fn, name: str) -> list:
+        """The values `name` is assigned in `fn` (tuples unpacked element-wise); None in the
+        list for a binding whose value is not known (a for target, an augmented assignment)."""
+        out: list = []
+        for n in walk(fn):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        out.append(n.value)
+                    elif isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == name for e in t.elts):
+                        i = next(i for i, e in enumerate(t.elts) if isinstance(e, ast.Name) and e.id == name)
+                        out.append(n.value.elts[i] if isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(t.elts) else None)
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in walk(getattr(n, "target", None) or ast.Pass())):
+                out.append(getattr(n, "value", None))
+        if fn is not None and name in {a.arg for a in params_of(fn)}:
+            out.append(None)  # a parameter: the caller decides
+        return out
+
+    def _attr_list_host(self, node, attr: str) -> bool:
+        """`self.<attr>` is a list whose every `self.<attr>.append(v)` in the class adds a host tensor."""
+        cls = self.tm.parents.get(node)
+        while cls is not None and not isinstance(cls, ast.ClassDef):
+            cls = self.tm.parents.get(cls)
+        if cls is None:
+            return False
+        adds = [n for n in walk(cls) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend")
+                and dotted(n.func.value) == f"self.{attr}"]
+        return bool(adds) and all(len(a.args) == 1 and self.host(a.args[0], a) for a in adds)
+
+    def host(self, e, at) -> bool:
+        key = (id(e), id(at))
+        if key in self.busy:
+            return False
+        self.busy.add(key)
+        try:
+            return self._host(e, at)
+        finally:
+            self.busy.discard(key)
+
+    def _host(self, e, at) -> bool:
+        if isinstance(e, ast.Call):
+            name = self.canon(e.func) or ""
+            func = e.func
+            if isinstance(func, ast.Attribute) and func.attr in ("cpu", "numpy") and not e.args:
+                return True
+            if name == "torch.from_numpy":
+                return True
+            if name.startswith("torch.") and name.rsplit(".", 1)[-1] in self._KEEP and e.args:
+                seq = e.args[0]
+                if isinstance(seq, (ast.List, ast.Tuple)):
+                    return bool(seq.elts) and all(self.host(x, at) for x in seq.elts)
+                if isinstance(seq, (ast.ListComp, ast.GeneratorExp)):
+                    return self.host(seq.elt, at)
+                if isinstance(seq, ast.Attribute) and isinstance(seq.value, ast.Name) and seq.value.id == "self":
+                    return self._attr_list_host(at, seq.attr)
+                return self.host(seq, at)
+            if name.startswith("torch.") and name in RETURNS.factories:
+                return _host_or_scalar_factory(e, self.canon, self.text) and not any(
+                    isinstance(a, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) for a in e.args)
+            if isinstance(func, ast.Attribute) and func.attr not in self._MOVES and not name.startswith("torch."):
+                return self.host(func.value, at)  # `.sigmoid()`, `.bool()`, `.float()` of a host tensor
+            if isinstance(func, ast.Name):
+                fn = next((s for s in self.tm.module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == func.id), None)
+                if fn is not None:
+                    rets = [r.value for r in walk(fn) if isinstance(r, ast.Return)]
+                    return bool(rets) and all(r is not None and self.host(r, r) for r in rets)
+            return False
+        # a 0-d CPU tensor may meet a device tensor (the result is on the device): every
+        # operand is on the host, or a constant, or a scalar setting (`self.threshold`)
+        if isinstance(e, ast.BinOp):
+            return all(self.host(x, at) or isinstance(x, ast.Constant) for x in (e.left, e.right)) and not all(
+                isinstance(x, ast.Constant) for x in (e.left, e.right))
+        if isinstance(e, ast.Compare):
+            return self.host(e.left, at) and all(self.host(x, at) or isinstance(x, ast.Constant) or _self_setting(x) for x in e.comparators)
+        if isinstance(e, ast.UnaryOp):
+            return self.host(e.operand, at)
+        if isinstance(e, ast.Subscript):
+            return self.host(e.value, at)
+        if isinstance(e, ast.Name):
+            fn = self._function_of(at)
+            if fn is None:
+                return False
+            values = self._bindings(fn, e.id)
+            return bool(values) and all(v is not None and self.host(v, v) for v in values)
+        return False
+
+
+def _self_setting(e) -> bool:
+    """`self.threshold`: a plain attribute of the object, read as a scalar setting."""
+    return isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"
 
 
 def _host_or_scalar_factory(node, canon, text: str) -> bool:
