@@ -186,7 +186,8 @@ def cuda_device_string(node, ctx) -> None:
                 continue
             targets = _targets(ctx, default)
             if targets:
-                _report_901(ctx, default, targets, "a CUDA default for a device parameter", _string_fix(ctx, default, targets))
+                _report_901(ctx, default, targets, f"a CUDA default for the device parameter `{param.arg}` (taken by calls that leave it out)",
+                            _string_fix(ctx, default, targets))
         return
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         value = node.value
@@ -238,6 +239,8 @@ def cuda_device_string(node, ctx) -> None:
         return
     # torch.device("cuda"), torch.device("cuda", rank)
     if name in ("torch.device",) and node.args and is_cuda_device_value(node.args[0]):
+        if isinstance(astindex.parents(ctx.module).get(node), ast.arguments):
+            return  # a parameter's default: the `arguments` check above judges it (once, with its callers)
         targets = _targets(ctx, node)
         if not targets:
             return
