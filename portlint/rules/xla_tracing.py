@@ -94,6 +94,8 @@ _INTERVAL_NAME = re.compile(r"log|print|verbose|debug|report", re.I)
 _EXPORT_FLAG = re.compile(r"onnx|^(is_)?export(ing)?$|_export(ing)?$|^is_tracing$|^is_scripting$", re.I)
 # methods that hand a value to a host-side sink (a streamer, a file, a queue)
 _SINK_METHODS = {"put", "write", "writelines"}
+# element tests for NaN/inf: an `if` on one guards a repair path for bad values
+_NONFINITE_TESTS = {"isnan", "isinf", "isfinite", "isposinf", "isneginf"}
 # tokenizer methods that turn token ids into text (on the host)
 _DECODE_METHODS = {"decode", "batch_decode", "convert_ids_to_tokens"}
 # methods that put a value into a container (the container then holds it)
@@ -346,6 +348,24 @@ class _Walker:
     def quiet_torch(self, node, region) -> bool:
         return region.kind == "torch" and (self.under_interval(node, region) or self.export_or_sink_branch(node, region))
 
+    def _nonfinite_test(self, test, at) -> bool:
+        """A test for NaN/inf values (`torch.isnan(x).any()`, `not ok.all()` with `ok =
+        x.isfinite()`): its body is a repair path that runs only on bad data, not each step."""
+        for n in walk(test):
+            if isinstance(n, ast.Call) and (dotted(n.func) or "").rsplit(".", 1)[-1] in _NONFINITE_TESTS:
+                return True
+            if isinstance(n, ast.Name):
+                fn = self.tm.parents.get(at)
+                while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    fn = self.tm.parents.get(fn)
+                if fn is None:
+                    continue
+                for a in walk(fn):
+                    if (isinstance(a, ast.Assign) and a.lineno < at.lineno and any(isinstance(t, ast.Name) and t.id == n.id for t in a.targets)
+                            and isinstance(a.value, ast.Call) and (dotted(a.value.func) or "").rsplit(".", 1)[-1] in _NONFINITE_TESTS):
+                        return True
+        return False
+
     def export_or_sink_branch(self, node, region: Region) -> bool:
         """In the body of an `if` that runs only while the model is exported (`if
         self.onnx_trace:`, `if torch.onnx.is_in_onnx_export():`), or of an `if sink is not
@@ -354,7 +374,7 @@ class _Walker:
         child, p = node, self.tm.parents.get(node)
         while p is not None and p is not region.node:
             if isinstance(p, ast.If) and child in p.body:
-                if _export_test(p.test) or _sink_test(p):
+                if _export_test(p.test) or _sink_test(p) or self._nonfinite_test(p.test, p):
                     return True
             child, p = p, self.tm.parents.get(p)
         return False
