@@ -851,6 +851,10 @@ class _Walker:
 
     def _torch_bool_answer(self, node: ast.Call, name: str, region) -> bool:
         func = node.func
+        if name in ("torch.equal", "torch.allclose") and any(self.host_created(a, region) for a in node.args[:2]):
+            # `torch.equal(seq_ids, torch.arange(n))`: a device tensor beside a CPU one raises,
+            # so the other operand is on the host too, and the comparison reads host memory
+            return False
         if name in _TORCH_BOOL_ANSWERS:
             return any(self.traced(a, region) for a in node.args)
         return (isinstance(func, ast.Attribute) and func.attr in ("equal", "allclose") and not name.startswith(("jax.", "numpy."))
