@@ -96,8 +96,6 @@ _EXPORT_FLAG = re.compile(r"onnx|^(is_)?export(ing)?$|_export(ing)?$|^is_tracing
 _SINK_METHODS = {"put", "write", "writelines"}
 # element tests for NaN/inf: an `if` on one guards a repair path for bad values
 _NONFINITE_TESTS = {"isnan", "isinf", "isfinite", "isposinf", "isneginf"}
-# flags that hand generation to an external inference engine (its inputs and outputs are host lists)
-_ENGINE_FLAG = re.compile(r"vllm|sglang", re.I)
 # tokenizer methods that turn token ids into text (on the host)
 _DECODE_METHODS = {"decode", "batch_decode", "convert_ids_to_tokens"}
 # methods that put a value into a container (the container then holds it)
@@ -376,12 +374,10 @@ class _Walker:
         child, p = node, self.tm.parents.get(node)
         while p is not None and p is not region.node:
             if isinstance(p, ast.If) and child in p.body:
-                if _export_test(p.test) or _sink_test(p) or self._nonfinite_test(p.test, p) or _engine_test(p.test):
+                if _export_test(p.test) or _sink_test(p) or self._nonfinite_test(p.test, p):
                     return True
-            if isinstance(child, ast.stmt) and _after_engine_exit(p, child):
-                return True
             child, p = p, self.tm.parents.get(p)
-        return isinstance(child, ast.stmt) and p is not None and _after_engine_exit(p, child)
+        return False
 
     def boolish(self, e, region) -> bool:
         """An expression that holds a boolean mask of traced values."""
@@ -1617,28 +1613,6 @@ def _export_test(test) -> bool:
         test = test.func
     if isinstance(test, (ast.Name, ast.Attribute)):
         return _EXPORT_FLAG.search((dotted(test) or "").rsplit(".", 1)[-1]) is not None
-    return False
-
-
-def _engine_test(test) -> bool:
-    """`if self.use_vllm:` (alone or in an `and`): generation handed to an external inference
-    engine, which takes its prompts and gives its completions as host lists."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_engine_test(v) for v in test.values)
-    return isinstance(test, (ast.Name, ast.Attribute)) and _ENGINE_FLAG.search((dotted(test) or "").rsplit(".", 1)[-1]) is not None
-
-
-def _after_engine_exit(parent, stmt) -> bool:
-    """`if not self.use_vllm: ...; return` earlier in the block: what follows runs only when
-    an external engine generates."""
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, name, None)
-        if not isinstance(block, list) or stmt not in block:
-            continue
-        for prev in block[:block.index(stmt)]:
-            if (isinstance(prev, ast.If) and not prev.orelse and prev.body and isinstance(prev.body[-1], ast.Return)
-                    and isinstance(prev.test, ast.UnaryOp) and isinstance(prev.test.op, ast.Not) and _engine_test(prev.test.operand)):
-                return True
     return False
 
 
