@@ -137,6 +137,16 @@ _CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hpa
                  "Axis", "AxisSelector", "AxisSpec", "Shape", "PrecisionLike", "DTypeLike")
 
 
+def _names_tensor_or_any(ann: ast.AST) -> bool:
+    """Does any part of the annotation name a tensor/array type, `Any` or `object`?"""
+    for n in astindex.walk(ann):
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            last = (dotted(n) or "").rsplit(".", 1)[-1]
+            if last in ("Any", "object") or annotated_tensor(n):
+                return True
+    return False
+
+
 def _annotation_static(ann: ast.AST | None) -> bool:
     ann = _annotation_expr(ann)
     if ann is None:
@@ -152,7 +162,8 @@ def _annotation_static(ann: ast.AST | None) -> bool:
             return True
         # a container whose items are all Python values (`adapter_names: list[str]`,
         # `dict[str, int]`, `tuple[int, ...]`) is a Python value: no tensor hides in it
-        return base.split(".")[-1] in _CONTAINER_ANNOT and all(
+        # (`list[dict[str, Tensor | Any]]` holds tensors: nothing in it may name a tensor or Any)
+        return base.split(".")[-1] in _CONTAINER_ANNOT and not _names_tensor_or_any(ann) and all(
             _annotation_static(item) or (isinstance(item, ast.Constant) and item.value is Ellipsis) for item in items)
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
         return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
