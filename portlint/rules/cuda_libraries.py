@@ -51,13 +51,21 @@ def _qualified_tail(ns) -> list[str]:
     return out
 
 
+def _rooted(finding, root: str, site: bool = False) -> None:
+    """Name the construct a finding stems from (portlint.findings.roots folds the uses of
+    one root into one finding for the rules whose file says `fold = "root"`)."""
+    if finding is not None:
+        finding.root, finding.root_site = root, site
+
+
 # ---- PTL603 cuDNN -------------------------------------------------------------------------
 
 @detector("PTL603", tokens=("cudnn", "CUDNN"))
 def cudnn_to_miopen(ctx) -> None:
+    # the root is the library: its `#include` is the root site, every cuDNN name a use
     for path, header in ctx.fact(includes):
         if header == "cudnn.h" or header.startswith(("cudnn_", "cudnn/")):
-            report(ctx, path, name=header, twin="MIOpen: include <miopen/miopen.h>")
+            _rooted(report(ctx, path, name=header, twin="MIOpen: include <miopen/miopen.h>"), "cuDNN", site=True)
     for use in ctx.fact(api_uses):
         row = pick_row(use, "PTL603")
         if row is None:
@@ -66,9 +74,9 @@ def cudnn_to_miopen(ctx) -> None:
             twin = f"MIOpen twin: `{row.miopen}`"
         else:
             twin = "no MIOpen twin in the table"
-        report(ctx, _span(ctx, use.start, use.end), name=use.name, twin=twin)
+        _rooted(report(ctx, _span(ctx, use.start, use.end), name=use.name, twin=twin), "cuDNN")
     for ns in _leftmost_namespaces(ctx, {"cudnn_frontend"}):
-        report(ctx, ns, name="cudnn_frontend::", twin="graph API: use MIOpen's fusion API, Composable Kernel or framework ops")
+        _rooted(report(ctx, ns, name="cudnn_frontend::", twin="graph API: use MIOpen's fusion API, Composable Kernel or framework ops"), "cuDNN")
 
 
 # ---- PTL604 cuBLASLt and cuBLAS math modes -------------------------------------------------
