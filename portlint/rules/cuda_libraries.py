@@ -113,6 +113,7 @@ def cublaslt_cublas_semantics(ctx) -> None:
 # ---- PTL605 cuSPARSELt / cuTENSOR ----------------------------------------------------------
 
 _PTL605_HEADERS = {"cusparseLt.h": "hipsparselt/hipsparselt.h", "cutensor.h": "hiptensor/hiptensor.hpp"}
+_PTL605_LIBRARY = {"cusparseLt.h": "cuSPARSELt", "cutensor.h": "cuTENSOR"}
 
 
 @detector("PTL605", tokens=("cusparseLt", "CUSPARSELT", "cutensor", "CUTENSOR"))
@@ -122,13 +123,14 @@ def cusparselt_cutensor(ctx) -> None:
         hip = _PTL605_HEADERS.get(header)
         if hip:
             text = node_text(path)
-            report(
+            # the root of the library's renamable uses (folded under it, each keeping its fix)
+            _rooted(report(
                 ctx,
                 path,
                 message=f"`{header}`: the HIP twin <{hip}> ships only with recent ROCm (hipSPARSELt/hipTENSOR)",
                 targets={"rocm": "warning"},
                 fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), text[0] + hip + text[-1]),), "unsafe"),
-            )
+            ), f"{_PTL605_LIBRARY[header]} with a HIP twin", site=True)
     for use in ctx.fact(api_uses):
         row = pick_row(use, "PTL605")
         if row is None:
@@ -137,13 +139,13 @@ def cusparselt_cutensor(ctx) -> None:
         lib = "hipSPARSELt" if row.library == "cuSPARSELt" else "hipTENSOR"
         if row.hip:
             since = f"HIP {row.hip_added}+" if row.hip_added else "recent ROCm"
-            report(
+            _rooted(report(
                 ctx,
                 span,
                 message=f"`{use.name}` ({row.library}) is `{row.hip}` in {lib}, which needs {since}; check the ROCm you deploy",
                 targets={"rocm": "warning"},
                 fix=Fix(f"rename `{use.name}` to `{row.hip}`", (Edit(span, row.hip),), "unsafe"),
-            )
+            ), f"{row.library} with a HIP twin")
         else:
             report(
                 ctx,
