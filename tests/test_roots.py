@@ -182,3 +182,22 @@ def test_scorer_counts_a_folded_use_as_found():
     out = score([flag, trap], found)
     assert out.hits == 1 and out.trap_hits == 0
     assert reported_sites({**finding, "suppressed": {"kind": "inSource", "reason": "x"}}) == []
+
+
+def test_diff_base_keeps_a_group_whose_new_use_is_on_a_changed_line(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True,
+                       env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                            "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+
+    (tmp_path / "k.cu").write_text(_KERNEL.format(before="", after=""))
+    git("init", "-q")
+    git("add", "k.cu")
+    git("commit", "-qm", "base")
+    unchanged = _json("k.cu", "--select", "PTL104", "--diff-base", "HEAD", cwd=tmp_path)
+    assert unchanged["findings"] == []  # root and uses all on unchanged lines
+    (tmp_path / "k.cu").write_text(_KERNEL.format(before="", after=_MORE.format(n=1)))
+    doc = _json("k.cu", "--select", "PTL104", "--diff-base", "HEAD", cwd=tmp_path)
+    assert [(f["start_line"], len(f["related"])) for f in doc["findings"]] == [(1, 4)]
