@@ -201,3 +201,17 @@ def test_diff_base_keeps_a_group_whose_new_use_is_on_a_changed_line(tmp_path):
     (tmp_path / "k.cu").write_text(_KERNEL.format(before="", after=_MORE.format(n=1)))
     doc = _json("k.cu", "--select", "PTL104", "--diff-base", "HEAD", cwd=tmp_path)
     assert [(f["start_line"], len(f["related"])) for f in doc["findings"]] == [(1, 4)]
+
+
+def test_add_suppressions_silences_folded_groups_in_one_pass(tmp_path):
+    """One comment at a root silences its group; a group with no root site in the file
+    (cuDNN through a header) gets a comment at each use, so the rescan is clean."""
+    (tmp_path / "dnn.h").write_text("typedef struct cudnnContext* cudnnHandle_t;\nint cudnnCreate(cudnnHandle_t*);\n")
+    (tmp_path / "a.cu").write_text('#include "dnn.h"\nvoid f(cudnnHandle_t* h) {\n  cudnnCreate(h);\n}\n')
+    (tmp_path / "k.cu").write_text(_KERNEL.format(before="", after=""))
+    proc = run_portlint("scan", "a.cu", "k.cu", "--no-cache", "--select", "PTL603,PTL104", "--add-suppressions", "CUDA-only for now", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert (tmp_path / "k.cu").read_text().count("portlint: ignore[PTL104]") == 1
+    assert (tmp_path / "a.cu").read_text().count("portlint: ignore[PTL603]") == 2
+    doc = _json("a.cu", "k.cu", "--select", "PTL603,PTL104", cwd=tmp_path)
+    assert doc["summary"]["findings"] == 0, doc["findings"]
