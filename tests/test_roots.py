@@ -215,3 +215,18 @@ def test_add_suppressions_silences_folded_groups_in_one_pass(tmp_path):
     assert (tmp_path / "a.cu").read_text().count("portlint: ignore[PTL603]") == 2
     doc = _json("a.cu", "k.cu", "--select", "PTL603,PTL104", cwd=tmp_path)
     assert doc["summary"]["findings"] == 0, doc["findings"]
+
+
+def test_related_columns_count_utf16_units_on_wide_lines(tmp_path):
+    (tmp_path / "k.cu").write_text(
+        "#define FULL_MASK 0xffffffff\n"
+        "__device__ float f(float v) {\n"
+        "  /* \U0001F600 */ v += __shfl_xor_sync(FULL_MASK, v, 1);\n"
+        "  return v;\n}\n", encoding="utf-8")
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", "--select", "PTL104", cwd=tmp_path)
+    log = json.loads(proc.stdout)
+    assert validate(log) == []
+    (res,) = log["runs"][0]["results"]
+    region = res["relatedLocations"][0]["physicalLocation"]["region"]
+    line = "  /* \U0001F600 */ v += __shfl_xor_sync(FULL_MASK, v, 1);"
+    assert region["startColumn"] == line.index("FULL_MASK") + 1 + 1  # the emoji is two UTF-16 units

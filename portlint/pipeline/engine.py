@@ -137,6 +137,7 @@ def _locate(ctx: FileContext, findings: list[Finding]) -> None:
     """What reporters need from the source text: line hashes and non-ASCII line texts."""
     from portlint.findings.fingerprint import line_hashes
 
+    findings = [m for f in findings for m in (f, *f.related)]  # folded uses too (SARIF columns)
     hashes = line_hashes(ctx.text, {f.span.start_line for f in findings})
     for f in findings:
         f.line_hash = hashes[f.span.start_line - 1] if 0 < f.span.start_line <= len(hashes) else ""
