@@ -7,13 +7,15 @@ that line, and nothing else may be reported anywhere in the file:
     asm("membar.gl;");            // expect: PTL201@5         (and the finding starts in column 5)
     x = t.item()                  # expect: PTL803, PTL808
     // expect-next-line: PTL101      (for lines that cannot carry a comment)
+    v = __shfl_sync(FULL_MASK, v, 0);  // related: PTL104  (a use site folded under a finding
+                                          at its root, portlint.findings.roots)
     asm("...");                   // expect-suppressed: PTL201   (guard or comment silences it)
     t.nonzero()                   # todo-expect: PTL804    (a known miss: must NOT be reported yet)
     y = x.shape[0]                # ok: PTL801            (a near-miss: the rule stays quiet here)
 
 Every kind takes `-next-line` (`ok-next-line:`, `todo-expect-next-line:`, ...), and every id
 an optional `@column` (1-based code points, as the text output prints it). `near-miss:` is
-a synonym of `ok:`. Expected and suppressed findings are both exhaustive; a `todo-expect`
+a synonym of `ok:`. Expected, suppressed and related findings are all exhaustive; a `todo-expect`
 fails as soon as the finding appears, so that it is promoted to `expect`.
 
 A header comment in the first five lines may set scan options:
@@ -35,7 +37,7 @@ from portlint.discovery.build_kinds import build_kind
 
 _ID = r"PTL\d{3}(?:@\d+)?"
 EXPECT = re.compile(
-    r"(?://|#)\s*(?P<kind>expect|todo-expect|ok|near-miss)(?P<suppressed>-suppressed)?(?P<next>-next-line)?:"
+    r"(?://|#)\s*(?P<kind>expect|todo-expect|ok|near-miss|related)(?P<suppressed>-suppressed)?(?P<next>-next-line)?:"
     rf"\s*(?P<ids>{_ID}(?:\s*,\s*{_ID})*)"
 )
 HEADER = re.compile(r"(?://|#)\s*fixture:\s*(?P<opts>.*)$")
@@ -48,6 +50,7 @@ class Expectations:
     suppressed: Counter = field(default_factory=Counter)
     todo: Counter = field(default_factory=Counter)  # known misses: (line, rule)
     near_miss: set = field(default_factory=set)  # (line, rule) where the rule must stay quiet
+    related: Counter = field(default_factory=Counter)  # (line, rule) -> use sites folded under a finding
     columns: Counter = field(default_factory=Counter)  # (line, rule, column) -> count, where a column is given
     options: dict[str, str] = field(default_factory=dict)
 
@@ -72,6 +75,8 @@ def read_expectations(path: Path) -> Expectations:
                 key = (target_line, rid)
                 if kind in ("ok", "near-miss"):
                     exp.near_miss.add(key)
+                elif kind == "related":
+                    exp.related[key] += 1
                 elif kind == "todo-expect":
                     exp.todo[key] += 1
                 else:

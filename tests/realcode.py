@@ -222,15 +222,23 @@ def evaluate(name: str) -> Outcome:
         if not tree.is_dir():
             raise LabelError(f"no tree {package} in packages.toml's fetch")
         for f in scan(tree, mode, extra, scan_paths.get(package, (".",))):
-            if f.get("suppressed"):
-                continue
-            # paths are relative to the project root: the trees folder (its portlint.toml)
-            path = f["path"].removeprefix(package + "/")
-            found.setdefault((package, mode, path, f["start_line"]), []).append(f["rule"])
+            for path, line, rule in reported_sites(f):
+                # paths are relative to the project root: the trees folder (its portlint.toml)
+                found.setdefault((package, mode, path.removeprefix(package + "/"), line), []).append(rule)
     for label in labels:
         if not (trees / label.package / label.file).is_file():
             raise LabelError(f"labels.csv:{label.row}: no file {label.package}/{label.file}")
     return score(labels, found)
+
+
+def reported_sites(f: dict) -> list[tuple[str, int, str]]:
+    """(path, start line, rule) of every site an active JSON finding reports: its own, and
+    each use folded under it (`related`, one finding per root cause). A folded use is a
+    site the report names, so it counts as found for a `flag` label and as a trap hit for
+    a `quiet` one, exactly as when it was a finding of its own."""
+    if f.get("suppressed"):
+        return []
+    return [(f["path"], f["start_line"], f["rule"])] + [(r["path"], r["start_line"], f["rule"]) for r in f.get("related", ())]
 
 
 def describe(name: str, out: Outcome) -> str:

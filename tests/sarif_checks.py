@@ -76,6 +76,17 @@ def github_problems(log: dict) -> list[str]:
             region = loc["physicalLocation"].get("region", {})
             if region.get("startLine", 0) < 1 or region.get("startColumn", 1) < 1:
                 problems.append(f"{rid}: bad region {region}")
+        related_ids = []
+        for loc in res.get("relatedLocations", []):  # the use sites of one root cause
+            related_ids.append(loc.get("id"))
+            if not loc.get("message", {}).get("text"):
+                problems.append(f"{rid}: a related location without a message")
+            phys = loc.get("physicalLocation", {})
+            problems.extend(f"{rid}: related: {p}" for p in artifact_problems(phys.get("artifactLocation", {})))
+            if phys.get("region", {}).get("startLine", 0) < 1:
+                problems.append(f"{rid}: related location without a region")
+        if len(related_ids) != len(set(related_ids)) or None in related_ids:
+            problems.append(f"{rid}: related locations need distinct ids")
         if "primaryLocationLineHash" not in res.get("partialFingerprints", {}):
             problems.append(f"{rid}: no primaryLocationLineHash")
         identity = (rid, tuple(sorted(res.get("partialFingerprints", {}).items())))

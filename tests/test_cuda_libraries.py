@@ -17,6 +17,12 @@ def _findings(name, rule):
     return [f for f in result.findings if f.rule_id == rule and not f.suppressed]
 
 
+def _sites(name, rule):
+    """Every reported site of `rule`: each finding and the uses folded under it (a rule
+    with `fold = "root"`, portlint.findings.roots)."""
+    return [m for f in _findings(name, rule) for m in (f, *f.related)]
+
+
 @pytest.mark.oracle
 def test_device_side_launch_is_rejected_by_hipcc():
     """PTL611 is an error: hipcc refuses a kernel launch in device code; the host launch compiles."""
@@ -51,7 +57,9 @@ def test_library_headers_are_missing_under_hipcc(header):
 
 
 def test_cudnn_findings_name_the_miopen_twin():
-    found = _findings("cudnn_setup.cu", "PTL603")
+    assert len(_findings("cudnn_setup.cu", "PTL603")) == 1  # the #include, its 11 uses folded under it
+    found = _sites("cudnn_setup.cu", "PTL603")
+    assert len(found) == 12
     create = [f for f in found if "`cudnnCreate`" in f.message]
     assert create and "miopenCreate" in create[0].message
     assert all(f.fix is None for f in found)
@@ -70,7 +78,7 @@ def test_cublas_math_mode_is_a_warning_with_a_safe_rename_and_lt_gaps_are_errors
 
 
 def test_cutensor_renames_are_unsafe_and_multi_gpu_is_an_error():
-    found = _findings("cutensor_contract.cu", "PTL605")
+    found = _sites("cutensor_contract.cu", "PTL605")
     handle = next(f for f in found if f.snippet == "cutensorHandle_t")
     assert handle.fix.applicability == "unsafe" and handle.fix.edits[0].text == "hiptensorHandle_t"
     assert handle.targets["rocm"].value == "warning"

@@ -40,7 +40,7 @@ def fixture_families(path, exp) -> set[str]:
     from portlint.core.catalog import load_rules
 
     rules = load_rules()
-    named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss)}
+    named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss) + list(exp.related)}
     families = {family_of(path)} | {rules[rid].family for rid in named if rid in rules}
     return families | set(filter(None, exp.options.get("families", "").split(",")))
 
@@ -77,8 +77,9 @@ def render_snapshot(result) -> str:
     extra = []
     for f in sorted(result.findings, key=lambda f: f.sort_key()):
         if f.suppressed:
-            extra.append(f"suppressed {f.span.start_line}:{f.span.start_col} {f.rule_id}: {f.suppressed}")
-    for f in sorted(result.findings, key=lambda f: f.sort_key()):
+            folded = f" (with {len(f.related)} related)" if f.related else ""
+            extra.append(f"suppressed {f.span.start_line}:{f.span.start_col} {f.rule_id}{folded}: {f.suppressed}")
+    for f in sorted((m for top in result.findings for m in (top, *top.related)), key=lambda f: f.sort_key()):
         if f.fix is not None:
             for e in f.fix.edits:
                 s = e.span
@@ -94,13 +95,15 @@ def _check_expectations(path, exp, result, selection: set[str]) -> list[str]:
     from portlint.core.catalog import load_rules
 
     enabled = {rid for rid in load_rules() if any(rid.startswith(sel) for sel in enabled)}
-    named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss)}
+    named = {rid for (_, rid) in list(exp.active) + list(exp.suppressed) + list(exp.todo) + list(exp.near_miss) + list(exp.related)}
     if named - enabled:
         errors.append(f"annotations name rules that do not run on this fixture (select them in the header): {sorted(named - enabled)}")
     active = [f for f in result.findings if not f.suppressed]
     got = Counter((f.span.start_line, f.rule_id) for f in active)
     got_suppressed = Counter((f.span.start_line, f.rule_id) for f in result.findings if f.suppressed)
-    for label, want, have in (("", exp.active, got), ("suppressed ", exp.suppressed, got_suppressed)):
+    # a use site folded under a finding (portlint.findings.roots) is a `related:` line
+    got_related = Counter((r.span.start_line, r.rule_id) for f in result.findings for r in f.related)
+    for label, want, have in (("", exp.active, got), ("suppressed ", exp.suppressed, got_suppressed), ("related ", exp.related, got_related)):
         missing, unexpected = want - have, have - want
         if missing or unexpected:
             errors.append(f"{label}missing: {sorted(missing.elements())}  {label}unexpected: {sorted(unexpected.elements())}")
@@ -108,14 +111,16 @@ def _check_expectations(path, exp, result, selection: set[str]) -> list[str]:
     wrong_cols = exp.columns - got_cols
     if wrong_cols:
         errors.append(f"column expected but not seen (line, rule, column): {sorted(wrong_cols.elements())}")
-    promoted = [k for k in exp.todo if got[k] or got_suppressed[k]]
+    promoted = [k for k in exp.todo if got[k] or got_suppressed[k] or got_related[k]]
     if promoted:
         errors.append(f"todo-expect now reported (promote it to expect): {sorted(promoted)}")
-    loud = sorted(k for k in exp.near_miss if got[k] or got_suppressed[k])
+    loud = sorted(k for k in exp.near_miss if got[k] or got_suppressed[k] or got_related[k])
     if loud:
         errors.append(f"a near-miss line (ok:) reports its rule: {loud}")
     if errors:
-        detail = "\n".join(f"  line {f.span.start_line}:{f.span.start_col} {f.rule_id}{' (suppressed)' if f.suppressed else ''} {f.message}" for f in result.findings)
+        detail = "\n".join(f"  line {f.span.start_line}:{f.span.start_col} {f.rule_id}{' (suppressed)' if f.suppressed else ''} {f.message}"
+                           + "".join(f"\n    related {r.span.start_line}:{r.span.start_col} {r.rule_id} {r.message}" for r in f.related)
+                           for f in result.findings)
         errors.append(f"reported:\n{detail}")
     return errors
 

@@ -249,7 +249,7 @@ def test_a_long_suggestion_keeps_its_first_paragraph(tmp_path):
     from portlint.output.formats.sarif import _message_text
 
     long = "Port it as below:\n" + "\n".join(f"line {i}" for i in range(40))
-    text = _message_text(SimpleNamespace(message="m.", suggestion="Intro sentence.\n\n" + long))
+    text = _message_text(SimpleNamespace(message="m.", related=(), suggestion="Intro sentence.\n\n" + long))
     assert text.startswith("m. Suggestion: Intro sentence.\n(") and "more lines: the JSON report's `suggestion`" in text
-    short = _message_text(SimpleNamespace(message="m.", suggestion="Do this:\n  x = 1;\n"))
+    short = _message_text(SimpleNamespace(message="m.", related=(), suggestion="Do this:\n  x = 1;\n"))
     assert short == "m. Suggestion: Do this:\n  x = 1;"

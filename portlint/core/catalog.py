@@ -15,6 +15,7 @@ from portlint.core.model import APPLICABILITIES, CONFIDENCES, TARGETS, Severity
 
 ID_RE = re.compile(r"^PTL\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+FOLDS = ("root",)  # the values of a rule's `fold` key
 LANGUAGES = ("cuda", "python", "ptx", "build", "any")
 DOC_HEADINGS = ("finds", "why", "example", "rewrite")
 # How much work a finding of the rule is to port, from least to most (see docs/report.md).
@@ -50,6 +51,10 @@ class Rule:
     proof: str = ""  # which toolchain check proves the claim (toolchain: tests/file.py::test), or "unproven: why"
     effort: str = ""  # one of EFFORT_LEVELS; "" only for the tool's own rules
     effort_why: str = ""
+    # "root": the rule's findings that stem from one root construct (the `#include` of a
+    # CUDA-only header, the `#define` of a 32-bit mask) are folded into one finding at the
+    # root with the use sites as related locations (portlint.findings.roots); "" reports each
+    fold: str = ""
 
     @property
     def default_level(self) -> Severity:
@@ -121,7 +126,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         "id", "name", "family", "language", "summary", "message", "severity", "confidence",
         "fix", "default_enabled", "references", "docs", "tags", "supersedes", "effort",
     }
-    known |= {"proof"}
+    known |= {"proof", "fold"}
     extra = set(data) - known
     if extra:
         raise RuleError(f"{where}: unknown keys {sorted(extra)}")
@@ -166,6 +171,9 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         raise RuleError(f"{where}: supersedes must be a list of rule ids")
     if rid in supersedes or len(set(supersedes)) != len(supersedes):
         raise RuleError(f"{where}: supersedes must not name the rule itself or repeat an id")
+    fold = data.get("fold", "")
+    if fold != "" and fold not in FOLDS:
+        raise RuleError(f"{where}: fold must be one of {FOLDS} (or absent)")
     proof = data.get("proof", "")
     if not isinstance(proof, str):
         raise RuleError(f"{where}: proof must be a string")
@@ -199,6 +207,7 @@ def parse_rule(path: Path, raw: bytes | None = None) -> Rule:
         proof=proof.strip(),
         effort=effort,
         effort_why=effort_why,
+        fold=fold,
     )
 
 

@@ -89,6 +89,14 @@ class Finding:
     # where the file's code runs when it is not the library (portlint.index.roles): "test",
     # "benchmark", "example", "conversion", "script"; "" for library code
     role: str = ""
+    # one finding per root cause (portlint.findings.roots, for rules whose file says
+    # `fold = "root"`): `root` names the construct the finding stems from, the same for all
+    # its uses ("cuDNN", "mask constant FULL_MASK"); `root_site` when the finding is that
+    # construct itself; `related` the use sites folded under this finding (findings too,
+    # each keeping its own message and fix)
+    root: str = ""
+    root_site: bool = False
+    related: list["Finding"] = field(default_factory=list)
 
     def sort_key(self) -> tuple:
         return (self.path, self.span, self.rule_id, self.message)
@@ -112,6 +120,10 @@ class Finding:
             "role": self.role,
             "fix": None,
         }
+        if self.root:
+            data["root"] = [self.root, self.root_site]
+        if self.related:
+            data["related"] = [r.to_dict() for r in self.related]
         if self.fix:
             data["fix"] = {
                 "description": self.fix.description,
@@ -146,6 +158,9 @@ class Finding:
             line_hash=data.get("line_hash", ""),
             wide_lines={int(k): v for k, v in data.get("wide_lines", {}).items()},
             role=data.get("role", ""),
+            root=data["root"][0] if data.get("root") else "",
+            root_site=bool(data["root"][1]) if data.get("root") else False,
+            related=[cls.from_dict(r) for r in data.get("related", ())],
         )
 
 

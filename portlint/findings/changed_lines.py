@@ -253,8 +253,11 @@ def narrow_to_changes(result, settings, changed: ChangedLines) -> int:
     def absolute(path: str) -> str:
         return path if os.path.isabs(path) else os.path.join(str(settings.root), path)
 
-    changed.prepare([absolute(f.path) for f in result.findings])
-    kept = [f for f in result.findings if changed.touches(absolute(f.path), f.span.start_line, f.span.end_line)]
+    changed.prepare(sorted({absolute(m.path) for f in result.findings for m in (f, *f.related)}))
+    # a finding folded by root (portlint.findings.roots) stays when its root or one of its
+    # uses is on a changed line: a new use of a 32-bit mask constant is a new problem
+    kept = [f for f in result.findings
+            if any(changed.touches(absolute(m.path), m.span.start_line, m.span.end_line) for m in (f, *f.related))]
     dropped = sum(1 for f in result.findings if not f.suppressed) - sum(1 for f in kept if not f.suppressed)
     result.findings = kept
     return dropped

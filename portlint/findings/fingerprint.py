@@ -12,6 +12,8 @@ import hashlib
 from collections import deque
 from operator import mul
 
+from portlint.findings.roots import folds
+
 _MOD = 1 << 64
 _B = 37
 _WINDOW = 100
@@ -101,8 +103,13 @@ def _line_hashes_rolling(text: str) -> list[str]:
 
 
 def portlint_fingerprint(f) -> str:
-    """A location-independent key: rule, path and the normalised matched text."""
-    normalised = " ".join(f.snippet.split())
+    """A location-independent key: rule, path and the normalised matched text. A finding
+    of a folding rule that stands for a root not in its file (portlint.findings.roots) is
+    keyed by that root instead of the use's text, so adding uses anywhere keeps it."""
+    if folds(f) and not f.root_site:
+        normalised = "root: " + " ".join(f.root.split())
+    else:
+        normalised = " ".join(f.snippet.split())
     return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode()).hexdigest()[:32]
 
 

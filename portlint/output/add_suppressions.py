@@ -94,7 +94,10 @@ def file_edits(display: str, data: bytes, language: str, findings, reason: str) 
     lines = line_model.split_lines(text)
     raw_lines = line_model.split_keepends(text)
     by_line: dict[int, list[str]] = {}
-    for f in findings:
+    # a finding folded by root (portlint.findings.roots) is silenced by a comment on its root
+    # site; with no root site in the file each folded use needs its own comment
+    sites = [m for top in findings for m in ((top,) if top.root_site else (top, *top.related)) if m.path == top.path]
+    for f in sites:
         ids = by_line.setdefault(f.span.start_line, [])
         if f.rule_id not in ids:
             ids.append(f.rule_id)

@@ -156,12 +156,13 @@ def parse_regression(language: str | None, before: bytes, after: bytes) -> str |
 def _chosen_fixes(findings, include_unsafe: bool) -> list[tuple]:
     """The edits of each fix to apply: not suppressed, not display-only, unsafe only when asked."""
     chosen = []
-    for f in findings:
-        if f.suppressed or f.fix is None:
-            continue
-        if f.fix.applicability == "display-only" or (f.fix.applicability == "unsafe" and not include_unsafe):
-            continue
-        chosen.append(f.fix.edits)
+    for top in findings:
+        for f in (top, *top.related):  # a folded finding's uses keep their own fixes
+            if f.suppressed or f.fix is None:
+                continue
+            if f.fix.applicability == "display-only" or (f.fix.applicability == "unsafe" and not include_unsafe):
+                continue
+            chosen.append(f.fix.edits)
     return chosen
 
 

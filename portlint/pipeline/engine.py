@@ -16,6 +16,7 @@ from portlint.discovery.languages import classify
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity
 from portlint.core.registry import Detector
 from portlint.findings.roles import demote_by_role
+from portlint.findings.roots import fold_roots
 from portlint.findings.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan, plan as _plan
 from portlint.findings.severity import apply_severities
 from portlint.core import session
@@ -136,6 +137,7 @@ def _locate(ctx: FileContext, findings: list[Finding]) -> None:
     """What reporters need from the source text: line hashes and non-ASCII line texts."""
     from portlint.findings.fingerprint import line_hashes
 
+    findings = [m for f in findings for m in (f, *f.related)]  # folded uses too (SARIF columns)
     hashes = line_hashes(ctx.text, {f.span.start_line for f in findings})
     for f in findings:
         f.line_hash = hashes[f.span.start_line - 1] if 0 < f.span.start_line <= len(hashes) else ""
@@ -300,6 +302,8 @@ def _postprocess(ctx: FileContext, plan: Plan, result: FileResult) -> None:
             flat = tuple(i for ids in drops for i in ids)
             findings = [f for f in findings if not f.rule_id.startswith(flat)]
     # 4. inline suppressions, then the tool's own findings about them
+    by_comment: set[int] = set()
+    tool_findings: list[Finding] = []
     if mentions_portlint(ctx.text):
         sups = parse_suppressions(ctx.text, ctx.language)
         for f in findings:
@@ -309,8 +313,11 @@ def _postprocess(ctx: FileContext, plan: Plan, result: FileResult) -> None:
             if sup is not None:
                 f.suppressed = f"suppressed by comment on line {sup.line}" + (f": {sup.reason}" if sup.reason else "")
                 f.suppression_kind = "inSource"
-        findings.extend(_suppression_findings(ctx, plan, sups))
-    result.findings = findings
+                by_comment.add(id(f))
+        tool_findings = _suppression_findings(ctx, plan, sups)
+    # 5. one finding per root cause (portlint/findings/roots.py): the uses of one `#include`
+    #    or `#define` folded under it, for the rules whose file says `fold = "root"`
+    result.findings = fold_roots(findings, by_comment) + tool_findings
 
 
 def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:

@@ -51,13 +51,21 @@ def _qualified_tail(ns) -> list[str]:
     return out
 
 
+def _rooted(finding, root: str, site: bool = False) -> None:
+    """Name the construct a finding stems from (portlint.findings.roots folds the uses of
+    one root into one finding for the rules whose file says `fold = "root"`)."""
+    if finding is not None:
+        finding.root, finding.root_site = root, site
+
+
 # ---- PTL603 cuDNN -------------------------------------------------------------------------
 
 @detector("PTL603", tokens=("cudnn", "CUDNN"))
 def cudnn_to_miopen(ctx) -> None:
+    # the root is the library: its `#include` is the root site, every cuDNN name a use
     for path, header in ctx.fact(includes):
         if header == "cudnn.h" or header.startswith(("cudnn_", "cudnn/")):
-            report(ctx, path, name=header, twin="MIOpen: include <miopen/miopen.h>")
+            _rooted(report(ctx, path, name=header, twin="MIOpen: include <miopen/miopen.h>"), "cuDNN", site=True)
     for use in ctx.fact(api_uses):
         row = pick_row(use, "PTL603")
         if row is None:
@@ -66,9 +74,9 @@ def cudnn_to_miopen(ctx) -> None:
             twin = f"MIOpen twin: `{row.miopen}`"
         else:
             twin = "no MIOpen twin in the table"
-        report(ctx, _span(ctx, use.start, use.end), name=use.name, twin=twin)
+        _rooted(report(ctx, _span(ctx, use.start, use.end), name=use.name, twin=twin), "cuDNN")
     for ns in _leftmost_namespaces(ctx, {"cudnn_frontend"}):
-        report(ctx, ns, name="cudnn_frontend::", twin="graph API: use MIOpen's fusion API, Composable Kernel or framework ops")
+        _rooted(report(ctx, ns, name="cudnn_frontend::", twin="graph API: use MIOpen's fusion API, Composable Kernel or framework ops"), "cuDNN")
 
 
 # ---- PTL604 cuBLASLt and cuBLAS math modes -------------------------------------------------
@@ -105,6 +113,7 @@ def cublaslt_cublas_semantics(ctx) -> None:
 # ---- PTL605 cuSPARSELt / cuTENSOR ----------------------------------------------------------
 
 _PTL605_HEADERS = {"cusparseLt.h": "hipsparselt/hipsparselt.h", "cutensor.h": "hiptensor/hiptensor.hpp"}
+_PTL605_LIBRARY = {"cusparseLt.h": "cuSPARSELt", "cutensor.h": "cuTENSOR"}
 
 
 @detector("PTL605", tokens=("cusparseLt", "CUSPARSELT", "cutensor", "CUTENSOR"))
@@ -114,13 +123,14 @@ def cusparselt_cutensor(ctx) -> None:
         hip = _PTL605_HEADERS.get(header)
         if hip:
             text = node_text(path)
-            report(
+            # the root of the library's renamable uses (folded under it, each keeping its fix)
+            _rooted(report(
                 ctx,
                 path,
                 message=f"`{header}`: the HIP twin <{hip}> ships only with recent ROCm (hipSPARSELt/hipTENSOR)",
                 targets={"rocm": "warning"},
                 fix=Fix(f"include <{hip}>", (Edit(ctx.node_span(path), text[0] + hip + text[-1]),), "unsafe"),
-            )
+            ), f"{_PTL605_LIBRARY[header]} with a HIP twin", site=True)
     for use in ctx.fact(api_uses):
         row = pick_row(use, "PTL605")
         if row is None:
@@ -129,13 +139,13 @@ def cusparselt_cutensor(ctx) -> None:
         lib = "hipSPARSELt" if row.library == "cuSPARSELt" else "hipTENSOR"
         if row.hip:
             since = f"HIP {row.hip_added}+" if row.hip_added else "recent ROCm"
-            report(
+            _rooted(report(
                 ctx,
                 span,
                 message=f"`{use.name}` ({row.library}) is `{row.hip}` in {lib}, which needs {since}; check the ROCm you deploy",
                 targets={"rocm": "warning"},
                 fix=Fix(f"rename `{use.name}` to `{row.hip}`", (Edit(span, row.hip),), "unsafe"),
-            )
+            ), f"{row.library} with a HIP twin")
         else:
             report(
                 ctx,

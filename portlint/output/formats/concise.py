@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from portlint.findings.roots import more_uses
 from portlint.output.formats.text import escape_controls, shown_path, summary_lines
 
 
@@ -14,6 +15,7 @@ def render_concise(result, settings, options) -> str:
     out = [
         f"{escape_controls(shown_path(f.path, settings.root, cwd))}:{f.span.start_line}:{f.span.start_col}: "
         f"{f.rule_id} {f.severity.value} {escape_controls(' '.join(f.message.split()))}"
+        + (f" ({more_uses(f)})" if f.related else "")
         for f in active
     ]
     if out:

@@ -14,6 +14,38 @@ from portlint.findings.fingerprint import portlint_fingerprint, portlint_fingerp
 SCHEMA_VERSION = 1
 
 
+def _fix_json(fix) -> dict | None:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability,
+        "description": fix.description,
+        "edits": [
+            {
+                "start_line": e.span.start_line,
+                "start_column": e.span.start_col,
+                "end_line": e.span.end_line,
+                "end_column": e.span.end_col,
+                "text": e.text,
+            }
+            for e in fix.edits
+        ],
+    }
+
+
+def related_json(r) -> dict:
+    """A use site folded under a finding (portlint.findings.roots): where, what, its fix."""
+    return {
+        "path": r.path,
+        "start_line": r.span.start_line,
+        "start_column": r.span.start_col,
+        "end_line": r.span.end_line,
+        "end_column": r.span.end_col,
+        "message": r.message,
+        "fix": _fix_json(r.fix),
+    }
+
+
 def finding_json(f, rules, fingerprint: str | None = None) -> dict:
     rule = rules.get(f.rule_id)
     return {
@@ -30,22 +62,8 @@ def finding_json(f, rules, fingerprint: str | None = None) -> dict:
         "role": f.role or "library",
         "message": f.message,
         "suggestion": f.suggestion,
-        "fix": None
-        if f.fix is None
-        else {
-            "applicability": f.fix.applicability,
-            "description": f.fix.description,
-            "edits": [
-                {
-                    "start_line": e.span.start_line,
-                    "start_column": e.span.start_col,
-                    "end_line": e.span.end_line,
-                    "end_column": e.span.end_col,
-                    "text": e.text,
-                }
-                for e in f.fix.edits
-            ],
-        },
+        "fix": _fix_json(f.fix),
+        "related": [related_json(r) for r in f.related],
         "suppressed": None if not f.suppressed else {"kind": f.suppression_kind or "inSource", "reason": f.suppressed},
         "fingerprints": {"portlint/v1": fingerprint or portlint_fingerprint(f), "primaryLocationLineHash": f.line_hash},
     }

@@ -29,6 +29,7 @@ from portlint.core.model import utf16_col
 from portlint.core.config import STACK_TARGET
 from portlint.core.rule_links import absolute_rule_url
 from portlint.findings.fingerprint import portlint_fingerprints
+from portlint.findings.roots import more_uses
 from portlint.findings.severity import configured_level
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -108,6 +109,8 @@ def _message_text(f) -> str:
     ends in `:` introduces the code after it); a long one keeps its first paragraph, at most
     _SUGGESTION_LINES lines, and says where the rest is."""
     text = f.message
+    if f.related:  # one finding per root cause: its uses are the related locations
+        text = f"{text} ({more_uses(f)}, listed as related locations)"
     if not f.suggestion:
         return text
     lines = f.suggestion.strip().splitlines()
@@ -129,6 +132,16 @@ def _region(span, wide_lines):
         start_column=utf16_col(wide_lines.get(span.start_line), span.start_col),
         end_line=span.end_line,
         end_column=utf16_col(wide_lines.get(span.end_line), span.end_col),
+    )
+
+
+def _related_location(index: int, r):
+    """A use site folded under a result (portlint.findings.roots), with its own message."""
+    return _make(
+        so.Location,
+        id=index,
+        physical_location=_make(so.PhysicalLocation, artifact_location=_artifact(r.path), region=_region(r.span, r.wide_lines)),
+        message=_make(so.Message, text=r.message),
     )
 
 
@@ -205,26 +218,30 @@ def build_sarif(result, settings, options) -> dict:
                 **({"suggestion": f.suggestion} if f.suggestion else {}),
             },
         )
-        if f.fix is not None:
+        if f.related:
+            fields["related_locations"] = [_related_location(i, r) for i, r in enumerate(f.related, start=1)]
+        fixed = [m for m in (f, *f.related) if m.fix is not None]  # a folded use keeps its fix
+        if fixed:
             fields["fixes"] = [
                 _make(
                     so.Fix,
-                    description=_make(so.Message, text=f"{f.fix.description} ({f.fix.applicability})"),
+                    description=_make(so.Message, text=f"{m.fix.description} ({m.fix.applicability})"),
                     artifact_changes=[
                         _make(
                             so.ArtifactChange,
-                            artifact_location=_artifact(f.path),
+                            artifact_location=_artifact(m.path),
                             replacements=[
                                 _make(
                                     so.Replacement,
-                                    deleted_region=_region(e.span, f.wide_lines),
+                                    deleted_region=_region(e.span, m.wide_lines),
                                     inserted_content=_make(so.ArtifactContent, text=e.text),
                                 )
-                                for e in f.fix.edits
+                                for e in m.fix.edits
                             ],
                         )
                     ],
                 )
+                for m in fixed
             ]
         if f.baseline_state:  # a scan with --baseline: "unchanged" (baselined) or "new"
             fields["baseline_state"] = f.baseline_state

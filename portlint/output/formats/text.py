@@ -18,6 +18,7 @@ from pathlib import Path
 from portlint.core.config import targets_line
 from portlint.core.model import TARGETS, Severity
 from portlint.core.rule_links import rule_url
+from portlint.findings.roots import more_uses
 from portlint.findings.selection import selection_note
 from portlint.output.escape import controls
 from portlint.output.report.summary import outside_library_line, role_counts
@@ -76,6 +77,8 @@ def render_text(result, settings, options) -> str:
                 width = max(1, len(escape_controls(text[: end - 1]).expandtabs(4)) - len(prefix))
                 out.append(f"  {f.span.start_line:>5} | {expanded}")
                 out.append(f"        | {' ' * len(prefix)}{_paint('^' * width, sev, color)}")
+        if f.related:
+            out.append("  " + related_line(f, settings.root, cwd))
         if f.fix is not None:
             out.append(f"  fix ({f.fix.applicability}): {escape_controls(f.fix.description)}")
         if f.suggestion:
@@ -87,6 +90,22 @@ def render_text(result, settings, options) -> str:
         out.extend(run_header_lines(settings, color))
     out.extend(summary_lines(result, active, color))
     return "\n".join(out) + "\n"
+
+
+_RELATED_SHOWN = 12  # use sites listed by position; the count covers them all
+
+
+def related_line(f, root: Path, cwd: str) -> str:
+    """`and 17 more uses: 20:5, 31:9, ...` for a finding with folded use sites
+    (portlint.findings.roots); a use in another file is named `path:line:col`."""
+    shown = []
+    for r in f.related[:_RELATED_SHOWN]:
+        where = "" if r.path == f.path else escape_controls(shown_path(r.path, root, cwd)) + ":"
+        shown.append(f"{where}{r.span.start_line}:{r.span.start_col}")
+    rest = ", ..." if len(f.related) > _RELATED_SHOWN else ""
+    fixes = sum(1 for r in f.related if r.fix is not None)
+    fixed = f" ({fixes} with a fix of their own)" if fixes else ""
+    return f"{more_uses(f)}{fixed}: {', '.join(shown)}{rest}"
 
 
 def run_header_lines(settings, color: bool) -> list[str]:

@@ -46,6 +46,8 @@ class Hit:
     confidence: str | None = None
     targets: dict | None = None
     message: str | None = None
+    root: str = ""  # the construct the hit stems from (portlint.findings.roots folds by it)
+    root_site: bool = False  # the hit is at that construct (the `#define` of a mask constant)
 
 
 # ---- helpers --------------------------------------------------------------------------------

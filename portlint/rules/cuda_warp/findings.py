@@ -59,5 +59,6 @@ def report(ctx, rule: str) -> None:
     """Report the file's hits of one rule."""
     for h in ctx.fact(warp_findings).hits:
         if h.rule == rule:
-            ctx.report(h.where, fix=h.fix, suggestion=h.suggestion, confidence=h.confidence, targets=h.targets,
-                       message=h.message, **h.fields)
+            f = ctx.report(h.where, fix=h.fix, suggestion=h.suggestion, confidence=h.confidence, targets=h.targets,
+                           message=h.message, **h.fields)
+            f.root, f.root_site = h.root, h.root_site

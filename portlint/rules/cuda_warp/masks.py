@@ -103,18 +103,21 @@ def masks(a: Analysis) -> None:
                 m = _mask32(a, args[0], a.facts_of(call))
                 if m is not None:
                     kind, text = m
+                    # a mask constant is the root of its uses: reported at its definition
+                    # (when in the file) and at each device use, folded into one finding
+                    # by root (rules/cuda_warp/PTL104's `fold`, portlint.findings.roots)
+                    root = f"mask constant {text}" if kind in ("local-const", "outside-const") else ""
                     if kind == "local-const":
-                        # reported at the definition (the fix) and at each device use
                         c = a.cmap.lookup(text)
                         if text not in reported_consts:
                             reported_consts.add(text)
                             a.hit("PTL104", c.decl if c.kind != "define" else define_span(a.ctx, c), fields={"func": name, "mask": f"`{text}` ({clean(node_text(c.node))})"},
-                                  confidence="high", suggestion=_MASK_SUGGESTION)
+                                  confidence="high", suggestion=_MASK_SUGGESTION, root=root, root_site=True)
                         a.hit("PTL104", _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}` (line {c.line}: {clean(node_text(c.node))})"},
-                              confidence="medium", suggestion=_MASK_SUGGESTION)
+                              confidence="medium", suggestion=_MASK_SUGGESTION, root=root)
                     else:
                         a.hit("PTL104", _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}`"},
-                              confidence="high" if kind == "literal" else "medium", suggestion=_MASK_SUGGESTION)
+                              confidence="high" if kind == "literal" else "medium", suggestion=_MASK_SUGGESTION, root=root)
                 else:
                     _mask_parameter(a, call, name, args[0], mask_params)
         if name in BALLOT_CALLS:
