@@ -103,7 +103,8 @@ def _line_hashes_rolling(text: str) -> list[str]:
 def portlint_fingerprint(f) -> str:
     """A location-independent key: rule, path and the normalised matched text."""
     normalised = " ".join(f.snippet.split())
-    return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode()).hexdigest()[:32]
+    # surrogatepass: a file name that is not UTF-8 (os.fsdecode's lone surrogates) hashes too
+    return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def portlint_fingerprints(findings) -> dict[int, str]:
