@@ -74,3 +74,70 @@ def test_1_every_format_and_the_cache_take_a_name_that_is_not_utf8(tmp_path):
     proc = run_bytes("merge-sarif", "s.sarif", "-o", "m.sarif", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert "\\xff" in json.loads((repo / "m.sarif").read_text())["runs"][0]["results"][0]["message"]["text"]
+
+
+# --- 2. macro values: each expanded once, chains walked in bounded steps ---------------------
+
+def _guard_map(text: str):
+    from portlint.frontends.cuda.guards import GuardMap
+
+    return GuardMap(text)
+
+
+def test_2_doubling_macros_are_expanded_once_each():
+    """Ten times the attack's 40 levels: 400 `#define Ai (Ai-1+Ai-1)`; the work is counted
+    (bodies evaluated), one per macro, and the value is right (2**399 is past 64 bits, so
+    unknown; 2**40 at level 40 is known)."""
+    n = 400
+    text = "#define A0 1\n" + "".join(f"#define A{i} (A{i-1}+A{i-1})\n" for i in range(1, n)) + f"#if A40 == {2**40}\nint live;\n#endif\n#if A{n-1}\nint z;\n#endif\n"
+    gm = _guard_map(text)
+    assert gm.expansions <= 2 * n, gm.expansions  # once each, plus the bounded-depth steps
+    assert gm.limited is None
+    live = text.splitlines().index("int live;") + 1
+    assert gm.dead_for_amd(live) is None and not gm.unknown_for_amd(live)
+    assert gm.unknown_for_amd(live + 3)  # 2**399 does not fit intmax_t: unknown, not a huge int
+
+
+def test_2_a_macro_chain_ten_times_the_attack_is_evaluated_exactly():
+    n = 30000
+    text = "#define A0 0\n" + "".join(f"#define A{i} A{i-1}\n" for i in range(1, n)) + f"#if A{n-1}\nint dead;\n#endif\n"
+    gm = _guard_map(text)
+    assert gm.limited is None
+    assert gm.expansions <= 3 * n, gm.expansions
+    assert gm.dead_for_amd(text.count("\n") - 1) is not None  # A29999 is 0: the branch is skipped
+
+
+def test_2_cycles_and_deep_expressions_are_unknown_with_a_reason():
+    gm = _guard_map("#define A (B+1)\n#define B (A+1)\n#if A\nint z;\n#endif\n")
+    assert gm.unknown_for_amd(4)
+    gm = _guard_map("#if " + "(" * 50000 + "1" + ")" * 50000 + "\nint z;\n#endif\n#if " + "!" * 50000 + "1\n#endif\n")
+    assert gm.limited and gm.unknown_for_amd(2)
+    # a chain that doubles and cycles back on itself: stopped by the work bound
+    text = "".join(f"#define A{i} (A{i-1}+A{i-1})\n" for i in range(1, 60)) + "#define A0 A59\n#if A59\nint z;\n#endif\n"
+    gm = _guard_map(text)
+    assert gm.limited and gm.expansions < 1_000_000
+
+
+def test_2_constant_expressions_never_grow_unbounded_integers():
+    from portlint.frontends.cuda.cexpr import eval_text
+
+    none = lambda n: None  # noqa: E731
+    assert eval_text("9**9**9", none) is None  # no Python power operator
+    assert eval_text("1 << 4000", none) is None
+    assert eval_text("(64 * 2) | 1", none) == 129 and eval_text("-(2+3)*4", none) == -20
+    assert eval_text("W / 2", lambda n: 64) == 32
+
+
+def test_2_macro_files_at_ten_times_the_attack_keep_their_finding(tmp_path):
+    kernel = ASM.decode()
+    files = {
+        "d.cu": "#define A0 1\n" + "".join(f"#define A{i} (A{i-1}+A{i-1})\n" for i in range(1, 400)) + "#if A399\nint z;\n#endif\n",
+        "c.cu": "#define A0 1\n" + "".join(f"#define A{i} A{i-1}\n" for i in range(1, 30000)) + "#if A29999\nint z;\n#endif\n",
+        "m.cu": "#define A0 2\n" + "".join(f"#define A{i} (A{i-1}*A{i-1}+2)\n#if A{i}\n#endif\n" for i in range(1, 4000)),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(kernel + text)
+    proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", "-j", "1", *files, cwd=tmp_path)
+    assert "PTL003" not in proc.stdout, proc.stdout
+    for name in files:
+        assert f"{name}:2:3: PTL201" in proc.stdout, (proc.stdout, proc.stderr)
