@@ -141,3 +141,25 @@ def test_2_macro_files_at_ten_times_the_attack_keep_their_finding(tmp_path):
     assert "PTL003" not in proc.stdout, proc.stdout
     for name in files:
         assert f"{name}:2:3: PTL201" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# --- 3. deep braces: the deeper levels read as one block, with a notice ------------------
+
+def test_3_flatten_deep_braces_keeps_positions_strings_and_comments():
+    from portlint.frontends.cuda.parse import flatten_deep_braces
+
+    data = b'f() {' + b'{' * 5 + b'"{{{{{{" /* {{{{{{ */ \'{\'' + b'}' * 5 + b'}'
+    out, n = flatten_deep_braces(data, limit=3)
+    assert len(out) == len(data) and n == 6  # levels 4..6 of each side
+    assert b'"{{{{{{" /* {{{{{{ */ \'{\'' in out
+    assert out.count(b"{") - b'"{{{{{{" /* {{{{{{ */ \'{\''.count(b"{") == 3
+    assert flatten_deep_braces(b"{}" * 1000, limit=3) == (b"{}" * 1000, 0)  # wide is not deep
+
+
+@pytest.mark.parametrize("n", [10000, 500000])
+def test_3_ten_times_the_attacks_nesting_keeps_the_finding_and_says_so(tmp_path, n):
+    src = "__global__ void k(float* x) {\n" + "{" * n + "}" * n + '\n  asm volatile("membar.gl;");\n}\n'
+    (tmp_path / "a.cu").write_text(src)
+    proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", "a.cu", cwd=tmp_path)
+    assert "a.cu:3:3: PTL201" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "a.cu: braces nested more than 200 deep" in proc.stderr
