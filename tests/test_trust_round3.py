@@ -163,3 +163,34 @@ def test_3_ten_times_the_attacks_nesting_keeps_the_finding_and_says_so(tmp_path,
     proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", "a.cu", cwd=tmp_path)
     assert "a.cu:3:3: PTL201" in proc.stdout, (proc.stdout, proc.stderr)
     assert "a.cu: braces nested more than 200 deep" in proc.stderr
+
+
+# --- 4. .gitignore matching: component by component, linear in the path ---------------------
+
+def test_4_gitignore_match_work_is_linear_in_the_path():
+    """Ten times the attack's path (300 folders of 40 letters, as a string: no file system
+    holds it); the work counted is piece-against-name matches, at most pieces x folders."""
+    import pathspec
+
+    from portlint.discovery.globmatch import ComponentMatcher, linear_spec
+
+    spec = linear_spec(pathspec, ["**/*a*a/**/*a*a/**/*a*ac"])
+    matcher = spec.patterns[0].regex
+    assert isinstance(matcher, ComponentMatcher)
+    path = "/".join(["a" * 40] * 300) + "/k.cu"
+    assert not spec.match_file(path)
+    assert matcher.steps <= 3 * 301, matcher.steps
+    assert spec.match_file("/".join(["a" * 40] * 300) + "/xaac")
+
+
+@pytest.mark.parametrize("lines", [["*.py", "!keep.py"], ["/build/", "docs/**/*.md"], ["a/**/b", "**/c/"],
+                                   ["?x", "[ab]y", "\\*z"], ["***/***"], ["foo/**", "!foo/bar"]])
+def test_4_gitignore_semantics_are_pathspecs(lines):
+    import pathspec
+
+    from portlint.discovery.globmatch import linear_spec
+
+    ref, ours = pathspec.GitIgnoreSpec.from_lines(lines), linear_spec(pathspec, lines)
+    for path in ["x.py", "keep.py", "d/keep.py", "build/", "build/x", "src/build/", "docs/a/b/c.md", "docs/c.md",
+                 "a/b", "a/x/y/b", "z/a/b", "c/", "p/c/", "p/c", "ax", "ay/", "*z", "q/*z", ".b/", "foo/", "foo/bar", "foo/baz/"]:
+        assert ref.match_file(path) == ours.match_file(path), path

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
 from portlint.core.jsonfile import read_bytes
+from portlint.discovery.globmatch import linear_spec
 from portlint.discovery.languages import is_source_candidate
 from portlint.core.model import Notice
 
@@ -99,7 +100,7 @@ class _Ignorer:
         self._root = str(settings.root)
         self.notices: list[Notice] = []
         excludes = bounded_patterns(list(settings.exclude), "exclude (configuration)", self.notices)
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + excludes)
+        self.exclude = linear_spec(pathspec, list(DEFAULT_EXCLUDES) + excludes)
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[str, object | None] = {}
         self._chains: dict[str, list[tuple[str, object]]] = {}
@@ -113,7 +114,7 @@ class _Ignorer:
                 try:
                     data = read_bytes(Path(gi), OSError, limit=MAX_GITIGNORE)
                     lines = bounded_patterns(data.decode("utf-8", "replace").splitlines(), display_path(Path(gi), self.root), self.notices)
-                    spec = self._pathspec.GitIgnoreSpec.from_lines(lines)
+                    spec = linear_spec(self._pathspec, lines)  # matched component by component
                 except Exception as exc:
                     self.notices.append(Notice(display_path(Path(gi), self.root), f"not used: {exc}", "note"))
                     spec = None
