@@ -194,3 +194,43 @@ def test_4_gitignore_semantics_are_pathspecs(lines):
     for path in ["x.py", "keep.py", "d/keep.py", "build/", "build/x", "src/build/", "docs/a/b/c.md", "docs/c.md",
                  "a/b", "a/x/y/b", "z/a/b", "c/", "p/c/", "p/c", "ax", "ay/", "*z", "q/*z", ".b/", "foo/", "foo/bar", "foo/baz/"]:
         assert ref.match_file(path) == ours.match_file(path), path
+
+
+# --- 6. in-tree files portlint reads for itself never lead out of the tree ---------------------
+
+def test_6_resolves_inside(tmp_path):
+    from portlint.core.files import resolves_inside
+
+    (tmp_path / "tree" / "sub").mkdir(parents=True)
+    (tmp_path / "out").write_text("x")
+    (tmp_path / "tree" / "sub" / "real").write_text("x")
+    (tmp_path / "tree" / "in").symlink_to("sub/real")
+    (tmp_path / "tree" / "away").symlink_to("../out")
+    assert resolves_inside(tmp_path / "tree" / "in", tmp_path / "tree")
+    assert not resolves_inside(tmp_path / "tree" / "away", tmp_path / "tree")
+    assert not resolves_inside(tmp_path / "tree" / "in", tmp_path / "tree" / "sub" / "other")
+
+
+def test_6_links_inside_the_tree_are_still_read_and_links_out_are_named(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "shared").mkdir(parents=True)
+    (repo / "k.cu").write_bytes(ASM)
+    (repo / "shared" / "ignore").write_text("k.cu\n")
+    (repo / ".gitignore").symlink_to("shared/ignore")
+    proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert "k.cu:2:3" not in proc.stdout and proc.returncode == 0, proc.stdout  # an in-tree link works
+    (repo / ".gitignore").unlink()
+    (tmp_path / "outside").write_text("k.cu\n")
+    (repo / ".gitignore").symlink_to("../outside")
+    proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert "k.cu:2:3: PTL201" in proc.stdout and ".gitignore: symlink to outside the scanned tree" in proc.stderr
+    (repo / ".gitignore").unlink()
+    (repo / "shared" / "cfg.toml").write_text('ignore = ["PTL2"]\n')
+    (repo / "portlint.toml").symlink_to("shared/cfg.toml")
+    proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert proc.returncode == 0 and "PTL201" not in proc.stdout, (proc.stdout, proc.stderr)  # applied
+    (repo / "portlint.toml").unlink()
+    (tmp_path / "cfg.toml").write_text('ignore = ["PTL2"]\n')
+    (repo / "portlint.toml").symlink_to("../cfg.toml")
+    proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert proc.returncode == 2 and "portlint.toml is a symlink" in proc.stderr, proc.stderr

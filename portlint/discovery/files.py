@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
+from portlint.core.files import resolves_inside
 from portlint.core.jsonfile import read_bytes
 from portlint.discovery.globmatch import linear_spec
 from portlint.discovery.languages import is_source_candidate
@@ -110,7 +111,12 @@ class _Ignorer:
         if directory not in self._gitignores:
             spec = None
             gi = os.path.join(directory, ".gitignore")
-            if self.respect_gitignore and os.path.isfile(gi):
+            # a .gitignore that links out of the scanned tree is not read (whether a guessed
+            # line is in a file outside would show in which files drop out of the report)
+            inside_root = _relative(directory, self._root) is not None
+            if self.respect_gitignore and os.path.isfile(gi) and not resolves_inside(gi, self._root if inside_root else directory):
+                self.notices.append(Notice(display_path(Path(gi), self.root), "symlink to outside the scanned tree: not read", "warning"))
+            elif self.respect_gitignore and os.path.isfile(gi):
                 try:
                     data = read_bytes(Path(gi), OSError, limit=MAX_GITIGNORE)
                     lines = bounded_patterns(data.decode("utf-8", "replace").splitlines(), display_path(Path(gi), self.root), self.notices)
