@@ -660,6 +660,10 @@ class ValueModel:
                     entry[1].append(n.lineno)
                     entry[2].append(n)
                     entry[3].append(order)
+            for blocks in index.values():  # source order (region_nodes need not walk in it)
+                for block, entry in blocks.items():
+                    rows = sorted(zip(entry[1], entry[3], entry[0], entry[2]), key=lambda r: (r[0], r[1]))
+                    blocks[block] = ([r[2] for r in rows], [r[0] for r in rows], [r[3] for r in rows], [r[1] for r in rows])
             region._assigns = index
         line = getattr(expr, "lineno", 0)
         ancestors = []
