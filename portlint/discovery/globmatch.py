@@ -16,6 +16,7 @@ no `**`, so their cost is what bounded_patterns already limits)."""
 from __future__ import annotations
 
 import re
+import warnings
 
 _LEAD = "(?:.+/)?"
 _MID = "(?:/.+)?/"
@@ -125,7 +126,9 @@ def component_matcher(regex: str) -> ComponentMatcher | None:
         return None
     pieces, gaps = split
     try:
-        compiled = [re.compile(p, re.S) for p in pieces]
+        with warnings.catch_warnings():  # `[[...]`: "possible nested set", a pattern's own business
+            warnings.simplefilter("ignore", FutureWarning)
+            compiled = [re.compile(p, re.S) for p in pieces]
     except re.error:
         return None
     return ComponentMatcher(regex, lead, compiled, gaps, end)
