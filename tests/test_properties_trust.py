@@ -180,11 +180,12 @@ def test_kept_gitignore_patterns_match_within_the_deadline(patterns, name):
     import pathspec
 
     from portlint.discovery.files import bounded_patterns
+    from portlint.discovery.globmatch import linear_spec
 
     notices: list = []
     kept = bounded_patterns(patterns, ".gitignore", notices)
     try:
-        spec = pathspec.GitIgnoreSpec.from_lines(kept)
+        spec = linear_spec(pathspec, kept)  # the matcher discovery uses
     except Exception:  # an invalid pattern: discovery turns this into a notice
         return
     spec.match_file(name.strip("/") or "a")  # the deadline is the assertion

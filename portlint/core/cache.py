@@ -81,7 +81,7 @@ class Cache:
         Python project model's scope and reachability for this file)."""
         h = hashlib.sha256()
         h.update(self.salt.encode())
-        h.update(display_path.encode() + b"\0")
+        h.update(display_path.encode("utf-8", "surrogatepass") + b"\0")  # a name need not be UTF-8
         h.update(data)
         if cross_file:
             h.update(b"\0cross-file\0" + cross_file)
@@ -100,7 +100,7 @@ class Cache:
         digest = hashlib.sha256()
         for header in reach.headers:
             h = graph.header(header)
-            digest.update(header.encode() + b"\0" + (h.digest if h is not None else b"unreadable"))
+            digest.update(header.encode("utf-8", "surrogatepass") + b"\0" + (h.digest if h is not None else b"unreadable"))
         if not reach.complete:
             digest.update(b"\0incomplete")
         return digest.digest()

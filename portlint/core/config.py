@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portlint.core.files import resolves_inside
 from portlint.core.jsonfile import read_text, read_toml
 from portlint.core.model import TARGETS, Severity
 from portlint.core.vocabulary import file_roles
@@ -256,16 +257,28 @@ def parse_targets(values, where: str) -> tuple[str, ...]:
 
 
 def find_config(start: Path) -> Path | None:
-    """Nearest portlint.toml, or pyproject.toml holding [tool.portlint], at or above start."""
+    """Nearest portlint.toml, or pyproject.toml holding [tool.portlint], at or above start.
+    A found file that is a symlink to a place outside its own folder is refused (a usage
+    error naming it): configuration committed to a tree is read from that tree, never from
+    wherever a link points (`--config` names a file on purpose and is read as named)."""
     cur = start if start.is_dir() else start.parent
     cur = cur.resolve()
+
+    def confined(candidate: Path) -> Path:
+        if not resolves_inside(candidate, directory):
+            raise ConfigError(f"{candidate} is a symlink to {os.path.realpath(candidate)}, outside {directory}: "
+                              "not read (name it with --config to use it, or --isolated to use none)")
+        return candidate
+
     for directory in (cur, *cur.parents):
         candidate = directory / "portlint.toml"
         if candidate.is_file():
-            return candidate
+            return confined(candidate)
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             import tomllib
+
+            confined(candidate)  # before reading a byte of it
 
             try:
                 text = read_text(candidate, OSError, limit=16 * 1024 * 1024)  # bounded, regular files only

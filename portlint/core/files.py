@@ -46,6 +46,16 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
+def resolves_inside(path, folder) -> bool:
+    """Whether `path`, every symlink on the way followed, lands inside `folder` (resolved
+    too). How an in-tree file portlint reads for itself (configuration, `.gitignore`,
+    dependency lists) is kept from being a link to a file outside the tree."""
+    try:
+        return _inside(Path(os.path.realpath(path)), Path(os.path.realpath(folder)))
+    except (OSError, ValueError):
+        return False
+
+
 def _existing_ancestor(folder: Path) -> Path:
     current = folder
     while not os.path.lexists(current) and current.parent != current:

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
+from portlint.core.files import resolves_inside
 from portlint.core.jsonfile import read_bytes
+from portlint.discovery.globmatch import linear_spec
 from portlint.discovery.languages import is_source_candidate
 from portlint.core.model import Notice
 
@@ -99,7 +101,7 @@ class _Ignorer:
         self._root = str(settings.root)
         self.notices: list[Notice] = []
         excludes = bounded_patterns(list(settings.exclude), "exclude (configuration)", self.notices)
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + excludes)
+        self.exclude = linear_spec(pathspec, list(DEFAULT_EXCLUDES) + excludes)
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[str, object | None] = {}
         self._chains: dict[str, list[tuple[str, object]]] = {}
@@ -109,11 +111,16 @@ class _Ignorer:
         if directory not in self._gitignores:
             spec = None
             gi = os.path.join(directory, ".gitignore")
-            if self.respect_gitignore and os.path.isfile(gi):
+            # a .gitignore that links out of the scanned tree is not read (whether a guessed
+            # line is in a file outside would show in which files drop out of the report)
+            inside_root = _relative(directory, self._root) is not None
+            if self.respect_gitignore and os.path.isfile(gi) and not resolves_inside(gi, self._root if inside_root else directory):
+                self.notices.append(Notice(display_path(Path(gi), self.root), "symlink to outside the scanned tree: not read", "warning"))
+            elif self.respect_gitignore and os.path.isfile(gi):
                 try:
                     data = read_bytes(Path(gi), OSError, limit=MAX_GITIGNORE)
                     lines = bounded_patterns(data.decode("utf-8", "replace").splitlines(), display_path(Path(gi), self.root), self.notices)
-                    spec = self._pathspec.GitIgnoreSpec.from_lines(lines)
+                    spec = linear_spec(self._pathspec, lines)  # matched component by component
                 except Exception as exc:
                     self.notices.append(Notice(display_path(Path(gi), self.root), f"not used: {exc}", "note"))
                     spec = None

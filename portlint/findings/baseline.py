@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.jsonfile import expect, read_json
+from portlint.core.names import name_text
 from portlint.findings.fingerprint import portlint_fingerprint
 
 
@@ -76,7 +77,8 @@ def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> Baselin
     left = Counter(entries.counts)
     contexts = Counter(entries.contexts)
     active = [f for f in findings if not f.suppressed]
-    keys = {id(f): (f.path, portlint_fingerprint(f)) for f in active}
+    # the report wrote each path as text (a name that is not UTF-8 with its bytes as \xNN)
+    keys = {id(f): (name_text(f.path), portlint_fingerprint(f)) for f in active}
     taken: set[int] = set()
     # 1. same construct, same surroundings; 2. same construct, in report order
     for f in active:
@@ -97,6 +99,6 @@ def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> Baselin
         else:
             f.baseline_state = "new"
     baselined = len(taken)
-    scanned = set(scanned_paths)
+    scanned = {name_text(p) for p in scanned_paths}
     stale = sum(n for (path, _), n in left.items() if path in scanned and n > 0)
     return BaselineOutcome(baselined, stale)

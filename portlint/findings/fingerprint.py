@@ -110,7 +110,8 @@ def portlint_fingerprint(f) -> str:
         normalised = "root: " + " ".join(f.root.split())
     else:
         normalised = " ".join(f.snippet.split())
-    return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode()).hexdigest()[:32]
+    # surrogatepass: a file name that is not UTF-8 (os.fsdecode's lone surrogates) hashes too
+    return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def portlint_fingerprints(findings) -> dict[int, str]:

@@ -107,9 +107,16 @@ class FileContext:
     @cached_property
     def tree(self):
         """tree-sitter tree of a CUDA/C++ file (error-tolerant: never raises on bad syntax)."""
-        from portlint.frontends.cuda.parse import parse_cuda
+        from portlint.frontends.cuda.parse import MAX_BRACE_DEPTH, flatten_deep_braces, parse_cuda
 
-        return parse_cuda(self.data)
+        data, blanked = flatten_deep_braces(self.data)
+        if blanked:
+            # the analyses read the deeper levels as one block (positions unchanged); a fix
+            # built from that text could drop a brace, so none is offered for this file
+            self._flattened = True
+            self.notice(f"braces nested more than {MAX_BRACE_DEPTH} deep: the deeper levels are analysed as one block "
+                        "and no fixes are offered", "warning")
+        return parse_cuda(data)
 
     @cached_property
     def module(self) -> ast.Module:
@@ -138,6 +145,8 @@ class FileContext:
         can tell the span still holds it; None when a span is not a position in this file."""
         import dataclasses
 
+        if getattr(self, "_flattened", False):
+            return None  # see `tree`
         if self.language == "python" and self._python_starts is not None:
             # detectors build some edit spans from ast's (line, byte) pairs, which count a
             # lone CR as a line break: no fix is offered rather than one that lands elsewhere

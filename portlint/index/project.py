@@ -53,6 +53,7 @@ from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 
+from portlint.core.files import resolves_inside
 from portlint.frontends.python.names import ImportTable, LineStartPattern, dotted_name
 
 SUMMARY_VERSION = 6
@@ -1077,7 +1078,8 @@ def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
         for name in names:
             path = base / name
             try:
-                if not path.is_file() or path.stat().st_size > 1_000_000:
+                # a link out of the tree is not read (discovery's notice names it)
+                if not path.is_file() or not resolves_inside(path, root) or path.stat().st_size > 1_000_000:
                     continue
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:

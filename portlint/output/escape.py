@@ -6,6 +6,15 @@ Markdown code span or an HTML attribute.
 
 - `controls`: control characters written visibly (ESC as `\\x1b`, U+202E as `\\u202e`);
   tab is kept. Used by text, concise, github, `scan --diff`, the reports and stderr notices.
+- `text`: any string as text a UTF-8 writer can encode. A file name holding bytes that are
+  not UTF-8 reaches portlint as `os.fsdecode` gives it, each such byte a lone surrogate
+  (U+DC80..U+DCFF); written raw it is either an encoding error (json, sarif, `-o`) or,
+  through a surrogate-escaping stream, the raw byte itself (0x9b is CSI in an 8-bit
+  terminal). Each is written `\\xNN`, the byte it stands for; any other lone surrogate
+  `\\udNNN`. `controls` does the same, so every human-facing format gets it too.
+- `path_text`: a path as output text (`text` of it); `path_uri`: a relative path as a
+  percent-encoded URI reference of its bytes (SARIF), lossless for any name;
+  `json_ready`: a JSON document (dicts, lists, strings) with every string through `text`.
 - `diff_line`: one line of a unified diff, its own line ending kept.
 - `code_span`: a Markdown code span that holds any text (backticks included: the fence is
   one backtick longer than the longest run inside).
@@ -15,22 +24,59 @@ from __future__ import annotations
 
 import bisect
 import html
+import os
 import re
+from urllib.parse import quote
 
-# C0 controls but tab, DEL, C1 controls, and the bidirectional overrides and isolates that
-# can make a line display differently from what it holds
-_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+from portlint.core.names import SURROGATES, name_text, surrogate_text
+
+# C0 controls but tab, DEL, C1 controls, the line and paragraph separators (a line break
+# to some viewers, none to others), the bidirectional overrides and isolates that can make
+# a line display differently from what it holds, and lone surrogates (see `text`)
+_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
 _BACKTICKS = re.compile(r"`+")
 
 
 def _escape_one(m: re.Match) -> str:
     code = ord(m.group())
+    if 0xD800 <= code <= 0xDFFF:
+        return surrogate_text(code)
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def controls(text: str) -> str:
-    """`text` with every control character written visibly."""
+    """`text` with every control character (and every lone surrogate) written visibly."""
     return _CONTROLS.sub(_escape_one, text)
+
+
+def text(value: str) -> str:
+    """`value` with its lone surrogates written visibly (`\\xNN` for a byte of a file name
+    that was not UTF-8), so that it encodes as UTF-8; everything else is kept."""
+    return SURROGATES.sub(_escape_one, value)
+
+
+def path_text(path) -> str:
+    """A path (str or PathLike, as portlint holds it) as output text (portlint.core.names)."""
+    return name_text(path)
+
+
+def path_uri(path) -> str:
+    """A relative path as a URI reference: its bytes (the name as the filesystem holds it,
+    undecodable bytes included) percent-encoded, `/` kept."""
+    return quote(os.fsencode(os.fspath(path)), safe="/-._~")
+
+
+def json_ready(value):
+    """A JSON document with every string (keys too) through `text`: json.dumps with
+    ensure_ascii=False then encodes as UTF-8 whatever file names the tree held."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return {json_ready(k) if isinstance(k, str) else k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return value
 
 
 def diff_line(line: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from portlint.core.jsonfile import expect, read_json
+from portlint.output.escape import json_ready
 
 
 class MergeError(Exception):
@@ -161,4 +162,4 @@ def merge_files(paths: list[Path]) -> str:
     docs = [_load(p) for p in paths]
     log = merge(docs, [str(p) for p in paths])
     ordered = {"$schema": log.pop("$schema"), **log} if "$schema" in log else log
-    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(json_ready(ordered), indent=2, ensure_ascii=False) + "\n"  # a shard may hold "\\udcff"

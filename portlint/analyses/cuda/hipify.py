@@ -242,6 +242,32 @@ def word_regex(prefixes: tuple[str, ...]) -> re.Pattern:
     return re.compile(rb"(?:" + _prefix_trie(sorted({p.encode() for p in prefixes})) + rb")\w*")
 
 
+# namespaces whose members hipify renames (CUB, Thrust, libcu++, WMMA, cooperative groups)
+_CUDA_SCOPES = frozenset({"cub", "thrust", "cuda", "nvcuda", "wmma", "cooperative_groups", "cg", "std"})
+_C_API_PREFIXES = ("cuda", "cu", "CU", "nvrtc", "nvml")
+
+
+def _project_qualified(node, word: str) -> bool:
+    """A C API name (`cudaMalloc`, `cuMemAlloc`, `CUresult`) that is the name of a
+    qualified identifier under a namespace of the project (`my::cudaMalloc`): the C API
+    lives in the global namespace, so this is another function (`::cudaMalloc` is CUDA's)."""
+    parent = node.parent
+    if parent is not None and parent.type == "function_declarator" and parent.child_by_field_name("declarator") == node \
+            and word.startswith(_C_API_PREFIXES):
+        # its definition or declaration inside such a namespace: `namespace my { int cudaMalloc(...) }`
+        outer = parent.parent
+        while outer is not None and outer.type != "namespace_definition":
+            outer = outer.parent
+        name = outer.child_by_field_name("name") if outer is not None else None
+        return name is not None and name.text.decode("utf-8", "replace") not in _CUDA_SCOPES
+    if parent is None or parent.type != "qualified_identifier" or parent.child_by_field_name("name") != node:
+        return False
+    scope = parent.child_by_field_name("scope")
+    if scope is None or scope.type != "namespace_identifier" or not word.startswith(_C_API_PREFIXES):
+        return False
+    return scope.text.decode("utf-8", "replace") not in _CUDA_SCOPES
+
+
 def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
     """Identifiers matched by `pattern` (see word_regex) that are real uses in the syntax
     tree: whole words, not in strings or comments (as the file's lexer sees them,
@@ -282,6 +308,8 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
             continue
         if _in_condition(node) or (conditions and ctx.offset_to_pos(start)[0] in conditions):
             continue
+        if _project_qualified(node, word):
+            continue  # `my::cudaMalloc`: a project's own function, not CUDA's C API
         found.append(Use(word, start, end, node, False))
     if found:
         defined |= _shims_from_headers(ctx, {u.name for u in found})

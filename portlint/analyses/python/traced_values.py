@@ -9,6 +9,7 @@ reach functions of other project files through the project model."""
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 import re
 
 from portlint.analyses.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
@@ -645,24 +646,50 @@ class ValueModel:
         names = {n.id for n in walk(expr) if n.__class__ is ast.Name and n.id in region.traced}
         if not names:
             return set()
+        # name -> the block (parent node) of each of its plain assignments -> (end lines,
+        # start lines, assignments, order in the region) in source order: a use looks only
+        # at the blocks that hold it (its ancestors) and bisects each, so N rebinding `if`s
+        # cost N x depth x log N, not N x N
         index = region._assigns
         if index is None:
             index = {}
-            for n in self.region_nodes(region):
+            for order, n in enumerate(self.region_nodes(region)):
                 if n.__class__ is ast.Assign and len(n.targets) == 1 and n.targets[0].__class__ is ast.Name:
-                    index.setdefault(n.targets[0].id, []).append(n)
+                    entry = index.setdefault(n.targets[0].id, {}).setdefault(self.parents.get(n), ([], [], [], []))
+                    entry[0].append(n.end_lineno or n.lineno)
+                    entry[1].append(n.lineno)
+                    entry[2].append(n)
+                    entry[3].append(order)
+            for blocks in index.values():  # source order (region_nodes need not walk in it)
+                for block, entry in blocks.items():
+                    rows = sorted(zip(entry[1], entry[3], entry[0], entry[2]), key=lambda r: (r[0], r[1]))
+                    blocks[block] = ([r[2] for r in rows], [r[0] for r in rows], [r[3] for r in rows], [r[1] for r in rows])
             region._assigns = index
         line = getattr(expr, "lineno", 0)
+        ancestors = []
+        p = self.parents.get(expr)
+        while p is not None:
+            ancestors.append(p)
+            p = self.parents.get(p)
         out: set[str] = set()
         for name in names:
-            last = None
-            for a in index.get(name, ()):
-                if a.lineno >= line or (a.end_lineno or a.lineno) >= line:
+            blocks = index.get(name)
+            if not blocks:
+                continue
+            best = None  # (start line, -order, assignment): the latest start, the first of a line
+            for block in ancestors:
+                entry = blocks.get(block)
+                if entry is None:
                     continue
-                block = self.parents.get(a)
-                if block is not None and self._inside(expr, block) and (last is None or a.lineno > last.lineno):
-                    last = a
-            if last is not None and not self._expr_traced(last.value, region.traced, region.kind == "torch"):
+                ends, starts, nodes, orders = entry
+                k = bisect_left(ends, line) - 1  # the last that ends before the use's line
+                if k < 0:
+                    continue
+                k = bisect_left(starts, starts[k], 0, k + 1)  # the first on that line
+                cand = (starts[k], -orders[k], nodes[k])
+                if best is None or cand[:2] > best[:2]:
+                    best = cand
+            if best is not None and not self._expr_traced(best[2].value, region.traced, region.kind == "torch"):
                 out.add(name)
         return out
 

@@ -31,15 +31,63 @@ def parse_int(text: str) -> tuple[int, str] | None:
     return value, suffix.lower()
 
 
+_MIN, _MAX = -(1 << 63), (1 << 64) - 1  # what a 64-bit C integer holds, either sign
+_PREC = {"|": 1, "&": 2, "<<": 3, ">>": 3, "+": 4, "-": 4, "*": 5, "/": 5, "%": 5}
+
+
 def arith(op: str, a: int, b: int) -> int | None:
-    """`a op b` for a binary C operator, None when it is undefined or not one we evaluate."""
+    """`a op b` for a binary C operator, None when it is undefined, not one we evaluate, or
+    outside 64 bits (a chain of `#define`s squaring each other must not grow an integer of
+    millions of digits)."""
+    if not (_MIN <= a <= _MAX and _MIN <= b <= _MAX):
+        return None
     try:
-        return {
-            "+": a + b, "-": a - b, "*": a * b, "/": a // b if b else None, "%": a % b if b else None,
-            "<<": a << b if 0 <= b < 64 else None, ">>": a >> b if 0 <= b < 64 else None, "&": a & b, "|": a | b,
-        }.get(op)
+        value = {
+            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a // b if b else None,
+            "%": lambda: a % b if b else None, "<<": lambda: a << b if 0 <= b < 64 else None,
+            ">>": lambda: a >> b if 0 <= b < 64 else None, "&": lambda: a & b, "|": lambda: a | b,
+        }.get(op, lambda: None)()
     except (ValueError, OverflowError):
         return None
+    return value if value is None or _MIN <= value <= _MAX else None
+
+
+class _Tokens:
+    """Precedence climbing over the tokens of `eval_text` (numbers already values). No
+    Python `eval`: `9**9**9` is two `*` in a row, a syntax error here, not a power."""
+
+    def __init__(self, toks: list) -> None:
+        self.toks, self.i = toks, 0
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def expr(self, min_prec: int) -> int | None:
+        left = self.unary()
+        while True:
+            op = self.peek()
+            prec = _PREC.get(op) if isinstance(op, str) else None
+            if prec is None or prec <= min_prec:
+                return left
+            self.i += 1
+            right = self.expr(prec)
+            left = None if left is None or right is None else arith(op, left, right)
+
+    def unary(self) -> int | None:
+        tok = self.peek()
+        self.i += 1
+        if isinstance(tok, int):
+            return tok
+        if tok == "(":
+            v = self.expr(0)
+            if self.peek() != ")":
+                raise ValueError("missing )")
+            self.i += 1
+            return v
+        if tok in ("-", "+"):
+            v = self.unary()
+            return None if v is None else (-v if tok == "-" else v)
+        raise ValueError(f"unexpected {tok!r}")
 
 
 def eval_node(node, lookup: Lookup, depth: int = 0) -> int | None:
@@ -80,22 +128,25 @@ def eval_text(text: str, lookup: Lookup, depth: int = 0) -> int | None:
     toks = _TOKEN.findall(text)
     if "".join(toks) != re.sub(r"\s+", "", text):
         return None
-    out = []
+    out: list = []
     for tok in toks:
         if tok[0].isdigit():
             p = parse_int(tok)
             if p is None:
                 return None
-            out.append(str(p[0]))
+            out.append(p[0])
         elif tok[0].isalpha() or tok[0] == "_":
             v = lookup(tok)
-            if v is None:
+            if not isinstance(v, int):
                 return None
-            out.append(str(v))
+            out.append(int(v))
         else:
-            out.append("//" if tok == "/" else tok)
+            out.append(tok)
+    parser = _Tokens(out)
     try:
-        value = eval("".join(out), {"__builtins__": {}}, {})  # digits and operators only
-    except Exception:
+        value = parser.expr(0)
+    except ValueError:
         return None
-    return value if isinstance(value, int) else None
+    if parser.i != len(out):
+        return None
+    return value if value is None or _MIN <= value <= _MAX else None

@@ -13,15 +13,24 @@ the headers it reaches through the scan's include graph (portlint/frontends/cuda
 theirs — this is how `#ifdef USE_ROCM / #define WARP_SIZE 64 / #else ...` shims and
 llama.cpp's `#define __CUDA_ARCH__ 1300` under GGML_USE_HIP are followed. Project platform
 macros (`FOO_WITH_HIP`, portlint/frontends/cuda/platform_macros.py) are read as the vendor switch they
-are, and the Guard's reason says so."""
+are, and the Guard's reason says so.
+
+Macro bodies are expanded where an #if reads them, each (macro, definition, point of the
+file) once: its value is kept, keyed by how many definitions precede the reading line (all
+a value can depend on), so `#define A1 (A0+A0)` ... `#define A39 (A38+A38)` costs 39
+evaluations, not 2**39. Expansion nests at most MAX_MACRO_DEPTH macros deep and reads at
+most MACRO_WORK characters of bodies per file; past either the condition is unknown and
+`limited` says why (the file gets a notice), never an internal error."""
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.frontends.cuda.preprocessor import AMD, AMD_BY_VENDOR, NVIDIA, SM90, SWITCH, Platform, blank_comments, branch_value, condition_macro, defined_name, directives
+from portlint.frontends.cuda.preprocessor import ExpressionTooDeep
 from portlint.frontends.cuda.preprocessor import evaluate as _evaluate
 from portlint.frontends.cuda.preprocessor import integer_value
 from portlint.frontends.cuda.preprocessor import logical_lines, names_no_macro
@@ -72,6 +81,11 @@ class Guard:
 _NOT_DEFINED = re.compile(r"!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|\s([A-Za-z_]\w*))")
 
 
+MAX_MACRO_DEPTH = 48  # macros expanding macros, nested; real headers stay below ten
+MAX_DEEPENING = 1000  # steps of MAX_MACRO_DEPTH an outermost expansion may take
+MACRO_WORK = 2_000_000  # characters of macro bodies evaluated per GuardMap
+
+
 def _negated_defined(rest: str) -> str:
     """X of an `#if !defined(X)` / `#if ! defined X` condition ("" for any other)."""
     m = _NOT_DEFINED.fullmatch(rest.strip())
@@ -93,6 +107,16 @@ class GuardMap:
         # number (`#define X_SUPPORTED (A || B)`): its value is worked out where an #if reads it
         self._bodies: dict[tuple[str, int], str] = {}
         self._expanding: set[str] = set()
+        # line of every definition event (#define, #undef, a header's macro at its #include),
+        # in file order: bisect gives the "epoch" a macro value at a line depends on
+        self._def_lines: list[int] = []
+        # (name, defined at, epoch) -> (value, platform macros consulted while computing it)
+        self._values: dict[tuple[str, int, int], tuple[object, tuple[str, ...]]] = {}
+        self._cut = False  # the evaluation under way met a cycle or a limit: not kept
+        self._deep: tuple[str, int] | None = None  # where the expansion under way ran out of depth
+        self.expansions = 0  # bodies evaluated (memo misses): the work, for budget tests
+        self._work = 0
+        self.limited: str | None = None  # why some condition was left unknown
         self._header_defines = dict(header_defines or {})
         # project platform macros: name -> PlatformMacro (which vendor's build it selects, and why)
         self._platform_macros = platform_macros if platform_macros is not None else {}
@@ -152,14 +176,81 @@ class GuardMap:
         its body evaluated there when it is a preprocessor expression, else True (defined,
         value unknown)."""
         body = self._bodies.get((name, defined_at))
-        if body is None or name in self._expanding:
+        if body is None:
             return True
+        if name in self._expanding:  # a macro in its own expansion stays itself
+            self._cut = True
+            return True
+        epoch = bisect_left(self._def_lines, line)
+        kept = self._values.get((name, defined_at, epoch))
+        if kept is not None:
+            self._consulted.extend(kept[1])
+            return kept[0]
+        if self._expanding:
+            return self._expand(name, defined_at, line, epoch, body)
+        # The outermost expansion: when it runs MAX_MACRO_DEPTH deep, the macro where it
+        # stopped is expanded first on its own (its value is kept), then this one again, so
+        # a chain of any length is walked in steps of bounded depth, with no recursion
+        # across the steps. No progress (a cycle) or too many steps: unknown, with a notice.
+        stack = [(name, defined_at)]
+        seen: set[tuple[str, int]] = set()
+        while True:
+            n, d = stack[-1]
+            self._deep = None
+            value = self._expand(n, d, line, epoch, self._bodies[(n, d)])
+            done = (n, d, epoch) in self._values or self._deep is None
+            if done and len(stack) == 1:
+                return value
+            if done:
+                stack.pop()
+                continue
+            point = self._deep
+            if point in seen or len(seen) >= MAX_DEEPENING:
+                self._limit(f"macros nested more than {MAX_MACRO_DEPTH * MAX_DEEPENING} deep, or expanding into each other")
+                self._deep = None
+                return self._expand(name, defined_at, line, epoch, body) if len(stack) > 1 else value
+            seen.add(point)
+            stack.append(point)
+
+    def _expand(self, name: str, defined_at: int, line: int, epoch: int, body: str):
+        """One evaluation of a body (the value kept when it met no cycle and no limit)."""
+        key = (name, defined_at, epoch)
+        kept = self._values.get(key)
+        if kept is not None:
+            self._consulted.extend(kept[1])
+            return kept[0]
+        if self._deep is not None or len(self._expanding) >= MAX_MACRO_DEPTH:
+            # out of depth: this attempt will be made again once the macro where it stopped
+            # has a value, so nothing more of it is evaluated now
+            self._cut = True
+            if self._deep is None:
+                self._deep = (name, defined_at)
+            return True
+        self._work += len(body)
+        if self._work > MACRO_WORK:
+            self._limit(f"more than {MACRO_WORK:,} characters of macro bodies to expand")
+            return True
+        self.expansions += 1
+        outer_cut, self._cut = self._cut, False
+        consulted_from = len(self._consulted)
         self._expanding.add(name)
         try:
             value = integer_value(body, lambda n: self._macro_state(n, line))
+        except ExpressionTooDeep as exc:
+            self._limit(str(exc))
+            value = None
         finally:
             self._expanding.discard(name)
-        return True if value is None else value
+        result = True if value is None else value
+        if not self._cut:  # a value that met no cycle and no limit is the same wherever it is read
+            self._values[key] = (result, tuple(self._consulted[consulted_from:]))
+        self._cut = self._cut or outer_cut
+        return result
+
+    def _limit(self, why: str) -> None:
+        self._cut = True
+        if self.limited is None:
+            self.limited = why
 
     def macro_state(self, name: str, line: int):
         """Public form of the macro knowledge at a line (int, True, False or "unknown")."""
@@ -190,7 +281,11 @@ class GuardMap:
         return found
 
     def evaluate(self, expr: str, line: int) -> bool | None:
-        return _evaluate(expr, lambda n: self._macro_state(n, line))
+        try:
+            return _evaluate(expr, lambda n: self._macro_state(n, line))
+        except ExpressionTooDeep as exc:
+            self._limit(str(exc))
+            return None
 
     def _inferred_note(self) -> str:
         names = list(dict.fromkeys(self._consulted))
@@ -280,6 +375,7 @@ class GuardMap:
                 self._from_headers.update(brought if state is True else dict.fromkeys(brought))
                 for name, v in brought.items():
                     # a header's macro counts from its #include on, as sure as the #include is
+                    self._def_lines.append(first)
                     if v is None:
                         self._defs.setdefault(name, []).append((first, None, None, "define"))
                     elif v is False:
@@ -299,6 +395,7 @@ class GuardMap:
                         value = int(num.group(1), 16) if num.group(1)[:2] in ("0x", "0X") else int(num.group(1))
                 # (line, state, value, kind); an #undef in a live branch undefines from here on
                 self._defs.setdefault(name, []).append((first, state, value, kind))
+                self._def_lines.append(first)
                 if kind == "define" and not function_like and value is None and body:
                     self._bodies[(name, first)] = body
                 if kind == "define" and state is not False:
@@ -464,8 +561,12 @@ def guard_map_for(ctx, platform: Platform) -> GuardMap:
     if reach is not None and reach.headers:
         config = tuple(getattr(ctx.settings, "amd_macros", ()) or ())
         resolver = _include_resolver(graph_of(ctx), reach, reach.root, platform, {reach.root}, config)
-    return GuardMap(ctx.text, platform=platform, platform_macros=ctx.fact(platform_macros), file_directives=found,
-                    include_macros=resolver)
+    found_map = GuardMap(ctx.text, platform=platform, platform_macros=ctx.fact(platform_macros), file_directives=found,
+                         include_macros=resolver)
+    if found_map.limited:
+        ctx.notice(f"preprocessor conditions too large to evaluate ({found_map.limited}); "
+                   "the #if branches that depend on them are taken as unknown", "warning")
+    return found_map
 
 
 def vendor_guard_map(ctx) -> GuardMap:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
@@ -20,6 +21,39 @@ def parse_cuda(data: bytes):
     tree = tree_sitter.Parser(cuda_language()).parse(data)
     _remember(tree)
     return tree
+
+
+# Braces nested deeper than this are read as if they were not there. tree-sitter-cuda reads
+# `{{...}}` both as blocks and as initializer lists; past some 500 levels it gives up on the
+# whole function, and every finding in it was lost without a word (1,000 nested `{}` before
+# an inline `asm` hid the asm). 200 levels is far beyond real code.
+MAX_BRACE_DEPTH = 200
+_SKIP = re.compile(rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_BRACE_OR_SKIP = re.compile(rb'[{}]|' + _SKIP.pattern, re.S)
+
+
+def flatten_deep_braces(data: bytes, limit: int = MAX_BRACE_DEPTH) -> tuple[bytes, int]:
+    """`data` with each `{`/`}` (outside comments, strings and character literals) deeper
+    than `limit` levels replaced by `;` (an empty statement: a space leaves `{{` followed by
+    a long blank run, which tree-sitter-cuda cannot recover from), and how many were: byte
+    offsets, lines and columns stay those of the file. One pass, linear."""
+    if data.count(b"{") <= limit:
+        return data, 0
+    out = bytearray(data)
+    depth = blanked = 0
+    for m in _BRACE_OR_SKIP.finditer(data):
+        tok = m.group()
+        if tok == b"{":
+            depth += 1
+            if depth > limit:
+                out[m.start()] = 0x3B
+                blanked += 1
+        elif tok == b"}":
+            if depth > limit:
+                out[m.start()] = 0x3B
+                blanked += 1
+            depth = max(0, depth - 1)
+    return (bytes(out), blanked) if blanked else (data, 0)
 
 
 def _walk(root, wanted) -> list:

@@ -298,6 +298,18 @@ class _NonZero:
 
 _ON = _NonZero()
 
+# An #if expression nests at most this deep (parentheses, `!`, unary `-`): a condition of
+# 5,000 `(` is not code anyone compiles, and the recursive descent must not reach Python's
+# recursion limit. Values are the preprocessor's intmax_t: a result outside 64 bits is
+# unknown (a `*` or `<<` chain must not build a million-digit integer).
+MAX_EXPRESSION_DEPTH = 100
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+
+
+class ExpressionTooDeep(Exception):
+    """An expression (or the macros it expands) nests beyond what the evaluator walks; the
+    caller treats the condition as unknown and says so."""
+
 
 class _Parser:
     def __init__(self, text: str, macro_state: MacroState):
@@ -312,6 +324,7 @@ class _Parser:
             pos = m.end()
             self.toks.append(m.groups())
         self.i = 0
+        self.depth = 0
         self.macro_state = macro_state
 
     def peek(self):
@@ -345,6 +358,15 @@ class _Parser:
         return left
 
     def unary(self):
+        self.depth += 1
+        try:
+            return self._unary()
+        finally:
+            self.depth -= 1
+
+    def _unary(self):
+        if self.depth > MAX_EXPRESSION_DEPTH:
+            raise ExpressionTooDeep(f"more than {MAX_EXPRESSION_DEPTH} nested parentheses or operators")
         tok = self.take()
         if tok is None:
             raise ValueError("unexpected end")
@@ -408,8 +430,10 @@ def _binop(op, a, b):
         return None if a is None or b is None else 0
     if a is None or b is None or a is _ON or b is _ON:
         return None
+    if op in ("<<", ">>") and not 0 <= b < 64:
+        return None  # undefined in C for intmax_t; never a huge integer here
     try:
-        return {
+        value = {
             "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b), ">": lambda: int(a > b),
             "<=": lambda: int(a <= b), ">=": lambda: int(a >= b), "<<": lambda: a << b, ">>": lambda: a >> b,
             "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a // b if b else None,
@@ -417,24 +441,32 @@ def _binop(op, a, b):
         }[op]()
     except (ValueError, OverflowError):
         return None
+    return value if value is None or _INT_MIN <= value <= _INT_MAX else None
 
 
 def evaluate(expr: str, macro_state: MacroState) -> bool | None:
-    """Three-valued value of an #if/#elif condition (comments already removed or not)."""
+    """Three-valued value of an #if/#elif condition (comments already removed or not).
+    Raises ExpressionTooDeep for nesting beyond MAX_EXPRESSION_DEPTH (or beyond Python's
+    stack, through macros that expand into each other)."""
     try:
         v = _Parser(re.sub(r"/\*.*?\*/|//.*$", " ", expr), macro_state).run()
     except (ValueError, IndexError, TypeError):
         return None
+    except RecursionError as exc:
+        raise ExpressionTooDeep("too deep for the evaluator's stack") from exc
     return None if v is None else bool(v)
 
 
 def integer_value(expr: str, macro_state: MacroState) -> int | None:
     """The number an object-like macro's body stands for in an #if (`(A || B)`, `(32 * 2)`,
-    `(__CUDACC_VER_MAJOR__ >= 11)`), or None when unknown or not a preprocessor expression."""
+    `(__CUDACC_VER_MAJOR__ >= 11)`), or None when unknown or not a preprocessor expression.
+    Raises ExpressionTooDeep as `evaluate` does."""
     try:
         v = _Parser(re.sub(r"/\*.*?\*/|//.*$", " ", expr), macro_state).run()
     except (ValueError, IndexError, TypeError):
         return None
+    except RecursionError as exc:
+        raise ExpressionTooDeep("too deep for the evaluator's stack") from exc
     return v if isinstance(v, int) else None
 
 

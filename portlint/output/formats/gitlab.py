@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from portlint.findings.fingerprint import portlint_fingerprints
+from portlint.output.escape import json_ready
 
 # portlint's severity -> GitLab's
 SEVERITY = {"error": "critical", "warning": "major", "note": "info"}
@@ -37,4 +38,4 @@ def build_gitlab(result) -> list[dict]:
 
 
 def render_gitlab(result, settings, options) -> str:
-    return json.dumps(build_gitlab(result), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(json_ready(build_gitlab(result)), indent=2, ensure_ascii=False) + "\n"

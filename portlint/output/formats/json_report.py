@@ -9,6 +9,7 @@ import json
 from portlint import __version__
 from portlint.core.config import STACK_TARGET
 from portlint.findings.fingerprint import portlint_fingerprint, portlint_fingerprints
+from portlint.output.escape import json_ready
 
 
 SCHEMA_VERSION = 1
@@ -95,4 +96,5 @@ def render_json(result, settings, options) -> str:
         "findings": findings,
         "notices": [{"path": n.path, "level": n.level, "message": n.message} for n in result.notices],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    # file names that are not UTF-8: their bytes written \xNN (portlint.output.escape)
+    return json.dumps(json_ready(doc), indent=2, ensure_ascii=False, sort_keys=False) + "\n"

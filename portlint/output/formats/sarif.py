@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from pathlib import PurePosixPath
-from urllib.parse import quote
 
 import attr
 import sarif_om as so
@@ -31,6 +30,7 @@ from portlint.core.rule_links import absolute_rule_url
 from portlint.findings.fingerprint import portlint_fingerprints
 from portlint.findings.roots import more_uses
 from portlint.findings.severity import configured_level
+from portlint.output.escape import json_ready, path_uri
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _PRECISION = {"high": "high", "medium": "medium", "low": "low"}
@@ -64,10 +64,11 @@ def _to_json(value):
 
 def _artifact(path: str):
     """The ArtifactLocation of a reported path (root-relative POSIX, or absolute outside
-    the root)."""
+    the root). Either way the URI percent-encodes the name's bytes, so a name that is not
+    UTF-8 has a URI too."""
     if PurePosixPath(path).is_absolute():
         return _make(so.ArtifactLocation, uri=PurePosixPath(path).as_uri())
-    return _make(so.ArtifactLocation, uri=quote(PurePosixPath(path).as_posix(), safe="/-._~"), uri_base_id="%SRCROOT%")
+    return _make(so.ArtifactLocation, uri=path_uri(PurePosixPath(path).as_posix()), uri_base_id="%SRCROOT%")
 
 
 def within_limit(findings: list) -> tuple[list, int]:
@@ -299,4 +300,4 @@ def render_sarif(result, settings, options) -> str:
     doc = build_sarif(result, settings, options)
     # "$schema" first, as readers expect
     ordered = {"$schema": doc.pop("$schema"), **doc}
-    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(json_ready(ordered), indent=2, ensure_ascii=False) + "\n"

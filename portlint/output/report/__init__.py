@@ -3,6 +3,10 @@ porting plan needs; `html`, `markdown` and the JSON form below only render that 
 
 from __future__ import annotations
 
+import json
+
+from portlint.output.escape import json_ready
+
 def render_report(fmt: str, summary) -> str:
     if fmt == "html":
         from portlint.output.report.html import render_html
@@ -13,7 +17,5 @@ def render_report(fmt: str, summary) -> str:
 
         return render_markdown(summary)
     if fmt == "json":
-        import json
-
-        return json.dumps(summary.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(json_ready(summary.to_json()), indent=2, ensure_ascii=False) + "\n"
     raise ValueError(f"unknown report format {fmt!r}")
