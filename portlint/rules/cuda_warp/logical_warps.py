@@ -58,7 +58,61 @@ def _decide(a: Analysis) -> bool:
             widthless.append(call)  # inside the group once it passes width 32 (PTL112)
         shuffles += 1
     a._logical["widthless"] = widthless
-    return shuffles > 0 and (declared is not None or _has_32_lane_ids(a))
+    return shuffles > 0 and (declared is not None or _has_32_lane_ids(a) and _exchanges_see_lane_ids(a))
+
+
+def _exchanges_see_lane_ids(a: Analysis) -> bool:
+    """Does every function that exchanges values compute 32-lane ids itself, call a function
+    that does, or is it called by one (a `group_sum` helper of a kernel that splits its threads
+    by 32)? A reduction in one kernel says nothing about `tid & 31` in another: the file-wide
+    reading made both silent when they sat in unrelated kernels."""
+    want = {"%": 32, "&": 31, "/": 32, ">>": 5}
+    with_ids: set[int] = set()
+    id_texts: list[str] = []
+    names_with_ids: set[str] = set()
+    for be in nodes_of_types(a.root, ("binary_expression",)):
+        op = node_text(be.child_by_field_name("operator"))
+        if op not in want or not a.is_device(be):
+            continue
+        v, how = a.value_of(be.child_by_field_name("right"))
+        if v == want[op] and how not in ("outside", "local-warp") and a.is_thread(be.child_by_field_name("left"), a.facts_of(be)):
+            fn = enclosing(be, ("function_definition",))
+            if fn is None:
+                return True  # ids outside any function (a macro, a member initializer): the file's own
+            if fn.start_byte not in with_ids:
+                id_texts.append(node_text(fn))
+            with_ids.add(fn.start_byte)
+            declarator = fn.child_by_field_name("declarator")
+            name = _function_name(declarator)
+            if name:
+                names_with_ids.add(name)
+    calls_id_helper = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names_with_ids))) + r")\s*[(<]") if names_with_ids else None
+    for call in nodes_of_types(a.root, ("call_expression",)):
+        name = callee_name(call) or ""
+        if not SHUFFLE.search(name):
+            continue
+        fn = enclosing(call, ("function_definition",))
+        if fn is None or fn.start_byte in with_ids:
+            continue
+        if calls_id_helper is not None and calls_id_helper.search(node_text(fn)):
+            continue
+        name = _function_name(fn.child_by_field_name("declarator"))
+        called = re.compile(r"\b" + re.escape(name) + r"\s*[(<]") if name else None
+        if called is None or not any(called.search(t) for t in id_texts):
+            return False
+    return True
+
+
+def _function_name(declarator) -> str:
+    """The plain name of a function definition's declarator (`lane_id` of
+    `__device__ int lane_id()`, of `T* ns::lane_id(int)`), or ''."""
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator", "function_declarator"):
+        inner = declarator.child_by_field_name("declarator")
+        if declarator.type == "function_declarator":
+            text = node_text(inner) if inner is not None else ""
+            return text.split("::")[-1].strip() if re.fullmatch(r"[\w:~]+", text or "") else ""
+        declarator = inner
+    return ""
 
 
 _TILE32 = re.compile(r"\b(?:thread_block_tile|tiled_partition)\s*<\s*([A-Za-z_]\w*|\d+)\s*>")
