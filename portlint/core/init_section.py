@@ -64,11 +64,13 @@ def section_text(guess: Guess, version: str) -> str:
         for t in targets:
             out.append(f"#   {t}: " + "; ".join(guess.evidence[t]))
         out.append("# Add or remove targets as the port needs (rocm, tpu, trainium, gaudi).")
-        chosen = targets
+        out.append("targets = [" + ", ".join(f'"{t}"' for t in targets) + "]")
     else:
-        out.append("# Nothing in the tree names a target, so all four are kept: narrow them to those you port to.")
-        chosen = TARGETS
-    out.append("targets = [" + ", ".join(f'"{t}"' for t in chosen) + "]")
+        # writing the list would declare all four (every torch file then counts as code for
+        # them, as `targets` in config means): left commented, the scan stays inferred
+        out.append("# Nothing in the tree names a target, so none is declared: every scan judges all four")
+        out.append("# and infers from each file's imports where it runs. Declare those you port to:")
+        out.append("# targets = [" + ", ".join(f'"{t}"' for t in TARGETS) + "]")
     out += [
         '# exclude = ["third_party/"]           # gitignore-style patterns, besides .gitignore',
         '# fail-on = "warning"                  # lowest severity that fails the exit code: error, warning, note',

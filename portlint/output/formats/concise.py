@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from portlint.findings.roots import more_uses
-from portlint.output.formats.text import escape_controls, shown_path, summary_lines
+from portlint.output.formats.text import escape_controls, run_header_lines, shown_path, summary_lines
 
 
 def render_concise(result, settings, options) -> str:
@@ -20,5 +20,7 @@ def render_concise(result, settings, options) -> str:
     ]
     if out:
         out.append("")
+    # the same summary as the text format: the targets and releases judged against first
+    out.extend(run_header_lines(settings, options.get("color", False)))
     out.extend(summary_lines(result, active, options.get("color", False)))
     return "\n".join(out) + "\n"
