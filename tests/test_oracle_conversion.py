@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "bench" / "conversion_samples"
 
 # sample -> why hipcc fails although the rescan reports no ROCm error
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    "syncwarp_scan.cu": (
+        "`__syncwarp` is undeclared in the HIP 5.2 this hipcc ships; portlint judges against its "
+        "default ROCm 7.0 (where it exists) and reports nothing, and even with versions.rocm = 5.2 "
+        "PTL110 reports it as a warning, not the compile error it is"),
+}
 
 
 def _module():
     spec = importlib.util.spec_from_file_location("conversion_check", ROOT / "bench" / "conversion_check.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)
     return mod
 
