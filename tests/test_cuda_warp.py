@@ -527,3 +527,23 @@ def test_default_width_fix_appends_32_and_converges(tmp_path):
     assert "__shfl_xor_sync(0xffffffffu, v, lanemask, 32)" in fixed[28]
     again = scan_paths([path], root=tmp_path, select=("PTL1",), versions=parse_versions("rocm:6.1", "test"))
     assert not [f for f in again.findings if f.rule_id in ("PTL112", "PTL102", "PTL103")]
+
+
+def test_widening_a_mask_that_is_still_read_as_32_bits_is_unsafe(tmp_path):
+    """PTL105's declaration fix (`unsigned` -> `unsigned long long`) is safe only when no use
+    keeps reading the mask as 32 bits: `active == 0xffffffffu` is never true on a full wave64
+    once widened (the conversion check found it compiling and wrong). A nonzero test, or
+    `__popc(b)` (which gets its own fix to `__popcll`), keeps the fix safe."""
+    src = tmp_path / "k.cu"
+    src.write_text(
+        "__global__ void k(int* o) {\n"
+        "  unsigned active = __activemask();\n"
+        "  if (active == 0xffffffffu) o[0] = 1;\n"
+        "  unsigned b = __ballot_sync(0xffffffffu, o[threadIdx.x] > 0);\n"
+        "  o[1] = __popc(b);\n"
+        "  unsigned c = __activemask();\n"
+        "  o[2] = c != 0;\n"
+        "}\n", encoding="utf-8")
+    result = scan_paths([src], root=tmp_path, select=("PTL105",))
+    fixes = {f.span.start_line: f.fix.applicability for f in result.findings if f.fix is not None}
+    assert fixes[2] == "unsafe" and fixes[4] == "safe" and fixes[5] == "safe" and fixes[6] == "safe", fixes

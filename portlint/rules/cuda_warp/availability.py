@@ -37,9 +37,12 @@ def builtin_availability(a: Analysis) -> None:
         if not a.is_device(call) or a.guards.defines_for_amd(name):
             continue
         sev, text = AVAILABILITY[name]
-        state = availability_state(sev, a.ctx.settings.version("rocm"))
+        rocm = a.ctx.settings.version("rocm")
+        state = availability_state(sev, rocm)
         if state is None:
             continue
+        if rocm < (6, 2) or (rocm < (7, 0) and name.startswith("__reduce_")):
+            sev = "error"  # undeclared on the configured release: the file does not compile there
         a.hit("PTL110", call, fields={"func": name, "state": state}, targets={"rocm": sev}, suggestion=text,
               confidence="high")
 

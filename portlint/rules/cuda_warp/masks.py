@@ -252,6 +252,35 @@ _MASK_SUGGESTION = "\n".join((
 ))
 
 
+def _reads_as_32_bits(use) -> bool:
+    """Does this use of a mask variable keep reading it as 32 bits once it is widened: a
+    comparison or bit operation with a 32-bit high pattern (`active == 0xffffffffu`, never
+    true on a full wave64)? Then widening the declaration alone compiles and gives a wrong
+    answer: the fix is unsafe."""
+    parent = use.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None:
+        return False
+    if parent.type == "binary_expression":
+        op = parent.child_by_field_name("operator")
+        other = [c for c in (parent.child_by_field_name("left"), parent.child_by_field_name("right")) if c is not None and c != use]
+        return op is not None and node_text(op) in ("==", "!=", "&", "|", "^", "<", "<=", ">", ">=") and any(_high_32(c) for c in other)
+    return False  # `__popc(mask)` is no risk: its own PTL105 fix makes it `__popcll`
+
+
+def _high_32(node) -> bool:
+    """A number literal that is a 32-bit pattern with its top bit set (0xffffffffu,
+    0x80000000): what a full or high-lane mask is on 32 lanes, and not on 64."""
+    if node.type != "number_literal":
+        return False
+    try:
+        value = int(node_text(node).rstrip("uUlL"), 0)
+    except ValueError:
+        return False
+    return 1 << 31 <= value < 1 << 32
+
+
 def _ballot_sink(a: Analysis, call, facts: FunctionFacts) -> None:
     parent = call.parent
     while parent is not None and parent.type == "parenthesized_expression":
@@ -270,7 +299,8 @@ def _ballot_sink(a: Analysis, call, facts: FunctionFacts) -> None:
             return
         name = node_text(target)
         uses = [i for i in nodes_of_types(a.function_of(call) or a.root, ("identifier",)) if node_text(i) == name and i != target]
-        risky = any(i.parent is not None and i.parent.type == "unary_expression" and node_text(i.parent)[:1] in "~-" for i in uses)
+        risky = any(i.parent is not None and i.parent.type == "unary_expression" and node_text(i.parent)[:1] in "~-" for i in uses) \
+            or any(_reads_as_32_bits(i) for i in uses)
         fix = Fix(f"declare `{name}` as unsigned long long", (Edit(a.ctx.node_span(tnode), "unsigned long long"),), "unsafe" if risky else "safe")
         if len([c for c in decl.children if c.type == "type_qualifier"]) or len(decl.children_by_field_name("declarator")) > 1:
             fix = None
