@@ -169,6 +169,8 @@ def short_reason(reason: str) -> str:
 
 def kind_of(reason: str) -> str:
     r = reason.lower()
+    if "_local_scalar_dense" in r or "data dependent operator" in r:
+        return "Tensor.item / scalar output"  # .item(), .tolist(), int()/float() of a tensor
     if "item" in r and ("tensor.item" in r or "scalar" in r or "capture_scalar_outputs" in r):
         return "Tensor.item / scalar output"
     if "dynamic shape operator" in r or "capture_dynamic_output_shape_ops" in r or "data-dependent output shape" in r \
