@@ -155,7 +155,13 @@ def _annotation_static(ann: ast.AST | None) -> bool:
 
 
 def _annotated_float(ann: ast.AST | None) -> bool:
-    """`lam: float` (torch helpers take Python floats; under jax.jit a float may be traced)."""
+    """`lam: float`, `Optional[float]`, `float | None` (torch helpers take Python floats;
+    under jax.jit a float may be traced)."""
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").split(".")[-1] == "Optional":
+        return _annotated_float(ann.slice)
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        sides = (ann.left, ann.right)
+        return any(_annotated_float(x) for x in sides) and all(_annotated_float(x) or (isinstance(x, ast.Constant) and x.value is None) for x in sides)
     return isinstance(ann, ast.Name) and ann.id == "float"
 
 
