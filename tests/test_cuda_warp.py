@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, scan_paths
-from oracles import hipcc_compile
+from oracles import hipcc_compile, hipcc_device_asm
+
+from portlint.core.config import parse_versions
+from portlint.output.fixes import fixed_text
 
 WARP = FIXTURES / "cuda_warp"
 
@@ -472,3 +475,55 @@ def test_cooperative_groups_apis_hip_lacks_fail_for_gfx90a():
         assert f"'{name}'" in out, out
     ok, out = hipcc_compile(_as_hip(FIXTURES / "cuda_warp" / "cg_missing_apis_negative.cu"))
     assert ok, out
+
+
+# ---- PTL112: the default shuffle width inside 32-lane groups ------------------------------
+
+_TILE_BROADCAST = """
+__global__ void k(float* y) {{
+  float v = y[threadIdx.x];
+  y[threadIdx.x] = {call};
+}}
+"""
+
+
+@pytest.mark.oracle
+def test_default_shuffle_width_is_64_on_gfx90a():
+    """What PTL112 claims, from hipcc for gfx90a: HIP's shuffles default their width to
+    warpSize, warpSize is 64 there (a static_assert on 64 compiles, on 32 fails), the default
+    compiles to the same device code as an explicit width of 64 and to different code from
+    the width 32 the fix passes, which compiles too."""
+    ok, out = hipcc_compile("__device__ void f() { static_assert(warpSize == 64, \"wave64\"); }\n")
+    assert ok, out
+    ok, _ = hipcc_compile("__device__ void f() { static_assert(warpSize == 32, \"wave32\"); }\n")
+    assert not ok, "warpSize was expected to be 64 on gfx90a"
+    asm = {}
+    for label, call in (("default", "__shfl(v, 0)"), ("64", "__shfl(v, 0, 64)"), ("32", "__shfl(v, 0, 32)")):
+        ok, text = hipcc_device_asm(_TILE_BROADCAST.format(call=call))
+        assert ok, f"{call}: {text}"
+        asm[label] = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith((".", ";")) or line.lstrip().startswith(".text"))
+    assert asm["default"] == asm["64"], "the default width should be the 64-lane wave"
+    assert asm["default"] != asm["32"], "width 32 should change which lane is read"
+
+
+def test_default_width_fix_appends_32_and_converges(tmp_path):
+    """PTL112's safe fix appends the width, the rescan has no PTL112 because the call now
+    has a width, and a PTL104 on the same call keeps only a note (no safe mask-only fix)."""
+    src = WARP / "shuffle_default_width_in_32_lane_group.cu"
+    path = tmp_path / "k.cu"
+    path.write_text(src.read_text())
+    result = scan_paths([path], root=tmp_path, select=("PTL1",), versions=parse_versions("rocm:6.1", "test"))
+    hits = [f for f in result.findings if f.rule_id == "PTL112"]
+    assert [f.span.start_line for f in hits] == [21, 29]
+    assert all(f.fix is not None and f.fix.applicability == "safe" for f in hits)
+    masks_here = [f for f in result.findings if f.rule_id == "PTL104" and f.span.start_line in (21, 29)]
+    assert masks_here and all(f.fix is None or f.fix.applicability != "safe" for f in masks_here)
+    assert all("width" in (f.suggestion or "") for f in masks_here)
+    text, applied = fixed_text(path.read_text(), hits)
+    assert applied == 2
+    path.write_text(text)
+    fixed = text.splitlines()
+    assert fixed[20].strip().startswith("s = __shfl_sync(0xffffffffu, s, 0, 32);")
+    assert "__shfl_xor_sync(0xffffffffu, v, lanemask, 32)" in fixed[28]
+    again = scan_paths([path], root=tmp_path, select=("PTL1",), versions=parse_versions("rocm:6.1", "test"))
+    assert not [f for f in again.findings if f.rule_id in ("PTL112", "PTL102", "PTL103")]

@@ -113,6 +113,15 @@ def test_ptl710_suggestion_carries_both_skeletons():
     assert "def add_kernel_pallas_kernel(x_ref, y_ref, out_ref):" in f.suggestion
     assert "@nki.jit" in f.suggestion
     assert "portlint suggest FILE::add_kernel --to pallas" in f.suggestion
+    # an elementwise kernel translates to a runnable Pallas kernel: the suggestion says kernel
+    assert f.suggestion.startswith("Pallas (TPU) kernel (runnable")
+
+
+def test_ptl710_names_a_skeleton_a_skeleton():
+    """A grouped matmul whose tile order visits a tile twice gets the skeleton, named so."""
+    result = scan_paths([FIXTURES / "triton" / "grouped_matmul_bad_order_for_tpu.py"])
+    (f,) = [f for f in result.findings if f.rule_id == "PTL710" and f.span.start_line == 14]
+    assert f.suggestion.startswith("Pallas (TPU) skeleton, also") and "# Not runnable as generated" in f.suggestion
 
 
 def test_ptl710_quiet_in_gpu_repo_unless_scanning_for_tpu():

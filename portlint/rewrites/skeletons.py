@@ -531,6 +531,9 @@ def _header(tool: str, info: KernelInfo, source: str, translated: list[str], tod
 
 # ---- Pallas --------------------------------------------------------------------------------
 
+NOT_RUNNABLE_MARK = "# Not runnable as generated"  # the header line of a skeleton that is not a kernel
+
+
 def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>", not_runnable: list[str] | None = None) -> str:
     """The Pallas skeleton (runnable for an elementwise kernel). not_runnable: why the other
     translations did not fit, put in the header of a kernel that is not elementwise."""
@@ -584,7 +587,7 @@ def pallas_skeleton(module: ast.Module, name: str, source: str = "<file>", not_r
 
     lines = _header("Pallas (TPU)", info, source, translated, todo)
     if not info.elementwise:
-        lines[1:1] = ["# Not runnable as generated: no kernel shape portlint translates fits:",
+        lines[1:1] = [NOT_RUNNABLE_MARK + ": no kernel shape portlint translates fits:",
                       f"#   - elementwise: {', '.join(info.why_not_elementwise)}"] + [f"#   - {w}" for w in not_runnable or []]
     lines += ["import functools", "", "import jax", "import jax.numpy as jnp", "from jax.experimental import pallas as pl", "", ""]
     sig = ", ".join(ins + outs) + (", *, " + ", ".join(static) if static else "")

@@ -186,7 +186,8 @@ def cuda_device_string(node, ctx) -> None:
                 continue
             targets = _targets(ctx, default)
             if targets:
-                _report_901(ctx, default, targets, "a CUDA default for a device parameter", _string_fix(ctx, default, targets))
+                _report_901(ctx, default, targets, f"a CUDA default for the device parameter `{param.arg}` (taken by calls that leave it out)",
+                            _string_fix(ctx, default, targets))
         return
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         value = node.value
@@ -238,6 +239,8 @@ def cuda_device_string(node, ctx) -> None:
         return
     # torch.device("cuda"), torch.device("cuda", rank)
     if name in ("torch.device",) and node.args and is_cuda_device_value(node.args[0]):
+        if isinstance(astindex.parents(ctx.module).get(node), ast.arguments):
+            return  # a parameter's default: the `arguments` check above judges it (once, with its callers)
         targets = _targets(ctx, node)
         if not targets:
             return
@@ -480,6 +483,12 @@ def _backend_flag(name: str) -> bool:
     return name.startswith("torch.backends.cuda.matmul.") and parts[-1] in _CUDA_MATMUL_FLAGS
 
 
+def _only_turns_off(call: ast.Call) -> bool:
+    """`cudnn.flags(enabled=False)`, `cudnn.flags(False, False)`: every value given is False."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return bool(values) and all(isinstance(v, ast.Constant) and v.value is False for v in values)
+
+
 @detector("PTL903", nodes=("Assign", "Call"), tokens=("cudnn", "backends.cuda"))
 def cudnn_backend_flags(node, ctx) -> None:
     """cuDNN / CUDA matmul and SDPA backend switches in a file that targets XLA or Gaudi."""
@@ -494,6 +503,8 @@ def cudnn_backend_flags(node, ctx) -> None:
         name = dotted(node.func)
         if not (name.startswith("torch.backends.cuda.") and name.rsplit(".", 1)[-1] in _SDP_CALLS) and name != "torch.backends.cudnn.flags":
             return
+        if name == "torch.backends.cudnn.flags" and _only_turns_off(node):
+            return  # `with cudnn.flags(enabled=False):` turns cuDNN off for a block: without cuDNN that is already so
         where, flag = node, name + "()"
     targets = _targets(ctx, where)
     if targets:

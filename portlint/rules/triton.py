@@ -716,12 +716,15 @@ def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
     targets = _kernel_targets(ctx)
     if not targets:
         return
-    from portlint.rewrites.skeletons import SkeletonError, nki_skeleton, pallas
+    from portlint.rewrites.skeletons import NOT_RUNNABLE_MARK, SkeletonError, nki_skeleton, pallas
 
     parts = []
     try:
         if "tpu" in targets:
-            parts.append("Pallas (TPU) skeleton, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (node.name, pallas(ctx.module, node.name, ctx.path)))
+            kernel = pallas(ctx.module, node.name, ctx.path)
+            # a translation the tests run against Triton's interpreter is a kernel, not a skeleton
+            kind = "skeleton" if NOT_RUNNABLE_MARK in kernel else "kernel (runnable: checked against TRITON_INTERPRET=1 for this shape)"
+            parts.append("Pallas (TPU) %s, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (kind, node.name, kernel))
         if "trainium" in targets:
             parts.append("NKI (Trainium) skeleton, also `portlint suggest FILE::%s --to nki`:\n\n%s" % (node.name, nki_skeleton(ctx.module, node.name, ctx.path)))
     except SkeletonError as exc:

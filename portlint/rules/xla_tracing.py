@@ -89,6 +89,15 @@ _HOST_RESULTS = {"item", "tolist", "numpy", "dim", "ndimension", "numel", "nelem
                  "is_contiguous", "items", "keys", "values", "get", "format", "join", "split", "startswith", "endswith"}
 _HOST_ATTRS = {"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout", "training", "names", "itemsize", "nbytes"}
 _INTERVAL_NAME = re.compile(r"log|print|verbose|debug|report", re.I)
+# flags and probes that are true only while a model is exported (ONNX, TorchScript tracing):
+# the code under them never runs in a training or inference step on the device
+_EXPORT_FLAG = re.compile(r"onnx|^(is_)?export(ing)?$|_export(ing)?$|^is_tracing$|^is_scripting$", re.I)
+# methods that hand a value to a host-side sink (a streamer, a file, a queue)
+_SINK_METHODS = {"put", "write", "writelines"}
+# element tests for NaN/inf: an `if` on one guards a repair path for bad values
+_NONFINITE_TESTS = {"isnan", "isinf", "isfinite", "isposinf", "isneginf"}
+# tokenizer methods that turn token ids into text (on the host)
+_DECODE_METHODS = {"decode", "batch_decode", "convert_ids_to_tokens"}
 # methods that put a value into a container (the container then holds it)
 _CONTAINER_ADDS = {"append", "extend", "insert", "add"}
 # Python builtins whose result holds the elements of their argument (a sum of tensors is a tensor)
@@ -337,7 +346,38 @@ class _Walker:
         return False
 
     def quiet_torch(self, node, region) -> bool:
-        return region.kind == "torch" and self.under_interval(node, region)
+        return region.kind == "torch" and (self.under_interval(node, region) or self.export_or_sink_branch(node, region))
+
+    def _nonfinite_test(self, test, at) -> bool:
+        """A test for NaN/inf values (`torch.isnan(x).any()`, `not ok.all()` with `ok =
+        x.isfinite()`): its body is a repair path that runs only on bad data, not each step."""
+        for n in walk(test):
+            if isinstance(n, ast.Call) and (dotted(n.func) or "").rsplit(".", 1)[-1] in _NONFINITE_TESTS:
+                return True
+            if isinstance(n, ast.Name):
+                fn = self.tm.parents.get(at)
+                while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    fn = self.tm.parents.get(fn)
+                if fn is None:
+                    continue
+                for a in walk(fn):
+                    if (isinstance(a, ast.Assign) and a.lineno < at.lineno and any(isinstance(t, ast.Name) and t.id == n.id for t in a.targets)
+                            and isinstance(a.value, ast.Call) and (dotted(a.value.func) or "").rsplit(".", 1)[-1] in _NONFINITE_TESTS):
+                        return True
+        return False
+
+    def export_or_sink_branch(self, node, region: Region) -> bool:
+        """In the body of an `if` that runs only while the model is exported (`if
+        self.onnx_trace:`, `if torch.onnx.is_in_onnx_export():`), or of an `if sink is not
+        None:` whose body hands values to that optional sink (`streamer.put(t.cpu())`,
+        `print(..., file=self.prediction_h)`): host output the caller asked for."""
+        child, p = node, self.tm.parents.get(node)
+        while p is not None and p is not region.node:
+            if isinstance(p, ast.If) and child in p.body:
+                if _export_test(p.test) or _sink_test(p) or self._nonfinite_test(p.test, p):
+                    return True
+            child, p = p, self.tm.parents.get(p)
+        return False
 
     def boolish(self, e, region) -> bool:
         """An expression that holds a boolean mask of traced values."""
@@ -736,15 +776,22 @@ class _Walker:
                             None if jax else "Compare on the device: torch.maximum(a, b) / torch.clamp, or tensor.max() of a stacked tensor.")
             return
         if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
+            targets = self.targets(region)
             if jax:
                 effect = "needs a concrete value while jax.jit traces (ConcretizationTypeError / TracerArrayConversionError)"
                 sugg = "Keep the value as an array inside the jitted function and read it outside (after the step returns); use jax.debug.print to look at it."
             else:
-                effect = "stops the lazy graph, executes it and copies the result to the host every step"
+                effect = f"stops the lazy graph, executes it and copies the result to the host {self.how_often(node, region)}"
                 sugg = ("Keep the value on the device and read it every N steps after the step boundary "
                         "(accumulate `running += loss.detach()`; `if step % N == 0: print(running.item())`), "
                         "or defer it with xm.add_step_closure(lambda: ...).")
-            self.out.add("PTL803", node, self.targets(region), sugg, confidence=conf, call=sync, region=region.why, effect=effect)
+                if self._feeds_decoding(node):
+                    # the text needs the ids on the host: the copy is the algorithm's, a cost to
+                    # place (outside the compiled step), not a bug to remove
+                    targets = {t: "note" for t in targets}
+                    effect += "; the ids go to a tokenizer's decode, which needs them on the host anyway"
+                    sugg = "Decode outside the compiled step (after the step boundary), so the copy does not cut the graph."
+            self.out.add("PTL803", node, targets, sugg, confidence=conf, call=sync, region=region.why, effect=effect)
             return
         # data-dependent output shapes
         last = name.rsplit(".", 1)[-1]
@@ -822,6 +869,10 @@ class _Walker:
 
     def _torch_bool_answer(self, node: ast.Call, name: str, region) -> bool:
         func = node.func
+        if name in ("torch.equal", "torch.allclose") and any(self.host_created(a, region) for a in node.args[:2]):
+            # `torch.equal(seq_ids, torch.arange(n))`: a device tensor beside a CPU one raises,
+            # so the other operand is on the host too, and the comparison reads host memory
+            return False
         if name in _TORCH_BOOL_ANSWERS:
             return any(self.traced(a, region) for a in node.args)
         return (isinstance(func, ast.Attribute) and func.attr in ("equal", "allclose") and not name.startswith(("jax.", "numpy."))
@@ -907,6 +958,35 @@ class _Walker:
             return last in _BOOL_FUNCS and any(self.maybe_tensor(a, region) for a in e.args)
         return False
 
+    def how_often(self, node, region: Region) -> str:
+        """How often the node runs, as far as the analysis knows: on every iteration of the
+        innermost loop around it inside the region, else once per call of the region's
+        function (every step for a forward or a per-step method)."""
+        child, p = node, self.tm.parents.get(node)
+        while p is not None and p is not region.node:
+            if isinstance(p, (ast.For, ast.AsyncFor, ast.While)) and child not in p.orelse and child is not getattr(p, "iter", None):
+                return f"on every iteration of the loop at line {p.lineno}"
+            child, p = p, self.tm.parents.get(p)
+        top = region.node
+        if isinstance(top, (ast.For, ast.AsyncFor, ast.While)):
+            return "on every iteration of that loop"
+        name = getattr(top, "name", None)
+        if name is None:
+            return "each time it runs"
+        if region.why.startswith(("forward of ", f"{name} of ", "compiled with", "passed to torch.compile")):
+            return f"on every call of {name}() (every step)"
+        return f"once per call of {name}()"
+
+    def _feeds_decoding(self, node) -> bool:
+        """The host copy is an argument of a tokenizer's decode (`tok.batch_decode(ids.tolist())`,
+        `tok.decode([i.tolist() for i in ids])`), directly or through a comprehension."""
+        p = self.tm.parents.get(node)
+        while p is not None and not isinstance(p, ast.stmt):
+            if isinstance(p, ast.Call) and isinstance(p.func, ast.Attribute) and p.func.attr in _DECODE_METHODS:
+                return True
+            p = self.tm.parents.get(p)
+        return False
+
     def report_804(self, node, region, what, confidence=None) -> None:
         if region.kind == "jax":
             effect = "the result's shape depends on traced values, which jax.jit cannot compile (NonConcreteBooleanIndexError / ConcretizationTypeError / TypeError / IndexError)"
@@ -914,7 +994,9 @@ class _Walker:
                     "jnp.nonzero(x, size=K, fill_value=0) / jnp.unique(x, size=K, fill_value=...) with a static K; "
                     "jax.lax.dynamic_slice(x, (start,), (static_len,)) for a traced start; sizes from .shape or static arguments.")
         else:
-            effect = "the output shape depends on the data: a recompile per distinct shape or a CPU fallback (aten::nonzero)"
+            effect = "the output shape depends on the data: a recompile per distinct shape"
+            effect += " (and a read of the bound from the device)" if what.startswith("a slice") else " or a CPU fallback (aten::nonzero)"
+            effect += f"; it runs {self.how_often(node, region)}"
             sugg = ("Keep the shape static: torch.where(mask, x, 0) or x.masked_fill(~mask, 0) and reduce; "
                     "torch.topk with a static k instead of selecting with nonzero.")
         self.out.add("PTL804", node, self.targets(region), sugg, confidence=confidence or self.confidence(region), op=what, region=region.why, effect=effect)
@@ -1161,6 +1243,8 @@ def file_rules(ctx, tm: TracedMap, out: Hazards) -> None:
         wide = _wide_dtype_use(node, canon, jax_file, has_torch_target)
         if wide is not None and wide[0] == "torch" and _host_or_scalar_factory(node, canon, ctx.text):
             wide = None
+        if wide is not None and wide[1] == ".double()" and _HostTensors(tm, canon, ctx.text).host(node.func.value, node):
+            wide = None  # `.double()` of tensors already copied to the CPU (a metric computed on the host)
         if wide is None and has_torch_target and isinstance(node, ast.IfExp):
             leg = _device_chosen_wide_dtype(ctx, node, canon)
             if leg is not None:
@@ -1256,7 +1340,26 @@ def _device_chosen_wide_dtype(ctx, node: ast.IfExp, canon) -> ast.AST | None:
     guards = ctx.fact(guard_map)
     if guards.platforms(legs[0]) == guards.platforms(node):
         return None  # the test is no device test
+    if _overwritten_next(node, ctx.fact(traced_map).parents):
+        return None  # `dtype = ... else torch.float64` then `dtype = torch.float32`: the choice is dead
     return legs[0]
+
+
+def _overwritten_next(value: ast.AST, parents) -> bool:
+    """`value` is the whole right side of `name = value`, and the next statement of the same
+    block assigns `name` again without reading it: a dead store, never used."""
+    stmt = parents.get(value)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is value and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name, block = stmt.targets[0].id, parents.get(stmt)
+    for field_name in ("body", "orelse", "finalbody"):
+        seq = getattr(block, field_name, None)
+        if isinstance(seq, list) and stmt in seq:
+            i = seq.index(stmt)
+            nxt = seq[i + 1] if i + 1 < len(seq) else None
+            return (isinstance(nxt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in nxt.targets)
+                    and not any(isinstance(n, ast.Name) and n.id == name for n in walk(nxt.value)))
+    return False
 
 
 def _wide_dtype_use(node, canon, jax_file, torch_file):
@@ -1284,6 +1387,119 @@ def _wide_dtype_use(node, canon, jax_file, torch_file):
     if torch_file and isinstance(func, ast.Attribute) and func.attr == "double" and not node.args and not node.keywords:
         return "torch", ".double()"
     return None
+
+
+class _HostTensors:
+    """Tensors this file proves are in host memory, by their construction: `t.cpu()`,
+    `t.numpy()`, `torch.from_numpy(a)`, a torch factory without `device=`, element-wise
+    arithmetic and tensor methods on such a tensor, `torch.cat`/`stack` of a list whose every
+    `append` adds one, a local name every binding of which is one, and a module-level helper
+    every `return` of which gives one. Anything else is not known to be on the host."""
+
+    _KEEP = {"cat", "stack", "concat", "concatenate", "vstack", "hstack"}
+    _MOVES = {"to", "cuda", "xla", "hpu", "npu", "pin_memory"}
+
+    def __init__(self, tm: TracedMap, canon, text: str):
+        self.tm, self.canon, self.text = tm, canon, text
+        self.busy: set = set()
+
+    def _function_of(self, node):
+        p = self.tm.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            p = self.tm.parents.get(p)
+        return p
+
+    def _bindings(self, fn, name: str) -> list:
+        """The values `name` is assigned in `fn` (tuples unpacked element-wise); None in the
+        list for a binding whose value is not known (a for target, an augmented assignment)."""
+        out: list = []
+        for n in walk(fn):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        out.append(n.value)
+                    elif isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == name for e in t.elts):
+                        i = next(i for i, e in enumerate(t.elts) if isinstance(e, ast.Name) and e.id == name)
+                        out.append(n.value.elts[i] if isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(t.elts) else None)
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in walk(getattr(n, "target", None) or ast.Pass())):
+                out.append(getattr(n, "value", None))
+        if fn is not None and name in {a.arg for a in params_of(fn)}:
+            out.append(None)  # a parameter: the caller decides
+        return out
+
+    def _attr_list_host(self, node, attr: str) -> bool:
+        """`self.<attr>` is a list whose every `self.<attr>.append(v)` in the class adds a host tensor."""
+        cls = self.tm.parents.get(node)
+        while cls is not None and not isinstance(cls, ast.ClassDef):
+            cls = self.tm.parents.get(cls)
+        if cls is None:
+            return False
+        adds = [n for n in walk(cls) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend")
+                and dotted(n.func.value) == f"self.{attr}"]
+        return bool(adds) and all(len(a.args) == 1 and self.host(a.args[0], a) for a in adds)
+
+    def host(self, e, at) -> bool:
+        key = (id(e), id(at))
+        if key in self.busy:
+            return False
+        self.busy.add(key)
+        try:
+            return self._host(e, at)
+        finally:
+            self.busy.discard(key)
+
+    def _host(self, e, at) -> bool:
+        if isinstance(e, ast.Call):
+            name = self.canon(e.func) or ""
+            func = e.func
+            if isinstance(func, ast.Attribute) and func.attr in ("cpu", "numpy") and not e.args:
+                return True
+            if name == "torch.from_numpy":
+                return True
+            if name.startswith("torch.") and name.rsplit(".", 1)[-1] in self._KEEP and e.args:
+                seq = e.args[0]
+                if isinstance(seq, (ast.List, ast.Tuple)):
+                    return bool(seq.elts) and all(self.host(x, at) for x in seq.elts)
+                if isinstance(seq, (ast.ListComp, ast.GeneratorExp)):
+                    return self.host(seq.elt, at)
+                if isinstance(seq, ast.Attribute) and isinstance(seq.value, ast.Name) and seq.value.id == "self":
+                    return self._attr_list_host(at, seq.attr)
+                return self.host(seq, at)
+            if name.startswith("torch.") and name in RETURNS.factories:
+                return _host_or_scalar_factory(e, self.canon, self.text) and not any(
+                    isinstance(a, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) for a in e.args)
+            if isinstance(func, ast.Attribute) and func.attr not in self._MOVES and not name.startswith("torch."):
+                return self.host(func.value, at)  # `.sigmoid()`, `.bool()`, `.float()` of a host tensor
+            if isinstance(func, ast.Name):
+                fn = next((s for s in self.tm.module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == func.id), None)
+                if fn is not None:
+                    rets = [r.value for r in walk(fn) if isinstance(r, ast.Return)]
+                    return bool(rets) and all(r is not None and self.host(r, r) for r in rets)
+            return False
+        # a 0-d CPU tensor may meet a device tensor (the result is on the device): every
+        # operand is on the host, or a constant, or a scalar setting (`self.threshold`)
+        if isinstance(e, ast.BinOp):
+            return all(self.host(x, at) or isinstance(x, ast.Constant) for x in (e.left, e.right)) and not all(
+                isinstance(x, ast.Constant) for x in (e.left, e.right))
+        if isinstance(e, ast.Compare):
+            return self.host(e.left, at) and all(self.host(x, at) or isinstance(x, ast.Constant) or _self_setting(x) for x in e.comparators)
+        if isinstance(e, ast.UnaryOp):
+            return self.host(e.operand, at)
+        if isinstance(e, ast.Subscript):
+            return self.host(e.value, at)
+        if isinstance(e, ast.Name):
+            fn = self._function_of(at)
+            if fn is None:
+                return False
+            values = self._bindings(fn, e.id)
+            return bool(values) and all(v is not None and self.host(v, v) for v in values)
+        return False
+
+
+def _self_setting(e) -> bool:
+    """`self.threshold`: a plain attribute of the object, read as a scalar setting."""
+    return isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"
 
 
 def _host_or_scalar_factory(node, canon, text: str) -> bool:
@@ -1408,6 +1624,40 @@ def _emit(ctx, rule_id: str) -> None:
         seen.add(key)
         ctx.report(h.where, targets=h.targets, suggestion=h.suggestion, fix=h.fix, confidence=h.confidence, **h.fields)
 
+
+
+def _export_test(test) -> bool:
+    """`self.onnx_trace`, `torch.onnx.is_in_onnx_export()`, `torch.jit.is_tracing()`, or an
+    `and` of one with other tests: true only during an export."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_export_test(v) for v in test.values)
+    if isinstance(test, ast.Call) and not test.args:
+        test = test.func
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        return _EXPORT_FLAG.search((dotted(test) or "").rsplit(".", 1)[-1]) is not None
+    return False
+
+
+def _sink_test(branch: ast.If) -> bool:
+    """`if sink is not None:` (or `if sink:`) whose body passes values to that sink: a
+    `sink.put(...)` / `sink.write(...)` call or a `print(..., file=sink)`."""
+    test = branch.test
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        test = test.left
+    sink = dotted(test) if isinstance(test, (ast.Name, ast.Attribute)) else None
+    if not sink:
+        return False
+    for stmt in branch.body:
+        for n in walk(stmt):
+            if not isinstance(n, ast.Call):
+                continue
+            if isinstance(n.func, ast.Attribute) and n.func.attr in _SINK_METHODS and dotted(n.func.value) == sink:
+                return True
+            if isinstance(n.func, ast.Name) and n.func.id == "print" and any(
+                    k.arg == "file" and dotted(k.value) == sink for k in n.keywords):
+                return True
+    return False
 
 @detector("PTL801", tokens=TOKENS)
 def python_control_flow_on_traced_value(ctx) -> None:

@@ -131,9 +131,20 @@ def read_as_tensor(fn: ast.AST) -> frozenset[str]:
 
 
 _STATIC_ANNOT = {"bool", "int", "str", "Callable", "callable", "type", "tuple", "Sequence", "dict"}
+_CONTAINER_ANNOT = {"list", "List", "set", "Set", "frozenset", "FrozenSet", "Dict", "Mapping", "Iterable", "Collection"}
 # classes of configuration objects (dataclass hyperparameters), by the name's ending
 _CONFIG_ANNOT = ("Config", "Configuration", "Args", "Arguments", "HParams", "Hparams", "Hyperparameters", "Options", "Spec",
                  "Axis", "AxisSelector", "AxisSpec", "Shape", "PrecisionLike", "DTypeLike")
+
+
+def _names_tensor_or_any(ann: ast.AST) -> bool:
+    """Does any part of the annotation name a tensor/array type, `Any` or `object`?"""
+    for n in astindex.walk(ann):
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            last = (dotted(n) or "").rsplit(".", 1)[-1]
+            if last in ("Any", "object") or annotated_tensor(n):
+                return True
+    return False
 
 
 def _annotation_static(ann: ast.AST | None) -> bool:
@@ -147,7 +158,13 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         if any(annotated_tensor(item) for item in items):
             return False  # a container of tensors: Sequence[torch.Tensor], tuple[Tensor, Tensor]
-        return base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}
+        if base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}:
+            return True
+        # a container whose items are all Python values (`adapter_names: list[str]`,
+        # `dict[str, int]`, `tuple[int, ...]`) is a Python value: no tensor hides in it
+        # (`list[dict[str, Tensor | Any]]` holds tensors: nothing in it may name a tensor or Any)
+        return base.split(".")[-1] in _CONTAINER_ANNOT and not _names_tensor_or_any(ann) and all(
+            _annotation_static(item) or (isinstance(item, ast.Constant) and item.value is Ellipsis) for item in items)
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # bool | None
         return all(_annotation_static(s) or (isinstance(s, ast.Constant) and s.value is None) for s in (ann.left, ann.right))
     name = (dotted(ann) or "").split(".")[-1]
@@ -713,6 +730,18 @@ class RegionFinder:
             return False
         return not any(o is not loop and within(o) and self._loop_is_step(o) for o in self._loops)
 
+    def _step_loop_why(self, loop) -> str:
+        """"training-step loop" when the loop's own body calls `.backward()`; otherwise the
+        step boundary it calls names it (a generation or inference loop that calls
+        `xm.mark_step()` each token is not training)."""
+        first, last = loop.body[0].lineno, loop.body[-1].end_lineno or loop.lineno
+        home = self._def_of(loop)
+        calls = [c for c in self._step_calls or () if first <= c.lineno <= last and self._def_of(c) is home and self._inside(c, loop)]
+        if any(c.func.attr == "backward" for c in calls if isinstance(c.func, ast.Attribute)):
+            return "training-step loop"
+        names = sorted({(dotted(c.func) or "").rsplit(".", 1)[-1] for c in calls} - {""})
+        return f"loop that calls {names[0]}() each iteration" if names else "step loop"
+
     def _def_of(self, node):
         """The nearest def, lambda or class around `node` (None at module level)."""
         memo = self._def_memo
@@ -787,7 +816,7 @@ class RegionFinder:
                 fn = self.enclosing_function(node)
                 if fn is not None and any(s in getattr(fn, "name", "").lower() for s in self._NOT_STEP):
                     continue
-                region = self.add(node, "torch", "training-step loop")
+                region = self.add(node, "torch", self._step_loop_why(node))
                 if isinstance(node, ast.For):
                     region.traced |= self._loop_target_traced(node)
         self._add_module_hooks()

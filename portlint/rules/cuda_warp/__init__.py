@@ -9,7 +9,7 @@ reported where it is used. The detectors below report each rule's share.
 Modules: `analysis` (vocabulary, the per-file Analysis, shared helpers), one module per rule
 or tight group of rules (`warp_constants` PTL101, `lane_math` PTL102, `reductions` PTL103,
 `masks` PTL104-106, `warpsize_constant` PTL107, `host_warps` PTL108, `spin_waits` PTL109,
-`availability` PTL110, `cub_widths` PTL111) and `findings`, the pipeline that runs them."""
+`availability` PTL110, `cub_widths` PTL111, `logical_warps` PTL112) and `findings`, the pipeline that runs them."""
 
 from __future__ import annotations
 
@@ -99,3 +99,9 @@ def warp_builtin_availability(ctx) -> None:
 def cub_warp_primitive_width(ctx) -> None:
     """`cub::WarpReduce<T>` default width beside per-32 indexing; `CUB_PTX_WARP_THREADS`."""
     report(ctx, "PTL111")
+
+
+@detector("PTL112", tokens=("shfl", "SHFL"))
+def shuffle_default_width_in_32_lane_group(ctx) -> None:
+    """`__shfl_sync(m, v, src)` without a width in code that works in 32-lane groups."""
+    report(ctx, "PTL112")

@@ -10,8 +10,9 @@ from __future__ import annotations
 from portlint.rules.cuda_warp.analysis import Analysis
 from portlint.rules.cuda_warp.availability import builtin_availability
 from portlint.rules.cuda_warp.cub_widths import cub_widths
-from portlint.rules.cuda_warp.host_warps import host_macros, host_one_warp_blocks
+from portlint.rules.cuda_warp.host_warps import host_ceil_divs, host_dim3_products, host_macros, host_one_warp_blocks
 from portlint.rules.cuda_warp.lane_math import count_definitions, index_arithmetic
+from portlint.rules.cuda_warp.logical_warps import default_widths
 from portlint.rules.cuda_warp.masks import masks
 from portlint.rules.cuda_warp.reductions import reductions
 from portlint.rules.cuda_warp.spin_waits import spin_waits
@@ -34,10 +35,13 @@ def warp_findings(ctx) -> Analysis:
     lane_hits = any(h.rule in ("PTL101", "PTL102") and not (h.fix is not None and h.fix.applicability == "safe") for h in a.hits)
     reductions(a, lane_hits)
     masks(a)
+    default_widths(a)
     builtin_availability(a)
     warpsize_constants(a)
     host_macros(a)
     host_one_warp_blocks(a)
+    host_dim3_products(a)
+    host_ceil_divs(a)
     spin_waits(a)
     cub_widths(a, lane_hits or any(h.rule == "PTL103" for h in a.hits) or a.block_is_warp())
     # one finding per line: `constexpr int warps = threads / 32;` at namespace scope is a

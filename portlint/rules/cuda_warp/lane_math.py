@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
-from portlint.analyses.cuda.warp_facts import DATA_NAMES, LANE_NAMES, callee_name, strip_parens
+from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, DATA_NAMES, LANE_NAMES, callee_name, is_thread_builtin, strip_parens
 from portlint.rules.cuda_warp.analysis import (
-    CONST_CONTEXT_PARENTS, SHUFFLE, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
+    CONST_CONTEXT_PARENTS, MASK_FUNCS, SHFL_SYNC_ARGS, SHUFFLE, THREAD_COUNT_NAME, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
-from portlint.rules.cuda_warp.host_warps import host_arith
+from portlint.rules.cuda_warp.host_warps import _NOT_A_WARP_UNIT, host_arith
 from portlint.rules.cuda_warp.logical_warps import chosen_group_size
 from portlint.core.model import Edit, Fix
 
@@ -21,17 +21,84 @@ from portlint.core.model import Edit, Fix
 _ID_NAME = re.compile(r"(?i)warp|lane|wave|^wid$|^w_?id$|^laneid$")
 
 
-def _feeds_shuffle(a: Analysis, node, name: str) -> bool:
-    """Is variable `name` passed to a shuffle in the function around `node` (a source lane)?"""
+_COMPARISONS = ("<", ">", "<=", ">=", "==", "!=")
+_ARG_EXPRESSIONS = ("parenthesized_expression", "cast_expression", "binary_expression", "unary_expression", "conditional_expression")
+
+
+def _warp_use(a: Analysis, node, name: str) -> str | None:
+    """What makes variable `name` (defined at `node`) a lane or warp value by what it does in
+    its function, whatever it is called: it is passed to a shuffle, vote, ballot or `*_sync`
+    intrinsic; it is a shift count (`1u << lane`, a lane mask); it is the whole index of a
+    one-dimensional `__shared__` array (`partial[w]`: one slot per warp); or it is compared
+    with a lane id (`lane < nw`). None when no use says so (a data coordinate: `row = tid / 32`
+    read only as `x[row * n + col]`)."""
     fn = a.function_of(node)
     if fn is None:
-        return False
-    for call in nodes_of_types(fn, ("call_expression",)):
-        if SHUFFLE.search(callee_name(call) or ""):
-            args = call.child_by_field_name("arguments")
-            if args is not None and any(node_text(i) == name for i in nodes_of_types(args, ("identifier",))):
-                return True
-    return False
+        return None
+    # a data coordinate by name (`row`, `col`, `i0`) counts as lane math only when it reaches
+    # a warp intrinsic: `1u << col` is a column bitmask, `smem[row]` one slot per data row
+    # (a single letter says nothing: `w`, `k`)
+    data = len(name) > 1 and DATA_NAMES.search(name) is not None
+    shared = _shared_1d_arrays(a)
+    facts = None
+    for ident in nodes_of_types(fn, ("identifier",)):
+        if node_text(ident) != name or ident.start_byte <= node.end_byte and ident.end_byte >= node.start_byte:
+            continue
+        up = ident.parent  # inside an argument of a warp intrinsic (`__shfl_sync(m, v, src + 1)`)
+        while up is not None and up.type in _ARG_EXPRESSIONS:
+            up = up.parent
+        if up is not None and up.type == "argument_list" and up.parent is not None and up.parent.type == "call_expression":
+            callee = callee_name(up.parent) or ""
+            if SHUFFLE.search(callee) or callee in MASK_FUNCS or callee in BALLOT_CALLS:
+                return f"it is passed to `{callee}`"
+        child, p = ident, ident.parent
+        while p is not None and p.type in ("parenthesized_expression", "cast_expression"):
+            child, p = p, p.parent
+        if p is None:
+            continue
+        if data:
+            continue
+        if p.type == "binary_expression":
+            op = node_text(p.child_by_field_name("operator"))
+            if op in ("<<", ">>") and child == p.child_by_field_name("right"):
+                return f"it is a shift count (`{node_text(p)}`): a lane mask"
+            if op in _COMPARISONS:
+                other = p.child_by_field_name("right" if child == p.child_by_field_name("left") else "left")
+                facts = facts or a.facts_of(node)
+                o = strip_parens(other)
+                if o is not None and (a.is_lane_expr(o, facts) or (o.type == "identifier" and LANE_NAMES.match(node_text(o)))):
+                    return f"it is compared with a lane id (`{node_text(p)}`)"
+        if p.type == "subscript_argument_list" and p.named_child_count == 1:
+            sub = p.parent
+            arr = strip_parens(sub.child_by_field_name("argument")) if sub is not None else None
+            if arr is not None and arr.type == "identifier" and node_text(arr) in shared and (
+                    sub.parent is None or sub.parent.type != "subscript_expression"):
+                return f"it indexes the per-warp `__shared__` array `{node_text(arr)}`"
+        if p.type == "subscript_expression" and child == p.child_by_field_name("index"):
+            arr = strip_parens(p.child_by_field_name("argument"))
+            if arr is not None and arr.type == "identifier" and node_text(arr) in shared and (
+                    p.parent is None or p.parent.type != "subscript_expression"):
+                return f"it indexes the per-warp `__shared__` array `{node_text(arr)}`"
+    return None
+
+
+def _shared_1d_arrays(a: Analysis) -> set[str]:
+    """Names of the file's one-dimensional `__shared__` arrays (`__shared__ float partial[32]`);
+    a two-dimensional tile (`tile[32][33]`) holds data, not one slot per warp."""
+    if "shared1d" not in a._logical:
+        names = set()
+        if "__shared__" in a.ctx.text:
+            for decl in nodes_of_types(a.root, ("declaration",)):
+                if "__shared__" not in {node_text(c) for c in decl.children}:
+                    continue
+                for d in decl.children_by_field_name("declarator"):
+                    d = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                    if d is not None and d.type == "array_declarator":
+                        inner = d.child_by_field_name("declarator")
+                        if inner is not None and inner.type == "identifier":
+                            names.add(node_text(inner))
+        a._logical["shared1d"] = names
+    return a._logical["shared1d"]
 
 
 def _assigned_name(node) -> tuple[str | None, bool]:
@@ -53,6 +120,9 @@ def _assigned_name(node) -> tuple[str | None, bool]:
     if p.type == "assignment_expression":
         d = p.child_by_field_name("left")
         return (node_text(d) if d is not None else None), nested
+    if p.type == "field_declaration":  # a default member initializer: `int lane = threadIdx.x % 32;`
+        d = p.child_by_field_name("declarator")
+        return (node_text(d) if d is not None else None), nested
     return None, nested
 
 
@@ -63,13 +133,58 @@ def _data_split(a: Analysis, be, right, how: str) -> bool:
     in a longer index expression stored under a name that is not a data coordinate
     (`a_sh_rd = stride * ((threadIdx.x % 32) % 16)`, an MMA fragment layout)."""
     target, nested = _assigned_name(be)
-    if not target or _ID_NAME.search(target) or _feeds_shuffle(a, be, target):
+    if not target or _ID_NAME.search(target) or _warp_use(a, be, target):
         return False
     if how == "local-warp" or _warp_named(right):
         return False
     if nested and not DATA_NAMES.search(target):
         return False
+    if not nested and node_text(be.child_by_field_name("operator")) in ("/", ">>") and _index_broadcast(a, be):
+        return False  # each 32-thread row exchanges values by lane index: the row is a warp
     return True
+
+
+def _index_broadcast(a: Analysis, node):
+    """An index shuffle without a width in the function around `node` (`__shfl_sync(m, v, i)`,
+    a project's `SHFL_SYNC(m, v, i)`): the 32 threads of a data row that read each other by
+    lane index are a warp to the hardware, and on wave64 the read spans two rows."""
+    fn = a.function_of(node)
+    if fn is None:
+        return None
+    for call in nodes_of_types(fn, ("call_expression",)):
+        name = callee_name(call) or ""
+        fnode = call.child_by_field_name("function")
+        if not SHUFFLE.search(name) or re.search(r"(?i)xor|up|down|bfly", name) or fnode is None or fnode.type == "field_expression":
+            continue
+        args = call.child_by_field_name("arguments")
+        n = len(args.named_children) if args is not None else 0
+        if name in SHFL_SYNC_ARGS and n < SHFL_SYNC_ARGS[name] or name not in SHFL_SYNC_ARGS and n == 3:
+            return call
+    return None
+
+
+def _use_note(a: Analysis, be) -> str | None:
+    """Why a value stored under a name that does not say lane or warp is one (`w`, `nw`)."""
+    target, _ = _assigned_name(be)
+    if not target or _ID_NAME.search(target):
+        return None
+    why = _warp_use(a, be, target)
+    return f"`{target}` is lane or warp math by what it does: {why}." if why else None
+
+
+def _row_broadcast_note(a: Analysis, be) -> str | None:
+    """Why a data row of 32 threads (`row = tid >> 5`) is reported: its lanes read each other
+    by index through a shuffle with the default width."""
+    target, nested = _assigned_name(be)
+    if not target or _ID_NAME.search(target) or nested:
+        return None
+    call = _index_broadcast(a, be)
+    if call is None:
+        return None
+    return (f"Each 32 threads of `{target}` read each other by lane index (`{node_text(call)}`, line "
+            f"{call.start_point[0] + 1}); on wave64 that shuffle's default width is 64, so the upper half-wave reads "
+            "the other row. Pass width 32 to the shuffle to keep 32-thread rows, or make the rows wave-sized "
+            "together with their lane ids.")
 
 
 def _warp_named(node) -> bool:
@@ -85,8 +200,25 @@ def _warp_named(node) -> bool:
 def index_arithmetic(a: Analysis) -> None:
     last_lane: list = []  # (hit, lane operand) of `lane == 31`
     _index_arithmetic(a, last_lane)
-    _last_lane_fixes(a, last_lane)
     _strides_and_shared(a)
+    _rows_keep_together(a)
+    _last_lane_fixes(a, last_lane)
+
+
+def _rows_keep_together(a: Analysis) -> None:
+    """In a function whose 32-thread data rows exchange values by lane index (an unsafe row
+    fix), the lane ids and strides of the same rows cannot change alone: `lane = tid & 63`
+    beside `row = tid >> 5` gives two threads each column. Their fixes become unsafe too."""
+    rows = {a.function_of(h.where).start_byte for h in a.hits if h.rule == "PTL102" and h.fix is not None
+            and "per 32-thread row" in h.fix.description and hasattr(h.where, "start_byte") and a.function_of(h.where) is not None}
+    if not rows:
+        return
+    for h in a.hits:
+        if h.rule != "PTL102" or h.fix is None or h.fix.applicability != "safe" or not hasattr(h.where, "start_byte"):
+            continue
+        fn = a.function_of(h.where)
+        if fn is not None and fn.start_byte in rows:
+            h.fix = Fix(h.fix.description + " (unsafe: the 32-thread rows of this function change with it)", h.fix.edits, "unsafe")
 
 
 def _definitions(x) -> list | None:
@@ -146,8 +278,11 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
         op = node_text(op_node)
         if op not in ("/", "%", "&", ">>", "*", "==", "!=", "<<"):
             continue
-        if not a.is_device(be):
-            host_arith(a, be, op)
+        if not a.is_device(be) and not _member_thread_initializer(be):
+            if _device_template_default(a, be):
+                _template_default_count(a, be, op)
+            else:
+                host_arith(a, be, op)
             continue
         left, right = be.child_by_field_name("left"), be.child_by_field_name("right")
         # the function's facts are built only for an operand with the warp value (most
@@ -200,8 +335,57 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
                 fix = a.replace(right, new, f"use {new}")
         if fix is not None and in_const_context(be):
             fix = Fix(fix.description + " (display only: a constant expression is needed here)", fix.edits, "display-only")
+        elif fix is not None and _member_thread_initializer(be):
+            fix = Fix(fix.description + " (unsafe: the class may lay its data out per 32 lanes)", fix.edits, "unsafe")
+        note = origin_note(a, right, how) or _use_note(a, be)
+        row_note = None if note else _row_broadcast_note(a, be)
+        if row_note and fix is not None:
+            fix = Fix(fix.description + " (unsafe: the data layout is per 32-thread row)", fix.edits, "unsafe")
         a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": meaning}, fix=fix,
-              confidence="medium", suggestion=origin_note(a, right, how))
+              confidence="medium", suggestion=note or row_note)
+
+
+def _member_thread_initializer(be) -> bool:
+    """`struct WarpTensor { int lane = threadIdx.x % 32; };`: a default member initializer
+    that reads `threadIdx` runs in device code (the only place threadIdx exists), whatever
+    the space map says of the class body."""
+    decl = enclosing(be, ("field_declaration", "function_definition", "compound_statement"))
+    return decl is not None and decl.type == "field_declaration" and is_thread_builtin(be.child_by_field_name("left"))
+
+
+def _device_template_default(a: Analysis, be) -> bool:
+    """Is `be` in the template parameter list of a kernel or device function
+    (`template <int kThreads, int kWarps = kThreads / 32> __global__ void k()`)? Its value is
+    a constant of device code, not host launch math."""
+    plist = enclosing(be, ("template_parameter_list",))
+    tmpl = plist.parent if plist is not None else None
+    if tmpl is None or tmpl.type != "template_declaration":
+        return False
+    fn = next((c for c in tmpl.named_children if c.type == "function_definition"), None)
+    body = fn.child_by_field_name("body") if fn is not None else None
+    return body is not None and a.is_device(body)
+
+
+def _template_default_count(a: Analysis, be, op: str) -> None:
+    """`int kWarps = kThreads / 32` as the default of a device template's parameter: a count
+    of 32-lane warps fixed where the template is declared (PTL102, not PTL108's host math)."""
+    left, right = be.child_by_field_name("left"), be.child_by_field_name("right")
+    v, how = a.value_of(right)
+    if not ((op == "/" and v == 32) or (op == ">>" and v == 5)) or how == "local-warp" or chosen_group_size(a, how):
+        return
+    rs = strip_parens(right)
+    if rs is not None and rs.type in ("identifier", "qualified_identifier") and _NOT_A_WARP_UNIT.search(node_text(rs)):
+        return  # `kThreads / kTileElems`: a count of 32-element tiles
+    ls = strip_parens(left)
+    if ls is None or ls.type not in ("identifier", "qualified_identifier") or not THREAD_COUNT_NAME.search(node_text(ls)):
+        return
+    param = enclosing(be, ("optional_parameter_declaration",))
+    pname = param.child_by_field_name("declarator") if param is not None else None
+    if pname is not None and (WARP_COUNT_NAME.match(node_text(pname)) or PER_LANE_NAME.search(node_text(pname))):
+        return  # a warp-count name: count_definitions reports it at the same place
+    a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "a number of 32-lane warps (a template default)"},
+          confidence="medium", suggestion="Divide by the wave size of the target: a per-target constant (`__GFX9__` -> 64) "
+                                          "where a constant expression is needed, or pass the count from the host.")
 
 
 _WAVE_SIZE_TEST = re.compile(r"(?i)warp|wave")

@@ -23,6 +23,7 @@ from portlint.frontends.cuda.guards import guard_map
 from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.analyses.cuda.warp_facts import callee_name, strip_parens
 from portlint.rules.cuda_warp.analysis import SHFL_SYNC_ARGS, SHUFFLE, Analysis
+from portlint.core.model import Edit, Fix, Span
 
 # calls that combine or read every lane of the hardware wave
 _WHOLE_WAVE = re.compile(r"^__(?:ballot|any|all|uni|match_\w+|reduce_\w+|activemask|lane_id)(?:_sync)?$|^__lane_id$")
@@ -40,17 +41,78 @@ def _decide(a: Analysis) -> bool:
     if re.search(r"\bwarpSize\b|\b__AMDGCN_WAVEFRONT_SIZE\b", a.ctx.text):
         return False
     dead = a.ctx.fact(guard_map)
-    shuffles = 0
+    declared = declared_32_lane_groups(a)
+    tiles = _tile_variables(a) if declared else set()
+    shuffles, widthless = 0, []
     for call in nodes_of_types(a.root, ("call_expression",)):
         name = callee_name(call) or ""
         if not (SHUFFLE.search(name) or _WHOLE_WAVE.match(name)):
             continue
         if dead.dead_for_amd(call.start_point[0] + 1) is not None:
             continue  # `#if __CUDA_ARCH__ >= 800 __reduce_max_sync(...)`: not what AMD compiles
-        if _WHOLE_WAVE.match(name) or not _stays_in_32(a, call, name):
+        if _WHOLE_WAVE.match(name):
             return False
+        if not _stays_in_32(a, call, name, tiles):
+            if not (declared and _width_would_keep(a, call, name)):
+                return False
+            widthless.append(call)  # inside the group once it passes width 32 (PTL112)
         shuffles += 1
-    return shuffles > 0 and _has_32_lane_ids(a)
+    a._logical["widthless"] = widthless
+    return shuffles > 0 and (declared is not None or _has_32_lane_ids(a))
+
+
+_TILE32 = re.compile(r"\b(?:thread_block_tile|tiled_partition)\s*<\s*([A-Za-z_]\w*|\d+)\s*>")
+_DIM3_ROWS = re.compile(r"\bdim3\s*(?:[A-Za-z_]\w*\s*)?[({]\s*([A-Za-z_]\w*|\d+)[uU]?\s*,")
+
+
+def declared_32_lane_groups(a: Analysis) -> str | None:
+    """How the file itself says it works in 32-thread groups of its own, or None:
+    'tile' for a cooperative-groups tile of 32 (`cg::tiled_partition<32>(block)`,
+    `cg::thread_block_tile<32>`), 'rows' for blocks of 32-thread rows (`dim3 block(32, 8)`
+    beside device code that reads `threadIdx.y`). Such a group is the code's own unit on every
+    vendor; a 64-lane wave holds two of them."""
+    if "declared" not in a._logical:
+        found = None
+        text = a.ctx.text
+        if any(_value32(a, m.group(1)) for m in _TILE32.finditer(text)):
+            found = "tile"
+        elif "threadIdx.y" in text and any(_value32(a, m.group(1)) for m in _DIM3_ROWS.finditer(text)):
+            found = "rows"
+        a._logical["declared"] = found
+    return a._logical["declared"]
+
+
+def _value32(a: Analysis, arg: str) -> bool:
+    return (int(arg) if arg.isdigit() else a.cmap.value(arg)) == 32
+
+
+def _tile_variables(a: Analysis) -> set[str]:
+    """Variables that hold a 32-thread tile: `auto t = cg::tiled_partition<32>(block)`,
+    `cg::thread_block_tile<32> t = ...`, a parameter `const cg::thread_block_tile<32>& t`."""
+    names = set()
+    text = a.ctx.text
+    for m in re.finditer(r"\b(?:auto|(?:\w+::)*thread_block_tile\s*<\s*(\w+)\s*>)\s*(?:const\s*)?&?\s*([A-Za-z_]\w*)\s*(=\s*(?:\w+::)*tiled_partition\s*<\s*(\w+)\s*>)?", text):
+        size = m.group(4) or m.group(1)
+        if size and _value32(a, size) and (m.group(1) or m.group(3)):
+            names.add(m.group(2))
+    return names
+
+
+def _width_would_keep(a: Analysis, call, name: str) -> bool:
+    """A raw shuffle with the default width (warpSize: 64 on CDNA) that an explicit width of
+    32 would keep inside the caller's 32-lane group: `__shfl_sync(m, v, src)` reads lane `src`
+    of the whole wave, `__shfl_xor_sync(m, v, x)` with an `x` not known to be below 32 may
+    cross into the other half."""
+    fn = call.child_by_field_name("function")
+    if fn is None or fn.type == "field_expression" or name not in SHFL_SYNC_ARGS:
+        return False
+    args = call.child_by_field_name("arguments").named_children
+    return len(args) == SHFL_SYNC_ARGS[name] - 1
+
+
+def widthless_shuffles(a: Analysis) -> list:
+    """The default-width shuffles of a file of consistent declared 32-lane groups (PTL112)."""
+    return a._logical.get("widthless", []) if consistent_32_lane_groups(a) else []
 
 
 def _has_32_lane_ids(a: Analysis) -> bool:
@@ -67,10 +129,14 @@ def _has_32_lane_ids(a: Analysis) -> bool:
     return False
 
 
-def _stays_in_32(a: Analysis, call, name: str) -> bool:
-    """A shuffle whose source lane is within the caller's 32-lane group."""
+def _stays_in_32(a: Analysis, call, name: str, tiles: set[str] = frozenset()) -> bool:
+    """A shuffle whose source lane is within the caller's 32-lane group (a member shuffle of
+    a variable holding a 32-thread tile has the tile's width)."""
     fn = call.child_by_field_name("function")
-    if fn is None or fn.type == "field_expression" or name not in SHFL_SYNC_ARGS:
+    if fn is not None and fn.type == "field_expression":
+        obj = strip_parens(fn.child_by_field_name("argument"))
+        return obj is not None and node_text(obj) in tiles
+    if fn is None or name not in SHFL_SYNC_ARGS:
         return False
     args = call.child_by_field_name("arguments").named_children
     full = SHFL_SYNC_ARGS[name]
@@ -127,3 +193,48 @@ def chosen_group_size(a: Analysis, how: str) -> bool:
     file's own, reported as PTL101, or a header's) states the hardware warp and is reported
     at each use whatever the exchanges look like."""
     return how not in ("outside", "local-warp") and consistent_32_lane_groups(a)
+
+
+_WIDTH_NOTE = ("This shuffle also needs `width` 32 (PTL112): with a 64-bit mask alone it compiles on ROCm and "
+               "reads across the two 32-lane groups of the wave.")
+
+
+def default_widths(a: Analysis) -> None:
+    """PTL112: a shuffle with the default width in a file that works in its own 32-lane
+    groups (a cooperative-groups tile of 32, 32-thread rows, or lane ids and exchanges that
+    all stay in 32 lanes). The default width is warpSize, 64 on CDNA: `__shfl_sync(m, v, 0)`
+    hands lanes 32-63 lane 0's value, the other group's. Passing 32 gives NVIDIA's result on
+    both vendors (warpSize is 32 there), so the fix is safe. The mask fix of PTL104 alone
+    would turn the compile error into this wrong result: its suggestion says so."""
+    calls = widthless_shuffles(a)
+    if not calls:
+        return
+    how = {"tile": "a cooperative-groups tile of 32 threads", "rows": "blocks of 32-thread rows (`dim3(32, ...)`)"}.get(
+        declared_32_lane_groups(a) or "", "32-lane groups")
+    spans = []
+    for call in calls:
+        name = callee_name(call)
+        args = call.child_by_field_name("arguments")
+        last = args.named_children[-1]
+        end = a.ctx.node_span(last)
+        insert = Span(end.end_line, end.end_col, end.end_line, end.end_col)
+        fix = Fix("pass width 32", (Edit(insert, ", 32"),), "safe")
+        kind = "lane `" + node_text(args.named_children[-1]) + "` of the whole wave" if "xor" not in name and "up" not in name and "down" not in name \
+            else "lanes across the 32-lane boundary"
+        a.hit("PTL112", call, fields={"func": name, "groups": how, "reads": kind}, fix=fix, confidence="high",
+              suggestion=f"Pass the group width: `{name}({', '.join(node_text(x) for x in args.named_children)}, 32)`. "
+                         "On NVIDIA this is the same call (warpSize is 32); on AMD it keeps the exchange inside the caller's 32 lanes.")
+        spans.append(a.ctx.node_span(call))
+    for h in a.hits:
+        if h.rule != "PTL104":
+            continue
+        where = h.where if isinstance(h.where, Span) else a.ctx.node_span(h.where)
+        if any(_inside(where, s) for s in spans):
+            h.suggestion = (h.suggestion + "\n" if h.suggestion else "") + _WIDTH_NOTE
+            if h.fix is not None and h.fix.applicability == "safe":
+                h.fix = Fix(h.fix.description + " (unsafe: the shuffle's width must change with it)", h.fix.edits, "unsafe")
+
+
+def _inside(inner: Span, outer: Span) -> bool:
+    return (outer.start_line, outer.start_col) <= (inner.start_line, inner.start_col) and \
+        (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)

@@ -76,6 +76,17 @@ def reductions(a: Analysis, others: bool) -> None:
                 fix = a.replace(bound, "warpSize" if op == "<" else "warpSize / 2", "run the loop up to warpSize",
                                 "unsafe" if others else "safe") if bhow == "literal" else None
                 a.hit("PTL103", bound, fields={"start": node_text(cond), "shape": "doubles up to 32"}, fix=fix, confidence="high" if bhow == "literal" else "medium")
+        elif doubles and v is None and how == "none" and cond.type == "binary_expression" and "xor" in " ".join(callee_name(c) or "" for c in shuffles).lower():
+            # `for (x = kThreadsPerRow; x < 32; x *= 2) __shfl_xor_sync(m, v, x)`: a butterfly from a
+            # start the file does not fix, still ending where a 32-lane warp ends
+            op = node_text(cond.child_by_field_name("operator"))
+            bv, bhow = a.value_of(cond.child_by_field_name("right"))
+            if op == "<" and bv == 32 and bhow != "local-warp" and not chosen_group_size(a, bhow) and \
+                    node_text(cond.child_by_field_name("left")).strip() == var:
+                a.hit("PTL103", cond.child_by_field_name("right"), fields={"start": node_text(cond), "shape": "doubles up to 32"},
+                      confidence="medium", suggestion="The XOR offsets stop below 32, where a 32-lane warp ends: on wave64 run "
+                      "them up to `warpSize` (offset 32 joins the two halves), or pass width 32 if each 32 lanes are meant as "
+                      "their own group.")
     # unrolled chains: shuffles with offsets 16, 8, 4, 2, 1 in one function
     chains: dict[int, dict[int, object]] = {}
     for call in nodes_of_types(a.root, ("call_expression",)):

@@ -41,11 +41,15 @@ __device__ void row_stats(const T* __restrict__ vals, int n2, int i1, U& mu, U& 
     welford_online(static_cast<U>(lvals[l]), mu, sigma2, count);
   }
   // butterfly across the 32 lanes of the warp (blockDim.x == 32 by construction)
-  for (int l = 0; l <= 4; ++l) {  // real: PTL103
-    int src_lane = (threadIdx.x + (1 << l)) & 31;  // real: PTL102
-    U muB = __shfl_sync(0xffffffff, mu, src_lane);  // real: PTL104
-    U countB = __shfl_sync(0xffffffff, count, src_lane);  // real: PTL104
-    U sigma2B = __shfl_sync(0xffffffff, sigma2, src_lane);  // real: PTL104
+  // Relabelled (issue 25): each 32-thread row (threads(32, 4)) is the kernel's own group, so
+  // five steps over `& 31` lanes are right on a 64-lane wave that holds two rows; what is
+  // wrong is the shuffles' default width (64 on CDNA: row 1 reads row 0's lanes). Starting
+  // the steps from the wave size or masking the lane with it would mix the two rows' statistics.
+  for (int l = 0; l <= 4; ++l) {  // trap
+    int src_lane = (threadIdx.x + (1 << l)) & 31;  // trap
+    U muB = __shfl_sync(0xffffffff, mu, src_lane);  // real: PTL104, PTL112
+    U countB = __shfl_sync(0xffffffff, count, src_lane);  // real: PTL104, PTL112
+    U sigma2B = __shfl_sync(0xffffffff, sigma2, src_lane);  // real: PTL104, PTL112
     welford_combine(muB, sigma2B, countB, mu, sigma2, count);
   }
   if (blockDim.y > 1) {
