@@ -158,6 +158,8 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         if any(annotated_tensor(item) for item in items):
             return False  # a container of tensors: Sequence[torch.Tensor], tuple[Tensor, Tensor]
+        if base.split(".")[-1] == "Union":  # Optional[Union[int, List[int]]]: every member a Python value
+            return all(_annotation_static(i) or (isinstance(i, ast.Constant) and i.value is None) for i in items)
         if base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}:
             return True
         # a container whose items are all Python values (`adapter_names: list[str]`,
