@@ -726,8 +726,10 @@ class ValueModel:
                 return False  # declared a Python value by TensorBase (`is_cpu`, `output_nr`)
             if isinstance(e.value, ast.Name) and e.value.id in ("self", "cls", "config", "cfg", "args", "hparams", "opt"):
                 return False
-            if torch and RETURNS.module_hyperparameter(e.attr) and not _TENSOR_FIELD.search(e.attr):
-                return False  # `mod.kernel_size`, `layer.in_features`: declared Python by torch.nn's modules
+            if torch and RETURNS.module_hyperparameter(e.attr) and ("_" in e.attr or not _TENSOR_FIELD.search(e.attr)):
+                # `mod.kernel_size`, `layer.out_features`: declared Python by torch.nn's modules
+                # (a one-word name that also names tensor fields, `value`, is not taken as one)
+                return False
             return t(e.value)
         if isinstance(e, ast.Subscript):
             if isinstance(e.value, ast.Attribute) and e.value.attr in STATIC_ATTRS:
