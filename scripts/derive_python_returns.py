@@ -81,10 +81,12 @@ def _names(annotation: ast.AST) -> set[str]:
     return out
 
 
-def classify(annotation: ast.AST | None) -> str:
+def classify(annotation: ast.AST | None, aliases: dict[str, str] | None = None) -> str:
     if annotation is None:
         return "unknown"
     text = ast.unparse(annotation)
+    if isinstance(annotation, ast.Subscript) and (text.startswith(("Literal[", "typing.Literal[", "Final[", "typing.Final["))):
+        return "python" if text.startswith(("Literal", "typing.Literal")) else classify(annotation.slice, aliases)
     if text.startswith("torch.return_types."):
         return "tensor"  # named tuples of tensors (values, indices)
     names = _names(annotation) - CONTAINERS
@@ -100,6 +102,8 @@ def classify(annotation: ast.AST | None) -> str:
             continue
         elif name in PYTHON_NAMES:
             kinds.add("python")
+        elif aliases and name in aliases:
+            kinds.add(aliases[name])
         elif name in ("torch", "_core", "jax"):
             continue
         else:
@@ -142,6 +146,28 @@ def package_dir(name: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def _last(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _torch_size_aliases(path: Path) -> dict[str, str]:
+    """torch.nn.common_types: `_size_2_t = _scalar_or_tuple_2_t[int]` (an int or a tuple of
+    ints) -> the kind of the type the generic alias is applied to."""
+    out: dict[str, str] = {}
+    if not path.is_file():
+        return out
+    for n in ast.parse(path.read_text()).body:
+        target = n.target if isinstance(n, ast.AnnAssign) else n.targets[0] if isinstance(n, ast.Assign) and len(n.targets) == 1 else None
+        if isinstance(target, ast.Name) and isinstance(n.value, ast.Subscript) and isinstance(n.value.value, ast.Name) \
+                and n.value.value.id.startswith("_scalar_or_tuple"):
+            out[target.id] = classify(n.value.slice)
+    return out
+
+
 def derive_torch(out: dict) -> None:
     base = package_dir("torch")
     callables, factories, methods, attributes = out["callables"], out["factories"], out["tensor_methods"], out["tensor_attributes"]
@@ -172,6 +198,30 @@ def derive_torch(out: dict) -> None:
         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and not n.target.id.startswith("__"):
             attributes[n.target.id] = _merge(attributes.get(n.target.id), classify(n.annotation))
     out["sources"].append("torch/_C/__init__.pyi (class TensorBase)")
+    # class-level annotations of torch.nn's module classes (`kernel_size: tuple[int, ...]`,
+    # `in_features: int`, `weight: Tensor`): the constructor's hyperparameters, kept as Python
+    # values on the module, and its parameters and buffers
+    module_attrs = out["module_attributes"]
+    aliases = _torch_size_aliases(base / "nn" / "common_types.py")
+    classes: dict[str, ast.ClassDef] = {}
+    for path in sorted((base / "nn" / "modules").glob("*.py")):
+        for cls in ast.parse(path.read_text()).body:
+            if isinstance(cls, ast.ClassDef):
+                classes.setdefault(cls.name, cls)
+
+    def is_module(name: str, depth: int = 0) -> bool:  # a subclass of nn.Module, by the bases' names
+        cls = classes.get(name)
+        if name == "Module" or cls is None or depth > 12:
+            return name == "Module"
+        return any(is_module((_last(b) or ""), depth + 1) for b in cls.bases)
+
+    for name, cls in classes.items():
+        if not is_module(name):
+            continue
+        for n in cls.body:
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and not n.target.id.startswith("_"):
+                module_attrs[n.target.id] = _merge(module_attrs.get(n.target.id), classify(n.annotation, aliases))
+    out["sources"].append("torch/nn/modules/*.py (class annotations of the module classes)")
     out["versions"]["torch"] = importlib.metadata.version("torch")
 
 
@@ -269,11 +319,12 @@ def derive() -> dict:
         "factories": [],
         "tensor_methods": {},
         "tensor_attributes": {},
+        "module_attributes": {},
         "host_moves": HOST_MOVES,
     }
     derive_torch(out)
     derive_jax(out)
-    for key in ("callables", "tensor_methods", "tensor_attributes"):
+    for key in ("callables", "tensor_methods", "tensor_attributes", "module_attributes"):
         out[key] = dict(sorted(out[key].items()))
     out["factories"] = sorted(set(out["factories"]))
     return out

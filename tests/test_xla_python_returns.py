@@ -38,6 +38,16 @@ def test_declared_kinds_the_value_model_relies_on():
     assert data.tensor_methods["numpy"] == "host"
     # factories: a device parameter and no tensor to take the device from
     assert "torch.tensor" in data.factories and "torch.randint" in data.factories
+
+
+def test_module_hyperparameters_from_torch_nn_class_annotations():
+    data = library_returns()
+    # `kernel_size: tuple[int, ...]` (conv) and `_size_2_t` (pooling, through common_types)
+    assert data.module_attributes["kernel_size"] == "python" and data.module_attributes["stride"] == "python"
+    assert data.module_hyperparameter("in_features") and data.module_hyperparameter("in_channels")
+    # parameters and buffers are not hyperparameters; neither is a name a tensor answers to
+    assert not data.module_hyperparameter("weight") and not data.module_hyperparameter("weight_ih")
+    assert data.module_attributes["dim"] == "python" and not data.module_hyperparameter("dim")
     assert "torch.zeros_like" not in data.factories
     assert data.kind("no.such.function") == "unknown"
 

@@ -158,6 +158,8 @@ def _annotation_static(ann: ast.AST | None) -> bool:
         items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         if any(annotated_tensor(item) for item in items):
             return False  # a container of tensors: Sequence[torch.Tensor], tuple[Tensor, Tensor]
+        if base.split(".")[-1] == "Union":  # Optional[Union[int, List[int]]]: every member a Python value
+            return all(_annotation_static(i) or (isinstance(i, ast.Constant) and i.value is None) for i in items)
         if base.split(".")[-1] in _STATIC_ANNOT | {"Tuple", "Sequence", "Callable", "Literal"}:
             return True
         # a container whose items are all Python values (`adapter_names: list[str]`,
@@ -172,7 +174,13 @@ def _annotation_static(ann: ast.AST | None) -> bool:
 
 
 def _annotated_float(ann: ast.AST | None) -> bool:
-    """`lam: float` (torch helpers take Python floats; under jax.jit a float may be traced)."""
+    """`lam: float`, `Optional[float]`, `float | None` (torch helpers take Python floats;
+    under jax.jit a float may be traced)."""
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").split(".")[-1] == "Optional":
+        return _annotated_float(ann.slice)
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        sides = (ann.left, ann.right)
+        return any(_annotated_float(x) for x in sides) and all(_annotated_float(x) or (isinstance(x, ast.Constant) and x.value is None) for x in sides)
     return isinstance(ann, ast.Name) and ann.id == "float"
 
 
@@ -736,6 +744,22 @@ class RegionFinder:
         names = sorted({(dotted(c.func) or "").rsplit(".", 1)[-1] for c in calls} - {""})
         return f"loop that calls {names[0]}() each iteration" if names else "step loop"
 
+    def _construction_only(self, fn) -> bool:
+        """A method named like a step (`_generate_sentence_pair`) that this file calls only from
+        its class's `__init__` (`self._generate_sentence_pair(doc, doc_id, ...)` while a
+        dataset is built): it runs once per object, before any step, not every step."""
+        cls = self.parents.get(fn)
+        if not isinstance(cls, ast.ClassDef):
+            return False
+        calls = [c for c in self.nodes_of(ast.Call) if isinstance(c.func, ast.Attribute) and c.func.attr == fn.name]
+        if not calls:
+            return False
+        for c in calls:
+            home = self.enclosing_function(c)
+            if getattr(home, "name", None) != "__init__" or self.parents.get(home) is not cls:
+                return False
+        return True
+
     def _def_of(self, node):
         """The nearest def, lambda or class around `node` (None at module level)."""
         memo = self._def_memo
@@ -792,7 +816,7 @@ class RegionFinder:
                     self.add(node, "torch", "compiled with torch.compile")
                 elif any(s in lname for s in self._NOT_STEP):
                     continue
-                elif _per_step_def(node):
+                elif _per_step_def(node) and not self._construction_only(node):
                     self.add(node, "torch", f"step function {node.name}")
             elif isinstance(node, ast.ClassDef):
                 if self._class_is(node, TORCH_BASES) or self._torchish_class(node) or _module_like(node):

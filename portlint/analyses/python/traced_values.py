@@ -636,7 +636,53 @@ class ValueModel:
         rebound = self._rebound_static(expr, region)
         if rebound:
             traced = traced - rebound
+        scoped = self._comprehension_scoped(expr, region)
+        if scoped:
+            traced = traced - scoped
         return self._expr_traced(expr, traced, torch)
+
+    def _comprehension_scoped(self, expr: ast.AST, region: Region) -> set[str]:
+        """Traced names that only a comprehension outside `expr` makes traced: a
+        comprehension's variable is its own (Python 3), so the `v` of `[v for v in outs if v
+        is not None]` at the end of a forward is not the `v` of `for k, v in
+        self.device_map.items()` above it. The region's value model has one answer per name;
+        a use outside every comprehension binding the name gets the answer of the name's
+        other bindings (none of them traced, and not a parameter or a closure's name)."""
+        names = {n.id for n in walk(expr) if n.__class__ is ast.Name and n.id in region.traced}
+        if not names:
+            return set()
+
+        def compute() -> tuple[dict[str, list[ast.AST]], dict[str, list[ast.AST]]]:
+            comps: dict[str, list[ast.AST]] = {}
+            others: dict[str, list[ast.AST]] = {}
+            for n in self.region_nodes(region):
+                if n.__class__ is ast.comprehension:
+                    for name in walk(n.target):
+                        if name.__class__ is ast.Name:
+                            comps.setdefault(name.id, []).append(n)
+                elif n.__class__ in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.withitem, ast.NamedExpr):
+                    targets = n.targets if n.__class__ is ast.Assign else [n.optional_vars if n.__class__ is ast.withitem else n.target]
+                    for t in targets:
+                        for name in walk(t) if t is not None else ():
+                            if name.__class__ is ast.Name:
+                                others.setdefault(name.id, []).append(n)
+            return comps, others
+
+        comps, others = self._once("comprehension bindings", region.node, compute)
+        fn = region.node
+        params = {p.arg for p in params_of(fn)} if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else set()
+        inherited = region.parent.traced if region.parent is not None else set()
+        out: set[str] = set()
+        for name in names:
+            own = comps.get(name)
+            if not own or name in params or name in inherited:
+                continue
+            if any(self._inside(expr, self.parents.get(c)) for c in own):
+                continue  # a use inside a comprehension that binds it
+            rest = region.traced - {name}
+            if not any(self._expr_traced(part, rest, region.kind == "torch") for b in others.get(name, ()) for part in _asked_parts(b)):
+                out.add(name)
+        return out
 
     def _rebound_static(self, expr: ast.AST, region: Region) -> set[str]:
         """Traced names that the last assignment before `expr` on its path made a Python
@@ -706,6 +752,10 @@ class ValueModel:
             if e.attr in STATIC_ATTRS or RETURNS.metadata_attribute(e.attr):
                 return False  # declared a Python value by TensorBase (`is_cpu`, `output_nr`)
             if isinstance(e.value, ast.Name) and e.value.id in ("self", "cls", "config", "cfg", "args", "hparams", "opt"):
+                return False
+            if torch and RETURNS.module_hyperparameter(e.attr) and ("_" in e.attr or not _TENSOR_FIELD.search(e.attr)):
+                # `mod.kernel_size`, `layer.out_features`: declared Python by torch.nn's modules
+                # (a one-word name that also names tensor fields, `value`, is not taken as one)
                 return False
             return t(e.value)
         if isinstance(e, ast.Subscript):

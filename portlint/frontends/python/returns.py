@@ -26,6 +26,7 @@ class Returns:
     tensor_methods: dict  # method name -> kind
     tensor_attributes: dict  # property name -> kind
     host_moves: frozenset  # "torch.from_numpy", "Tensor.cpu": values in host memory
+    module_attributes: dict  # torch.nn module attribute (`kernel_size`, `in_features`) -> kind
 
     def kind(self, name: str | None) -> str:
         if not name:
@@ -45,6 +46,12 @@ class Returns:
     def tensor_attribute(self, attr: str) -> bool:
         return self.tensor_attributes.get(attr) == "tensor"
 
+    def module_hyperparameter(self, attr: str) -> bool:
+        """An attribute torch.nn's module classes declare a Python value (`kernel_size:
+        tuple[int, ...]`, `in_features: int`, `p: float`): a constructor's hyperparameter,
+        not a parameter or buffer, and not a name a tensor answers to."""
+        return self.module_attributes.get(attr) == "python" and not self.tensor_member(attr)
+
     def tensor_member(self, attr: str) -> bool:
         """A name a tensor answers to (method or property of `TensorBase`)."""
         return attr in self.tensor_methods or attr in self.tensor_attributes
@@ -61,4 +68,5 @@ def library_returns() -> Returns:
         tensor_methods=dict(data["tensor_methods"]),
         tensor_attributes=dict(data["tensor_attributes"]),
         host_moves=frozenset(data["host_moves"]),
+        module_attributes=dict(data.get("module_attributes", {})),
     )
