@@ -162,14 +162,14 @@ def test_failure_outside_any_detector_is_a_notice_for_that_file(tmp_path, monkey
     """A crash in post-processing (not in a detector) loses that file's findings only."""
     import portlint.pipeline.engine as engine
 
-    real = engine._postprocess
+    real = engine.apply_findings_stage
 
     def fragile(ctx, plan, result):
         if ctx.path == "bad.cu":
             raise RecursionError("maximum recursion depth exceeded")
         return real(ctx, plan, result)
 
-    monkeypatch.setattr(engine, "_postprocess", fragile)
+    monkeypatch.setattr(engine, "apply_findings_stage", fragile)
     (tmp_path / "bad.cu").write_text(BAD_ASM)
     (tmp_path / "good.cu").write_text(BAD_ASM)
     result = scan_paths([tmp_path], root=tmp_path)

@@ -45,7 +45,7 @@ UPWARD = {
 FUNCTION_LEVEL = {
     # cli: +2 (issue 26) the one writer in _write and classify for --stdin-filename, imported per command for start-up time;
     # +6 (issue 27) init (config, the writer; init_section, discovery, config) and --extend-select, lazy as every command
-    "portlint.cli": 42, "portlint.pipeline.engine": 20, "portlint.index.project": 16,
+    "portlint.cli": 42, "portlint.pipeline.engine": 14, "portlint.index.project": 16,
     "portlint.frontends.ptx": 14, "portlint.rules.cuda_ptx": 13,
     "portlint.frontends.cuda.libclang_pass": 9, "portlint.rules.build": 9,
     "portlint.analyses.cuda.hipify": 7, "portlint.frontends.cuda.name_tables": 6,
