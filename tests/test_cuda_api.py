@@ -93,6 +93,8 @@ def test_every_row_of_the_map_gets_its_verdict(tmp_path):
     found: dict[tuple[str, int], list] = defaultdict(list)
     for f in result.findings:
         found[(f.path, f.span.start_line)].append(f)
+        for use in f.related:  # a use folded under its root (one finding per root cause) is reported at its line
+            found[(use.path, use.span.start_line)].append(use)
 
     checked = Counter()
     exceptions = Counter()

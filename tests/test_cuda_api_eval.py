@@ -42,6 +42,8 @@ def evaluate():
         if f.suppressed or not f.rule_id.startswith(FAMILIES):
             continue
         found.setdefault((f.path, f.span.start_line), set()).add(f.rule_id)
+        for use in f.related:  # a use folded under its root (one finding per root cause) is reported there too
+            found.setdefault((use.path, use.span.start_line), set()).add(f.rule_id)
     expected = sum(len(ids) for ids in real.values())
     hits = sum(len(ids & found.get(key, set())) for key, ids in real.items())
     false_alarms = sorted(key for key in traps if key in found)
