@@ -301,6 +301,7 @@ class _Env:
         env = dict(env)
         for s in stmts:
             env = self.step(s, env)
+            _bounded(env)
         return env
 
     def step(self, s: ast.stmt, env: dict[str, ast.expr]) -> dict[str, ast.expr]:
@@ -344,6 +345,23 @@ class _Env:
         if name not in self.bound:
             raise _Refuse(f"`{name}` is assigned in one branch only and not bound before")
         return ast.Name(name, ast.Load())
+
+
+_MAX_NODES = 2000  # a rewrite whose values grow past this many syntax nodes is refused
+_MAX_BRANCHES = 32  # an if/elif chain longer than this gets no rewrite
+
+
+def _bounded(env: dict[str, ast.expr]) -> None:
+    """Refuse a rewrite whose inlined values grow past _MAX_NODES: each assignment is
+    substituted into the next, so `s = s + s` k times doubles the text each line (2^k), and a
+    long elif chain nests its selects. Checked after every statement, so the work before the
+    refusal stays bounded too."""
+    total = 0
+    for value in env.values():
+        for _ in ast.walk(value):
+            total += 1
+            if total > _MAX_NODES:
+                raise _Refuse(f"the rewritten values would exceed {_MAX_NODES} syntax nodes (each assignment is inlined into the next)")
 
 
 def _ordered(names: list[str]) -> list[str]:
@@ -481,6 +499,7 @@ def _return_value(b: _Builder, env_runner: _Env, stmts: list[ast.stmt], env: dic
             rest = stmts[i + 1 :]
             return _if_return_value(b, env_runner, s, rest, env)
         env = env_runner.step(s, env)
+        _bounded(env)
     if isinstance(last, ast.If) and _all_return(last):
         return _if_return_value(b, env_runner, last, [], env)
     if not isinstance(last, ast.Return) or last.value is None:
@@ -517,6 +536,13 @@ def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_be
     after the `if` in its block (for an early `return`); `next_stmt` alone is used when absent."""
     if rest is None:
         rest = [next_stmt] if next_stmt is not None else []
+    branches, tail = 1, node
+    while len(tail.orelse) == 1 and isinstance(tail.orelse[0], ast.If) and branches <= _MAX_BRANCHES:
+        branches, tail = branches + 1, tail.orelse[0]
+    if branches > _MAX_BRANCHES:
+        # counted before anything is built: a select per branch nests as deep as the chain
+        return NoFix(f"an if/elif chain of more than {_MAX_BRANCHES} branches (a select per branch; "
+                     "use jax.lax.switch on an index instead)")
     try:
         _needs(names)
         b = _Builder(names)
@@ -544,6 +570,7 @@ def if_fix(ctx, node: ast.If, names: Names, next_stmt: ast.stmt | None, bound_be
             if cond_fix is not None:
                 return cond_fix
         env = runner.step(node, {})
+        _bounded(env)
         changed = _changed(env, {})
         if not changed:
             raise _Refuse("the branches assign no name")
@@ -601,6 +628,7 @@ def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra:
         if _jumps(s):
             raise _Refuse("the loop body returns, continues, raises or breaks other than by a top-level `if c: break`")
         env = runner.step(s, env)
+        _bounded(env)
     growing = [n for s in body for n in walk(s) if isinstance(n, ast.Call)
                and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")) in _GROWING]
     if growing:
@@ -638,7 +666,7 @@ def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = froze
         init = [ast.Name(n, ast.Load()) for n in changed] + ([ast.Constant(False)] if stop is not None else [])
         carry = _carry(names, body_fn.name, init, line)
         call = _call(f"{names.lax}.while_loop", ast.Name(cond_fn.name, ast.Load()), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
-        out = ast.Assign([store if stop is None else _state(changed + ["_"])[1]], call, lineno=0)
+        out = ast.Assign([store if stop is None else _state(changed + [f"_stopped_{line}"])[1]], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
     return _offer("loop (differentiable forward and by jvp; reverse-mode jax.grad cannot) with jax.lax.while_loop",
@@ -655,7 +683,7 @@ def _carry(names: Names, body: str, init: list[ast.expr], line: int, index: str 
     # each round widens every value to what one trip makes of the current types; a widening
     # reaches the next value the round after, so one round per value (and one more) settles it
     widen = ast.parse(
-        f"for _ in range({len(init) + 1}):\n"
+        f"for _widen_{line} in range({len(init) + 1}):\n"
         f"    {name} = tuple({np}.asarray(a, {np}.result_type(a, b.dtype)) for a, b in zip({name}, {jax}.eval_shape({body}, {index}{name})))\n").body[0]
     return [start, widen]
 
@@ -673,6 +701,20 @@ def _unwrap_host_read(e: ast.AST) -> ast.AST:
     return e
 
 
+def _read_after(ctx, node: ast.stmt, name: str) -> bool:
+    """Is `name` read after the loop `node` in its function? Python leaves a `for` target
+    bound to its last value; a lax loop keeps the index inside its body function."""
+    module = getattr(ctx, "module", None)
+    if module is None:
+        return True
+    end = node.end_lineno or node.lineno
+    around = [fn for fn in walk(module) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and fn.lineno <= node.lineno and (fn.end_lineno or 0) >= end]
+    owner = max(around, key=lambda fn: fn.lineno) if around else module  # the innermost
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
+               for n in walk(owner) if hasattr(n, "lineno"))
+
+
 def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
     try:
         _needs(names, lax=True)
@@ -686,6 +728,8 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         bounds = [_unwrap_host_read(a) for a in call.args]
         lo, hi = (ast.Constant(0), bounds[0]) if len(bounds) == 1 else tuple(bounds)
         target = node.target.id
+        if _read_after(ctx, node, target):
+            raise _Refuse(f"the loop index `{target}` is read after the loop (a lax loop keeps it inside its body)")
         b, changed, env, _ = _loop(ctx, node, names, node.body, bound_before, {target})
         line = node.lineno
         load, store = _state(changed)
@@ -718,6 +762,8 @@ def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = 
             raise _Refuse("a range with a step")
         lo, hi = (ast.Constant(0), call.args[0]) if len(call.args) == 1 else tuple(call.args)
         target = node.target.id
+        if _read_after(ctx, node, target):
+            raise _Refuse(f"the loop index `{target}` is read after the loop (a lax loop keeps it inside its body)")
         b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before, {target})
         if stop is None:
             raise _Refuse("no top-level `if c: break` in the loop")
@@ -734,7 +780,7 @@ def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = 
         init = [ast.Name(n, ast.Load()) for n in changed] + [ast.Constant(False)]
         carry = _carry(names, body_fn.name, init, line, f"{ast.unparse(lo)}, ")
         loop = _call(f"{names.lax}.fori_loop", copy.deepcopy(lo), copy.deepcopy(hi), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
-        out = ast.Assign([_state(changed + ["_"])[1]], loop, lineno=0)
+        out = ast.Assign([_state(changed + [f"_stopped_{line}"])[1]], loop, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
     return _offer("early-exit loop over a static range with jax.lax.fori_loop and a stop flag (reverse-differentiable)",

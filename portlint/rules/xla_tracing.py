@@ -609,7 +609,16 @@ class _Walker:
                             None if region.kind == "torch" else "Carry the loop state through jax.lax.while_loop(cond_fn, body_fn, init).", confidence)
 
     def _rewrite(self, node, region):
-        """The rewrite (a Fix or rewrites.NoFix) of a flagged if / while / for statement."""
+        """The rewrite (a Fix or rewrites.NoFix) of a flagged if / while / for statement,
+        built once per statement: `_covered` asks again for every enclosing statement of each
+        nested one, which made an elif chain superlinear."""
+        memo = self.__dict__.setdefault("_rewrites", {})
+        key = (id(node), id(region))
+        if key not in memo:
+            memo[key] = (node, region, self._build_rewrite(node, region))
+        return memo[key][2]
+
+    def _build_rewrite(self, node, region):
         bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
         names = self.names(region)
         if isinstance(node, ast.If):
@@ -636,9 +645,16 @@ class _Walker:
         return loop
 
     def _covered(self, node, region):
-        """A NoFix when an enclosing flagged statement's rewrite replaces this one too."""
+        """A NoFix when an enclosing flagged statement's rewrite replaces this one too. The
+        enclosing statements are tried from the outermost in: the outermost rewrite is the one
+        offered, and asking each nearer one first built the rest of an elif chain once per
+        branch (quadratic and worse)."""
+        chain = []
         p = self.tm.parents.get(node)
         while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            chain.append(p)
+            p = self.tm.parents.get(p)
+        for p in reversed(chain):
             if isinstance(p, ast.For) and not (isinstance(node, ast.If) and self._static_break_loop(node, region) is p):
                 # another traced statement of a loop whose early exit is rewritten as a whole
                 breaks = [s for s in p.body if isinstance(s, ast.If) and self.traced(s.test, region) and self._static_break_loop(s, region) is p]
@@ -648,7 +664,6 @@ class _Walker:
                 and isinstance(p.iter, ast.Call) and dotted(p.iter.func) == "range" and any(self.traced(a, region) or self._host_value(a, region) for a in p.iter.args)
             if flagged and isinstance(self._rewrite(p, region), rewrites.Fix):
                 return rewrites.NoFix(f"the rewrite offered at line {p.lineno} covers this statement")
-            p = self.tm.parents.get(p)
         return None
 
     def _is_elif(self, node) -> bool:
