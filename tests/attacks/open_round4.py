@@ -1,0 +1,482 @@
+"""Round four attack pass (issue 26's "fresh attack pass by a reviewer who did not write the
+fixes", against the surfaces added since round three). Each test is one finding, written so
+that it fails on the code as attacked and passes once the finding is fixed. The severity is
+in each section's title, rated as docs/threat-model.md does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+ASM = b'__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n'
+
+
+def run(*args: str, cwd: Path, timeout: float = 120, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """The real command line, streams kept as bytes."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO)
+    env.pop("NO_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
+                          env=env, timeout=timeout, input=stdin)
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *args], cwd=cwd, check=True,
+                   capture_output=True, timeout=60)
+
+
+def concise_paths(proc: subprocess.CompletedProcess) -> set[str]:
+    return {line.split(b":", 1)[0].decode() for line in proc.stdout.splitlines() if b": PTL" in line}
+
+
+# --- A (high). Exponential fix building: a 20-line jitted function stalls every scan ----------
+
+def _doubling(kind: str, k: int) -> str:
+    if kind == "for":
+        body = "".join("        s = s + s\n" for _ in range(k))
+        return ("import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(x, n):\n    s = 0.0\n"
+                "    for i in range(n):\n" + body + "    return s\n")
+    body = "".join("        s = s * s + x\n" for _ in range(k))
+    return "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(x):\n    s = 0.0\n    if x > 0:\n" + body + "    return s\n"
+
+
+def _fix_size(tmp_path: Path, kind: str, k: int) -> int:
+    src = tmp_path / f"{kind}{k}.py"
+    src.write_text(_doubling(kind, k))
+    try:
+        proc = run("scan", "--no-progress", "--no-cache", "--format", "json", "-j", "1", src.name, cwd=tmp_path, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{k} lines `s = s + s` in a jitted {kind}: no answer within 120 s")
+    report = json.loads(proc.stdout)
+    return sum(len(json.dumps(f.get("fix"))) for f in report["findings"])
+
+
+@pytest.mark.parametrize("kind", ["for", "if"])
+def test_a_fix_text_of_a_rebinding_body_grows_linearly(tmp_path, kind):
+    """The PTL801 rewrites (rewrites/python.py `_Env.step` through `_substitute`) inline each
+    assignment's value into the next one, so `s = s + s` written k times becomes an
+    expression of 2**k leaves in the fix. The fix is built during every scan, not only with
+    --fix: a plain `portlint scan` of such a file took 18 s at 16 lines (`for`, 170 MB) and
+    29 s (`if`, 320 MB); each added line doubles it, so a 25-line function never finishes
+    (CI and the editor server stall). The fix text should grow with the body, not with
+    2**lines (or the rewrite be refused past a size, with the finding kept). Work budget:
+    doubling the body from 6 to 12 lines may grow the fix text at most 8x (it grew ~64x)."""
+    small, big = _fix_size(tmp_path, kind, 6), _fix_size(tmp_path, kind, 12)
+    assert small > 0
+    assert big <= 8 * small, (small, big)
+
+
+# --- B (medium). `--fix --unsafe-fixes` loop rewrites that change what the code computes --------
+
+_UNDERSCORE = """import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def f(x):
+    _ = 5.0
+    s = 0.0
+    for i in range(8):
+        if x[i] > 3.0:
+            break
+        s = s + x[i]
+    return s + _
+"""
+
+_INDEX_AFTER = """import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def f(x):
+    s = 0.0
+    for i in range(8):
+        if x[i] > 3.0:
+            break
+        s = s + x[i]
+    return s + i
+"""
+
+_TRACED_BOUND = """import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def f(x, n):
+    _ = 5.0
+    s = 0.0
+    for i in range(n):
+        s = s + x[i]
+    return s + _
+"""
+
+_EVAL = """
+import importlib.util, json, sys
+import jax, jax.numpy as jnp
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+x = jnp.array([1., 1., 1., 5., 1., 1., 1., 1.])
+args = (x,) if sys.argv[3] == "1" else (x, 8)
+with jax.disable_jit():
+    want = float(load(sys.argv[1], "orig").f(*args))
+try:
+    got = float(load(sys.argv[2], "fixed").f(*args))
+except Exception as exc:
+    got = type(exc).__name__
+print(json.dumps([want, got]))
+"""
+
+
+@pytest.mark.parametrize("name,src,nargs", [("underscore", _UNDERSCORE, 1), ("index_after", _INDEX_AFTER, 1),
+                                            ("traced_bound_underscore", _TRACED_BOUND, 2)])
+def test_b_loop_rewrites_keep_the_meaning_of_the_names_around_the_loop(tmp_path, name, src, nargs):
+    """The static-range early-break rewrite (and the traced-bound fori_loop and while_loop
+    rewrites) write `for _ in range(k):` to settle the carry's dtypes and unpack the stop
+    flag into `_`, clobbering a `_` the function holds: `return s + _` gives 4.0 (3.0 plus
+    the flag) where the loop run eagerly gives 8.0. They also drop the loop index: Python
+    leaves `i` bound to the index it stopped at, the rewrite leaves it unbound, so
+    `return s + i` is a NameError. `--fix --unsafe-fixes` should keep the value the loop has
+    eagerly (fresh names for its own temporaries, the index carried or the rewrite refused
+    when it is read after the loop)."""
+    pytest.importorskip("jax")
+    orig, fixed = tmp_path / "orig.py", tmp_path / "fixed.py"
+    orig.write_text(src)
+    fixed.write_text(src)
+    proc = run("scan", "--no-progress", "--no-cache", "--fix", "--unsafe-fixes", "fixed.py", cwd=tmp_path)
+    if fixed.read_text() == src:
+        # refusing is a correct answer too, when the finding says why
+        report = run("scan", "--no-progress", "--no-cache", "orig.py", cwd=tmp_path).stdout
+        assert b"No automatic rewrite: the loop index" in report, report
+        return
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", _EVAL, str(orig), str(fixed), str(nargs)], capture_output=True,
+                         env=env, timeout=300, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    want, got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == want, (want, got, fixed.read_text())
+
+
+# --- C (medium). .gitignore answers that differ from git's and hide files git keeps -----------
+
+GITIGNORE_CASES = {
+    # a deeper .gitignore re-including a file a parent ignores: git keeps sub/k.cu
+    "nested_negation": ({"": "*.cu\n", "sub": "!k.cu\n"}, ["sub/k.cu"]),
+    # `a/**` ignores what is inside a/, not a/ itself, so `!a/k.cu` re-includes it
+    "inside_then_negate": ({"": "a/**\n!a/k.cu\n"}, ["a/k.cu"]),
+    # the usual allow-list idiom: ignore everything, re-include folders and *.cu
+    "allow_list": ({"": "*\n!*/\n!*.cu\n"}, ["k.cu", "a/k.cu", "a/b/k.cu"]),
+    # `a/b/**/` names folders below a/b, not a/b itself: git keeps a/b/k.cu
+    "folders_below": ({"": "a/b/**/\n"}, ["a/b/k.cu"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GITIGNORE_CASES))
+def test_c_gitignore_never_hides_a_file_git_keeps(tmp_path, case):
+    """Compared with git's own answer (`git ls-files --others --exclude-standard`) on the same
+    tree: portlint's walk (discovery/files.py `_Ignorer.excluded`, which returns True as soon
+    as any .gitignore above matches, and pathspec's rules that globmatch keeps) skips files
+    git does not ignore. A deeper `!k.cu` cannot re-include what a parent ignores; `a/**`
+    also ignores the folder a/ itself, so `!a/k.cu` is dead; the allow-list idiom
+    (`*`, `!*/`, `!*.cu`) scans only the top folder; `a/b/**/` hides a/b's own files. Each
+    is silent (no notice) and looks like a re-include to a reviewer. Every file git keeps
+    should be scanned."""
+    gitignores, kept = GITIGNORE_CASES[case]
+    repo = tmp_path / "repo"
+    for rel in ["k.cu", "a/k.cu", "a/b/k.cu", "sub/k.cu"]:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(ASM)
+    for folder, text in gitignores.items():
+        (repo / folder / ".gitignore").write_text(text)
+    git("init", "-q", ".", cwd=repo)
+    listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "-z"], cwd=repo, capture_output=True,
+                            timeout=60, check=True).stdout.decode().split("\0")
+    git_keeps = {p for p in listed if p.endswith(".cu")}
+    assert set(kept) <= git_keeps, git_keeps  # the case says what git says
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert git_keeps <= concise_paths(proc), (sorted(git_keeps - concise_paths(proc)), proc.stderr)
+
+
+# --- D (medium). A baselined root swallows every new use folded under it -----------------------
+
+def test_d_new_uses_folded_under_a_baselined_root_are_reported(tmp_path):
+    """PTL603 folds every cuDNN use of a file under the `#include <cudnn.h>` (findings/roots.py),
+    and `--baseline` matches the group by the primary's fingerprint only. A baseline taken on
+    main with one include and two calls, then a pull request that adds any number of new cuDNN
+    calls to that file: 'No portability problems found', exit 0, '1 finding in the baseline
+    left out' (the group's 'and 5 more uses' is never shown). `--diff-base` on the same change
+    does report them, so the two CI gates disagree. The new uses should be reported (the group
+    shown as new when it has members the baseline did not have, or members matched one by
+    one)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    k = repo / "k.cu"
+    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n")
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=repo)
+    assert base.returncode == 1, base.stderr
+    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n"
+                 "void g() {\n  cudnnTensorDescriptor_t t;\n  cudnnCreateTensorDescriptor(&t);\n"
+                 "  cudnnDestroyTensorDescriptor(t);\n}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "base.json", ".", cwd=repo)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert b"k.cu" in proc.stdout, proc.stdout
+
+
+# --- E (low). An in-tree `[tool.portlint.versions]` value that passes validation, then crashes ---
+
+NCCL = b'#include <nccl.h>\nvoid f(ncclComm_t c) { ncclCommWindowRegister(c, 0, 0, 0, 0); }\n'
+
+
+def test_e_a_huge_version_number_is_a_configuration_error(tmp_path):
+    """`[tool.portlint.versions] rccl = "111...1"` (5,000 digits) matches `_VERSION_RE`
+    (`\\d+(?:\\.\\d+){0,3}`, no length bound), so the config loads; then every CUDA file that
+    names an NCCL function gets `PTL003 portlint internal error in rule PTL503: ValueError:
+    Exceeds the limit (4300 digits)` and loses its real PTL503 findings (the issue's item 17
+    class: an internal error where a usage error belongs). The value should be refused when
+    the configuration is read, naming the file and the key."""
+    (tmp_path / "pyproject.toml").write_text('[tool.portlint]\n[tool.portlint.versions]\nrccl = "' + "1" * 5000 + '"\n')
+    (tmp_path / "n.cu").write_bytes(NCCL)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "n.cu", cwd=tmp_path)
+    assert b"internal error" not in proc.stdout + proc.stderr, proc.stdout
+    assert proc.returncode == 2 and b"versions" in proc.stderr, (proc.returncode, proc.stderr)
+
+
+# --- F (low). A closed stdout is an internal error ---------------------------------------------
+
+def test_f_a_closed_stdout_is_not_an_internal_error(tmp_path):
+    """`portlint rules | head -1`: the reader closes the pipe and portlint ends with
+    'portlint: error: internal error: BrokenPipeError ... (please report it)', exit 2
+    (`scan` handles it). A closed pipe should end quietly, as `scan` does."""
+    proc = subprocess.Popen([sys.executable, "-m", "portlint", "rules"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    proc.stdout.read(1)
+    proc.stdout.close()
+    try:
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert b"internal error" not in err, err
+
+
+# --- G (medium). A long `+` chain in a jitted function turns its findings into internal errors ---
+
+@pytest.mark.parametrize("n", [500, 2000])
+def test_g_a_long_operator_chain_keeps_the_findings_of_its_function(tmp_path, n):
+    """`y = x + x + ... + x` with 500 terms (valid Python: CPython compiles it; generated
+    and unrolled code has such lines) after a flagged `if` in a `@jax.jit` function: the
+    left-nested BinOp is ~500 deep and the Python rules' recursive walks (PTL801, PTL802,
+    PTL803 and seven more) end in RecursionError; the file gets ten `PTL003 portlint
+    internal error` findings and the real PTL801 on line 5 is lost (at 450 terms it is
+    found). The walks should not recurse per nesting level (or the depth be capped with a
+    notice) and the PTL801 be kept, as the CMake and macro-chain items were."""
+    chain = "+".join(["x"] * n)
+    (tmp_path / "j.py").write_text("import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = x + 1\n"
+                                   f"    y = {chain}\n    return y\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "-j", "1", "j.py", cwd=tmp_path)
+    assert b"PTL003" not in proc.stdout, proc.stdout[:400]
+    assert b"j.py:5:8: PTL801" in proc.stdout, (proc.stdout[:400], proc.stderr)
+
+
+# --- H (low). Two different files with one JSON path ------------------------------------------
+
+def _reported_paths(fmt: str, out: bytes) -> list[str]:
+    if fmt == "json":
+        return [f["path"] for f in json.loads(out)["findings"]]
+    if fmt == "gitlab":
+        return [f["location"]["path"] for f in json.loads(out)]
+    return [line.split(b"file=", 1)[1].split(b",", 1)[0].decode() for line in out.splitlines() if b"file=" in line]
+
+
+@pytest.mark.parametrize("fmt", ["json", "gitlab", "github"])
+def test_h_machine_readable_paths_name_the_file_with_the_finding(tmp_path, fmt):
+    """A file named with the raw byte 0xff (`c\\xff.cu` on disk as bytes 63 ff 2e 63 75) is
+    reported in `--format json` and `gitlab` with the path `c\\xff.cu` and in `github` as
+    `file=c\\xff.cu`: the same text as a second, committed file whose name is the eight
+    characters `c\\xff.cu`. SARIF keeps them apart (`c%FF.cu`, `c%5Cxff.cu`) and text output
+    writes the literal one as `c\\\\xff.cu`. So the GitHub annotation and the GitLab
+    code-quality entry land on the harmless twin, and a tool following the path opens it. A
+    path in a report should name the file that has the finding (or no existing file)."""
+    (tmp_path / os.fsdecode(b"c\xff.cu")).write_bytes(ASM)
+    (tmp_path / "c\\xff.cu").write_bytes(b"int ok;\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", fmt, ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    paths = _reported_paths(fmt, proc.stdout)
+    assert paths, proc.stdout[:300]
+    for path in paths:
+        named = tmp_path / path
+        # a path that names an existing file must name the one with the finding
+        assert not named.exists() or named.read_bytes() == ASM, (path, "names the harmless twin")
+
+
+# --- I (low). PTL503's readers miss ordinary spellings of the same name --------------------------
+
+@pytest.mark.parametrize("line", [
+    'void* p = dlsym(h, "ncclComm" "Shrink");',   # adjacent literals: one string to the compiler
+    'void* p = dlsym(h, ("ncclCommShrink"));',     # parenthesised
+    'void* p = dlsym(h, u8"ncclCommShrink");',     # an encoding prefix
+    'void* p = dlsym(h, R"(ncclCommShrink)");',    # a raw string
+    'void* p = dlsym(h, "ncclCommShr\\x69nk");',   # an escape
+])
+def test_i_dlsym_of_a_missing_nccl_function_is_found_in_any_spelling(tmp_path, line):
+    """`dlsym(h, "ncclCommShrink")` is PTL503 (the lookup returns NULL on RCCL), but the reader
+    (rules/collectives.py `_device_headers_and_loaded_names`) takes only a call whose single
+    `string_literal` argument is the name, with its first and last character cut: split,
+    parenthesised, prefixed, raw or escaped spellings of the same string give no finding.
+    The string's value should be what is compared."""
+    (tmp_path / "d.cu").write_text("#include <dlfcn.h>\nvoid f(void* h) {\n  " + line + "\n}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "d.cu", cwd=tmp_path)
+    assert b"d.cu:3:" in proc.stdout and b"PTL503" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("header", ["<./nccl_device.h>", '"./nccl_device/core.h"'])
+def test_i_nccl_device_header_is_found_through_a_dot_folder(tmp_path, header):
+    """`#include <nccl_device.h>` is PTL503 (not found on ROCm); `#include <./nccl_device.h>`
+    names the same header and is not reported (the path is compared as text). The path
+    should be normalised before it is compared."""
+    (tmp_path / "i.cu").write_text(f"#include {header}\nint x;\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "i.cu", cwd=tmp_path)
+    assert b"i.cu:1:" in proc.stdout and b"PTL503" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# --- J (high). An elif chain in a jitted function: super-quadratic analysis ---------------------
+
+def test_j_an_elif_chain_in_a_jitted_function_is_near_linear(tmp_path):
+    """`if x > 0: s = x` followed by `elif x > d: s = s + d` for d < k in one `@jax.jit`
+    function (a dispatch table): a plain `portlint scan -j 1` took 1.5 s at 20 branches,
+    6.1 s at 40 and 34 s at 80 (the output stays linear, 79 KB): about k**2.5, so 320
+    branches (a 10 KB file) stall a CI scan or the editor server for many minutes. Issue
+    26's item 6 (2,000 plain ifs, 77 s) was rated high; this shape is outside its test. A profile at
+    40 branches: 15 s in `if_fix` -> `_if_cond` (rewrites/python.py), 1,722 `_Env.run` calls for
+    40 ifs (each elif's rewrite runs the whole rest of the chain again) and 13 s in 821
+    `_Builder.select` calls over ever larger expressions. At 10x the 80
+    measured, 800 branches must be answered within the hang guard (near-linear work is a
+    few seconds)."""
+    k = 800
+    body = "    if x > 0:\n        s = x\n" + "".join(f"    elif x > {d}:\n        s = s + {d}\n" for d in range(1, k))
+    (tmp_path / "j.py").write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    s = 0.0\n" + body + "    return s\n")
+    try:
+        proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "-j", "1", "j.py", cwd=tmp_path, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"an elif chain of {k} branches in a jitted function: no answer within 120 s")
+    assert b"j.py:7:8: PTL801" in proc.stdout, (proc.stdout[:300], proc.stderr)
+
+
+# --- K (medium). A tracked file under an ignore rule is never scanned ---------------------------
+
+def test_k_a_tracked_file_matching_gitignore_is_scanned(tmp_path):
+    """Ignore rules do not apply to tracked files (`git check-ignore gen/k.cu` answers 'not
+    ignored', exit 1, once the file is committed). A project whose .gitignore already has
+    `gen/` or `*.generated.cu`, and a pull request that commits `gen/k.cu` with
+    `git add -f` (GitHub shows it in the diff; the build compiles it): `portlint scan .`
+    says 'No portability problems found in 0 files', exit 0, and `--diff-base HEAD~1` the
+    same, with no notice. A file git tracks should be scanned (or at least named in a
+    notice as skipped by an ignore rule)."""
+    repo = tmp_path / "repo"
+    (repo / "gen").mkdir(parents=True)
+    (repo / ".gitignore").write_text("gen/\n*.generated.cu\n")
+    git("init", "-q", ".", cwd=repo)
+    git("add", ".gitignore", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+    (repo / "gen" / "k.cu").write_bytes(ASM)
+    (repo / "x.generated.cu").write_bytes(ASM)
+    git("add", "-f", "gen/k.cu", "x.generated.cu", cwd=repo)
+    git("commit", "-qm", "pr", cwd=repo)
+    ignored = subprocess.run(["git", "check-ignore", "gen/k.cu", "x.generated.cu"], cwd=repo, capture_output=True, timeout=60)
+    assert ignored.returncode == 1, ignored.stdout  # git: tracked, so not ignored
+    for extra in ((), ("--diff-base", "HEAD~1")):
+        proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", *extra, ".", cwd=repo)
+        assert {"gen/k.cu", "x.generated.cu"} <= concise_paths(proc), (extra, proc.stdout, proc.stderr)
+
+
+# --- L (medium). Any `#if` naming NCCL_VERSION_CODE hides PTL503 ---------------------------------
+
+@pytest.mark.parametrize("condition", [
+    "NCCL_VERSION_CODE < NCCL_VERSION(2, 28, 0)",            # the branch RCCL (2.21 base) takes
+    "NCCL_VERSION_CODE >= 0",                                # always true
+    "!NCCL_VERSION_CODE || defined(__HIP_PLATFORM_AMD__)",   # the AMD branch, by name
+    "NCCL_MAJOR || 1",
+])
+def test_l_a_version_test_that_rccl_passes_still_reports_the_call(tmp_path, condition):
+    """PTL503 skips a call 'inside the true branch of an `#if NCCL_VERSION_CODE >= ...` test'
+    because RCCL reports its NCCL base and the test answers correctly. The check
+    (rules/collectives.py `_under_nccl_version_test`) only looks for the macro's name in
+    the condition, so any condition that mentions it hides the call, including one that is
+    true on RCCL 2.21 (`< NCCL_VERSION(2,28,0)`, `>= 0`) or names the AMD build outright:
+    the call then fails to compile or link on ROCm with no finding. Only a condition that
+    RCCL's base version makes false should hide it (evaluate it with the configured rccl
+    version, unknown counting as not hidden)."""
+    (tmp_path / "v.cu").write_text("#include <nccl.h>\nvoid f(ncclComm_t c) {\n"
+                                   f"#if {condition}\n  ncclCommShrink(c, 0, 0, 0, 0, 0, 0);\n#endif\n}}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "v.cu", cwd=tmp_path)
+    assert b"v.cu:4:3: PTL503" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# --- M (medium). Preprocessor spellings the guard reader does not know hide findings ------------
+
+GUARD_TRICKS = {
+    # `%:` is the digraph of `#` (C99, C++): `#if 0` closed by `%:endif`; the compiler builds
+    # everything after it, portlint reads the whole rest of the file as `#if 0`
+    "digraph_endif": ("#if 0\n%:endif\n", ""),
+    "digraph_else": ("#if 0\n%:else\n", "#endif\n"),
+    # comments become one space before directives are read: this is `#if 0 || 1`
+    "comment_across_lines": ("#if 0 /* off\n */ || 1\n", "#endif\n"),
+    # a backslash-newline inside the directive name: this is `#else`
+    "spliced_directive": ("#if 0\n#\\\nelse\n", "#endif\n"),
+    # `#if 0` inside a raw string literal is text, not a directive
+    "raw_string": ('const char* s = R"(\n#if 0\n)";\n', ""),
+}
+
+
+@pytest.mark.parametrize("trick", sorted(GUARD_TRICKS))
+def test_m_a_branch_the_compiler_builds_is_not_read_as_dead(tmp_path, trick):
+    """Each prefix below makes the compiler build the kernel after it (checked with gcc -E as
+    C++, and hipcc -E for the digraph), while portlint's guard reader (frontends/cuda/preprocessor.py directives /
+    logical_lines) takes it as inside `#if 0`: every finding after it is 'suppressed
+    (inline comments or guarded branches already ported)', no suppression comment, exit 0.
+    With `#if 0` / `%:endif` as the first two lines a whole file reports 'No portability
+    problems found'. Directives should be read as the preprocessor reads them (digraphs,
+    comments spanning lines, line splices, raw strings), or an unknown spelling make the branch unknown,
+    never dead."""
+    prefix, suffix = GUARD_TRICKS[trick]
+    src = prefix + "__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\");\n}\n" + suffix
+    (tmp_path / "g.cu").write_text(src)
+    line = src.splitlines().index('  asm volatile("membar.gl;");') + 1
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
+    assert f"g.cu:{line}:3: PTL201".encode() in proc.stdout, (proc.stdout, proc.stderr)
+    assert proc.returncode == 1
+
+
+# --- N (medium). A PEP 263 coding cookie hides a Python file ------------------------------------
+
+def _utf7_forced(text: str) -> str:
+    import base64
+
+    return "+" + base64.b64encode(text.encode("utf-16-be")).decode().rstrip("=") + "-"
+
+
+def test_n_a_python_file_in_a_declared_encoding_is_read_as_python_reads_it(tmp_path):
+    """`# -*- coding: utf-7 -*-` then `import +AGoAYQB4-` / `@+AGoAYQB4-.jit` (UTF-7 for `jax`):
+    CPython decodes the file by its cookie (PEP 263) and runs `import jax` / `@jax.jit`
+    (`ast.parse` of the bytes gives exactly that), but portlint reads the bytes as UTF-8,
+    sees no jax, and reports 'No portability problems found in 1 file' with no notice; the
+    same file in UTF-8 has a PTL801. Issue 26's item 16 (a BOM hid a Python file) was the
+    same hole through another door. A file should be decoded as Python decodes it (the
+    cookie), or get a notice that it was not analysed."""
+    import ast
+
+    src = "import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = x + 1\n    return x\n"
+    data = ("# -*- coding: utf-7 -*-\n" + src.replace("+", "+-").replace("jax", _utf7_forced("jax"))).encode("ascii")
+    assert ast.unparse(ast.parse(data)) == ast.unparse(ast.parse(src))  # what Python runs
+    (tmp_path / "u.py").write_bytes(data)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "u.py", cwd=tmp_path)
+    assert b"u.py:6:8: PTL801" in proc.stdout or b"u.py" in proc.stderr, (proc.stdout, proc.stderr)
