@@ -715,21 +715,28 @@ def _read_after(ctx, node: ast.stmt, name: str) -> bool:
                for n in walk(owner) if hasattr(n, "lineno"))
 
 
+def _range_loop(ctx, node: ast.For, names: Names, bound) -> tuple[str, ast.expr, ast.expr]:
+    """(target, lo, hi) of `for target in range([lo,] hi):` that a lax loop can replace, each
+    bound passed through `bound`; _Refuse otherwise."""
+    _needs(names, lax=True)
+    if node.orelse or not isinstance(node.target, ast.Name):
+        raise _Refuse("`for ... else` or a loop target that is not one name")
+    call = node.iter
+    if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
+        raise _Refuse("a range with a step")
+    bounds = [bound(a) for a in call.args]
+    lo, hi = (ast.Constant(0), bounds[0]) if len(bounds) == 1 else tuple(bounds)
+    target = node.target.id
+    if _read_after(ctx, node, target):
+        raise _Refuse(f"the loop index `{target}` is read after the loop (a lax loop keeps it inside its body)")
+    return target, lo, hi
+
+
 def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
     try:
-        _needs(names, lax=True)
-        if node.orelse or not isinstance(node.target, ast.Name):
-            raise _Refuse("`for ... else` or a loop target that is not one name")
-        call = node.iter
-        if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
-            raise _Refuse("a range with a step")
         if any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
             raise _Refuse("`break` in a counted loop")
-        bounds = [_unwrap_host_read(a) for a in call.args]
-        lo, hi = (ast.Constant(0), bounds[0]) if len(bounds) == 1 else tuple(bounds)
-        target = node.target.id
-        if _read_after(ctx, node, target):
-            raise _Refuse(f"the loop index `{target}` is read after the loop (a lax loop keeps it inside its body)")
+        target, lo, hi = _range_loop(ctx, node, names, _unwrap_host_read)
         b, changed, env, _ = _loop(ctx, node, names, node.body, bound_before, {target})
         line = node.lineno
         load, store = _state(changed)
@@ -754,16 +761,7 @@ def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = 
     rewrite is reverse-differentiable like the original run eagerly; the caller checks that the
     range's arguments are not traced."""
     try:
-        _needs(names, lax=True)
-        if node.orelse or not isinstance(node.target, ast.Name):
-            raise _Refuse("`for ... else` or a loop target that is not one name")
-        call = node.iter
-        if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
-            raise _Refuse("a range with a step")
-        lo, hi = (ast.Constant(0), call.args[0]) if len(call.args) == 1 else tuple(call.args)
-        target = node.target.id
-        if _read_after(ctx, node, target):
-            raise _Refuse(f"the loop index `{target}` is read after the loop (a lax loop keeps it inside its body)")
+        target, lo, hi = _range_loop(ctx, node, names, lambda a: a)
         b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before, {target})
         if stop is None:
             raise _Refuse("no top-level `if c: break` in the loop")

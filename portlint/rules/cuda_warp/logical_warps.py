@@ -66,26 +66,20 @@ def _exchanges_see_lane_ids(a: Analysis) -> bool:
     that does, or is it called by one (a `group_sum` helper of a kernel that splits its threads
     by 32)? A reduction in one kernel says nothing about `tid & 31` in another: the file-wide
     reading made both silent when they sat in unrelated kernels."""
-    want = {"%": 32, "&": 31, "/": 32, ">>": 5}
     with_ids: set[int] = set()
     id_texts: list[str] = []
     names_with_ids: set[str] = set()
-    for be in nodes_of_types(a.root, ("binary_expression",)):
-        op = node_text(be.child_by_field_name("operator"))
-        if op not in want or not a.is_device(be):
-            continue
-        v, how = a.value_of(be.child_by_field_name("right"))
-        if v == want[op] and how not in ("outside", "local-warp") and a.is_thread(be.child_by_field_name("left"), a.facts_of(be)):
-            fn = enclosing(be, ("function_definition",))
-            if fn is None:
-                return True  # ids outside any function (a macro, a member initializer): the file's own
-            if fn.start_byte not in with_ids:
-                id_texts.append(node_text(fn))
-            with_ids.add(fn.start_byte)
-            declarator = fn.child_by_field_name("declarator")
-            name = _function_name(declarator)
-            if name:
-                names_with_ids.add(name)
+    for be in _lane_id_splits(a):
+        fn = enclosing(be, ("function_definition",))
+        if fn is None:
+            return True  # ids outside any function (a macro, a member initializer): the file's own
+        if fn.start_byte not in with_ids:
+            id_texts.append(node_text(fn))
+        with_ids.add(fn.start_byte)
+        declarator = fn.child_by_field_name("declarator")
+        name = _function_name(declarator)
+        if name:
+            names_with_ids.add(name)
     calls_id_helper = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names_with_ids))) + r")\s*[(<]") if names_with_ids else None
     for call in nodes_of_types(a.root, ("call_expression",)):
         name = callee_name(call) or ""
@@ -169,9 +163,9 @@ def widthless_shuffles(a: Analysis) -> list:
     return a._logical.get("widthless", []) if consistent_32_lane_groups(a) else []
 
 
-def _has_32_lane_ids(a: Analysis) -> bool:
-    """Does device code of the file split threads into groups of 32 (`tid % 32`, `tid & 31`,
-    `tid / 32`, `tid >> 5`)? A butterfly alone says nothing about which lane reads its result."""
+def _lane_id_splits(a: Analysis):
+    """The device expressions that split threads into groups of 32 (`tid % 32`, `tid & 31`,
+    `tid / 32`, `tid >> 5`), in source order."""
     want = {"%": 32, "&": 31, "/": 32, ">>": 5}
     for be in nodes_of_types(a.root, ("binary_expression",)):
         op = node_text(be.child_by_field_name("operator"))
@@ -179,8 +173,13 @@ def _has_32_lane_ids(a: Analysis) -> bool:
             continue
         v, how = a.value_of(be.child_by_field_name("right"))
         if v == want[op] and how not in ("outside", "local-warp") and a.is_thread(be.child_by_field_name("left"), a.facts_of(be)):
-            return True
-    return False
+            yield be
+
+
+def _has_32_lane_ids(a: Analysis) -> bool:
+    """Does device code of the file split threads into groups of 32? A butterfly alone says
+    nothing about which lane reads its result."""
+    return next(_lane_id_splits(a), None) is not None
 
 
 def _stays_in_32(a: Analysis, call, name: str, tiles: set[str] = frozenset()) -> bool:
