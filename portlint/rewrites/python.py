@@ -749,8 +749,8 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         out = ast.Assign([store], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop with jax.lax.fori_loop (a traced bound makes it a while_loop: differentiable forward and by jvp; "
-                  "reverse-mode jax.grad cannot)", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
+    return _offer("loop (a traced bound makes it a while_loop: differentiable forward and by jvp; reverse-mode jax.grad "
+                  "cannot) with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
 
 
 def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
