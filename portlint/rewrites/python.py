@@ -50,7 +50,7 @@ from collections.abc import Set
 from dataclasses import dataclass
 
 from portlint.core.model import Edit, Fix, Span
-from portlint.frontends.python.astindex import walk
+from portlint.frontends.python.astindex import parents, walk
 
 __all__ = ["Fix", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "static_break_fix", "while_fix"]
 
@@ -708,11 +708,14 @@ def _read_after(ctx, node: ast.stmt, name: str) -> bool:
     if module is None:
         return True
     end = node.end_lineno or node.lineno
-    around = [fn for fn in walk(module) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-              and fn.lineno <= node.lineno and (fn.end_lineno or 0) >= end]
-    owner = max(around, key=lambda fn: fn.lineno) if around else module  # the innermost
+    # the innermost function around the loop, from the module's cached parent table (a scan
+    # of the module's functions per loop made each rewrite cost the whole file)
+    up = parents(module)
+    owner = up.get(node)
+    while owner is not None and not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        owner = up.get(owner)
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
-               for n in walk(owner) if hasattr(n, "lineno"))
+               for n in walk(owner if owner is not None else module) if hasattr(n, "lineno"))
 
 
 def _range_loop(ctx, node: ast.For, names: Names, bound) -> tuple[str, ast.expr, ast.expr]:

@@ -146,6 +146,17 @@ def _derived_rows() -> dict[str, object]:
     return {name: row for row in entries_for("PTL503") for name in row.names}
 
 
+def _missing_in_rccl(ctx, name: str, derived: dict) -> str | None:
+    """What RCCL says of an NCCL name the configured RCCL lacks (the `later` of the message),
+    or None: not a name RCCL lacks, or one the configured release has (`[tool.portlint.versions]
+    rccl` on the NCCL 2.28 base or later)."""
+    row = derived.get(name)
+    if name in MISSING_IN_RCCL or row is not None:
+        later = MISSING_IN_RCCL.get(name) or row.advise(name)
+        return None if later.startswith(NEWER_RCCL) and ctx.settings.version("rccl") >= NEWER_RCCL_BASE else later
+    return NO_RCCL if PARAM_API.match(name) else None
+
+
 @detector("PTL503", tokens=("nccl",))
 def nccl_api_version_drift(ctx) -> None:
     derived = _derived_rows()
@@ -160,15 +171,12 @@ def nccl_api_version_drift(ctx) -> None:
             if line in device_lines:
                 continue  # one finding per line of device-API code
             device_lines.add(line)
-        if use.name in MISSING_IN_RCCL or row is not None:
-            later = MISSING_IN_RCCL.get(use.name) or row.advise(use.name)
-            if later.startswith(NEWER_RCCL) and ctx.settings.version("rccl") >= NEWER_RCCL_BASE:
-                continue  # the configured RCCL (`[tool.portlint.versions] rccl`) has it
-            if not use.in_macro and _under_nccl_version_test(use.node) and later.startswith(NEWER_RCCL):
-                continue  # a version test that RCCL's reported base version answers correctly
-            alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""
-        else:
-            later, alt = NO_RCCL, ""
+        later = _missing_in_rccl(ctx, use.name, derived)
+        if later is None:
+            continue  # the configured RCCL (`[tool.portlint.versions] rccl`) has it
+        if not use.in_macro and _under_nccl_version_test(use.node) and later.startswith(NEWER_RCCL):
+            continue  # a version test that RCCL's reported base version answers correctly
+        alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""
         report(
             ctx,
             _span(ctx, use.start, use.end),
@@ -205,14 +213,8 @@ def _device_headers_and_loaded_names(ctx, derived: dict) -> None:
         if len(named) != 1:
             continue
         name = node_text(named[0])[1:-1]
-        row = derived.get(name)
-        if name in MISSING_IN_RCCL or row is not None:
-            later = MISSING_IN_RCCL.get(name) or row.advise(name)
-            if later.startswith(NEWER_RCCL) and ctx.settings.version("rccl") >= NEWER_RCCL_BASE:
-                continue
-        elif PARAM_API.match(name):
-            later = NO_RCCL
-        else:
+        later = _missing_in_rccl(ctx, name, derived)
+        if later is None:
             continue
         report(ctx, named[0], name=name, base=RCCL_BASE, later=later + "; loaded by name, the lookup returns NULL on RCCL",
                suggestion="Check the looked-up pointer for NULL and take the RCCL path when it is missing, or feature-test the RCCL you build against.")
