@@ -126,6 +126,7 @@ class _Walker:
         self.bool_names: dict[ast.AST, set[str]] = {}
         self.bindings: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self.assigned: dict[ast.AST, dict[str, list[tuple[int, int, ast.Assign]]]] = {}
+        self.rewritten: dict[tuple[ast.AST, ast.AST], object] = {}  # (statement, region node) -> Fix | NoFix
         self.buffers: dict[ast.AST, set[str]] = {}
 
     # helpers
@@ -612,11 +613,10 @@ class _Walker:
         """The rewrite (a Fix or rewrites.NoFix) of a flagged if / while / for statement,
         built once per statement: `_covered` asks again for every enclosing statement of each
         nested one, which made an elif chain superlinear."""
-        memo = self.__dict__.setdefault("_rewrites", {})
-        key = (id(node), id(region))
-        if key not in memo:
-            memo[key] = (node, region, self._build_rewrite(node, region))
-        return memo[key][2]
+        key = (node, region.node)
+        if key not in self.rewritten:
+            self.rewritten[key] = self._build_rewrite(node, region)
+        return self.rewritten[key]
 
     def _build_rewrite(self, node, region):
         bound = rewrites.bound_before(self.tm.enclosing_function(node), node.lineno)
