@@ -322,3 +322,27 @@ def test_failure_while_reading_is_a_notice_for_that_file(tmp_path, monkeypatch, 
     (notice,) = [n for n in result.notices if n.path == "bad.cu"]
     assert notice.level == "error" and "MemoryError while reading or caching" in notice.message
     assert result.files_scanned == 1
+
+
+def test_the_pool_after_the_early_workers_forks_again():
+    """A joined executor thread stays listed in /proc/self/task for a moment; the pool that
+    follows EarlyStart saw it, picked forkserver, and its fresh workers lost what the parent
+    had loaded (CI, on a loaded machine). After the early pool, the process forks again."""
+    import subprocess
+    import sys
+
+    code = (
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "import multiprocessing, os\n"
+        "from portlint.pipeline import workers\n"
+        "for _ in range(20):\n"
+        "    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('fork'))\n"
+        "    pool.submit(os.getpid).result()\n"
+        "    pool.shutdown(wait=True)\n"
+        "    workers._settle_threads()\n"
+        "    assert workers._start_method() == 'fork', os.listdir('/proc/self/task')\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -197,7 +197,24 @@ class EarlyStart:
             pass
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
+            _settle_threads()
         return [p for p in self.pending if p[0] not in finished]
+
+
+def _settle_threads(limit: float = 2.0) -> None:
+    """Wait (at most `limit` seconds) until the executor's threads have left the process.
+
+    The process ran one thread when EarlyStart forked; `shutdown(wait=True)` joins the
+    executor's threads, but a joined thread is still listed in /proc/self/task until the OS
+    has finished tearing it down. On a loaded machine that window is long enough for the
+    next pool's `_start_method` to see a foreign thread and pick forkserver, whose fresh
+    workers lose what this process loaded (and cost a start-up each), so the next pool
+    waits for the count to come back to one."""
+    import time
+
+    deadline = time.monotonic() + limit
+    while _foreign_threads() and time.monotonic() < deadline:
+        time.sleep(0.002)
 
 
 _EARLY: tuple | None = None  # (the shared list of files, the count taken, the stop flag)
