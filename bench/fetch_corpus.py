@@ -156,13 +156,25 @@ def fetch(pkg: dict, *, pin: bool = False, src: Path = SRC) -> dict:
     return {"name": pkg["name"], "version": pkg["version"], "tree": dest, "files": files, "lines": lines, "tree_sha256": digest}
 
 
-def ensure_corpus(*, pin: bool = False, manifest: Path = BENCH / "corpus.toml", src: Path = SRC) -> list[dict]:
+def ensure_corpus(*, pin: bool = False, manifest: Path = BENCH / "corpus.toml", src: Path = SRC,
+                  each_package_a_project: bool = False) -> list[dict]:
     """Fetch what is missing and verify every package; also mark the corpus folder as
-    its own portlint project so the repository's config and .gitignore do not apply."""
+    its own portlint project so the repository's config and .gitignore do not apply.
+
+    `each_package_a_project`: mark every package's folder too, so that a scan run in it
+    takes that package alone as the project, as a user scanning the unpacked sdist gets
+    (its Python project model then holds that package's files only, not every package of
+    the set: one package's imports must not resolve into another's tree). The marker is
+    not a measured file (SOURCE_EXTENSIONS), so the tree digest is unchanged."""
     out = [fetch(pkg, pin=pin, src=src) for pkg in load_manifest(manifest)]
     marker = src / "portlint.toml"
     if not marker.exists():
         marker.write_text("# the benchmark corpus is its own project: default settings\n")
+    if each_package_a_project:
+        for pkg in out:
+            own = pkg["tree"] / "portlint.toml"
+            if not own.exists():
+                own.write_text("# one unpacked sdist, its own project: default settings\n")
     return out
 
 

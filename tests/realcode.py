@@ -129,7 +129,7 @@ def fetch_trees(name: str) -> Path:
     finally:
         sys.path.pop(0)
     dest = set_dir(name) / "trees"
-    fetch_corpus.ensure_corpus(manifest=set_dir(name) / "packages.toml", src=dest)
+    fetch_corpus.ensure_corpus(manifest=set_dir(name) / "packages.toml", src=dest, each_package_a_project=True)
     return dest
 
 
@@ -166,7 +166,9 @@ def scan(tree: Path, mode: str, extra: tuple[str, ...] = (), paths: tuple[str, .
         args += ["--target", mode]
     store = tree.parent.parent / "work" / "scans"
     store.mkdir(parents=True, exist_ok=True)
-    name = hashlib.sha256(json.dumps([tree.name, mode, args[2:]]).encode()).hexdigest()[:24]
+    # "own project": the package's folder is the project root (fetch_trees marks it); reports
+    # kept from when the whole trees folder was one project are not these
+    name = hashlib.sha256(json.dumps([tree.name, mode, args[2:], "own project"]).encode()).hexdigest()[:24]
     digest = _portlint_digest()
     with open(store / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -223,8 +225,8 @@ def evaluate(name: str) -> Outcome:
             raise LabelError(f"no tree {package} in packages.toml's fetch")
         for f in scan(tree, mode, extra, scan_paths.get(package, (".",))):
             for path, line, rule in reported_sites(f):
-                # paths are relative to the project root: the trees folder (its portlint.toml)
-                found.setdefault((package, mode, path.removeprefix(package + "/"), line), []).append(rule)
+                # paths are relative to the project root: the package's folder (its portlint.toml)
+                found.setdefault((package, mode, path, line), []).append(rule)
     for label in labels:
         if not (trees / label.package / label.file).is_file():
             raise LabelError(f"labels.csv:{label.row}: no file {label.package}/{label.file}")

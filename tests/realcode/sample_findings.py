@@ -44,7 +44,8 @@ def load(reports: Path, include_notes: bool = False) -> list[dict]:
                 continue
             if not include_notes and f.get("role", "library") != "library":
                 continue
-            # the project root is the trees folder (its portlint.toml): paths start with the package
+            # a report scanned with the package's folder as the project has paths inside it; one
+            # scanned from a folder of several packages has paths that start with the package
             file = f["path"].removeprefix(package + "/")
             pool.append({"package": package, "file": file, "line": f["start_line"], "rule": f["rule"],
                          "message": f["message"], "role": f.get("role", "library")})
