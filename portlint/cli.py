@@ -30,6 +30,34 @@ def _usage_errors(*errors: type[Exception]):
         _fail(str(exc))
 
 
+def _out(text: str, nl: bool = False) -> None:
+    """The one way a command writes to stdout. A reader that went away (`portlint rules | head
+    -1`, a closed descriptor) is not an error of the scan: what is left to print goes to
+    /dev/null and the command ends with the exit code its result gives."""
+    if nl:
+        text += "\n"
+    if sys.stdout is None:  # started with descriptor 1 closed: nobody to tell
+        return
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_gone()
+    except ValueError:  # stdout was closed before the command ran
+        pass
+
+
+def _stdout_gone() -> None:
+    """Point file descriptor 1 at /dev/null, so that the interpreter's last flush of what is
+    still buffered does not raise again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
+
+
 def _split_csv(values: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     for v in values:
@@ -61,6 +89,9 @@ class _Commands(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:  # stdout's reader left while something wrote past _out
+            _stdout_gone()
+            sys.exit(EXIT_ERROR)
         except Exception as exc:
             _fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
 
@@ -97,6 +128,8 @@ def run() -> "NoReturn":  # noqa: F821
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with that descriptor closed
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe (`portlint ... | head`): nothing more to say
@@ -330,7 +363,7 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
         for n in extra + run.notices:
             click.echo(f"portlint: {_printable(n.path)}: {_printable(n.message)}", err=True)
         if show_diff:
-            click.echo(run.diff, nl=False)
+            _out(run.diff)
             return sys.exit(EXIT_FINDINGS if run.diff else EXIT_CLEAN)
         if run.changed:
             if reason is not None:  # one fix per file holds all its comments
@@ -448,8 +481,7 @@ def _write(text: str, output: Path | None, scanned=()) -> None:
         except OSError as exc:
             _fail(f"cannot write {_printable(str(output))}: {exc.strerror or exc}")
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _out(text)
 
 
 @main.command("merge-sarif")
@@ -528,8 +560,7 @@ def report_cmd(paths, fmt, output, select, extend_select, ignore, targets, jobs,
         total = summary.total()
         click.echo(f"portlint: wrote {output} ({total.findings} findings, {total.points} effort points)", err=True)
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _out(text)
     sys.exit(EXIT_CLEAN)
 
 
@@ -560,14 +591,14 @@ def rules_cmd(fmt: str) -> None:
             }
             for r in rules.values()
         ]
-        click.echo(json.dumps(doc, indent=2))
+        _out(json.dumps(doc, indent=2), nl=True)
         return
     width = max(len(r.name) for r in rules.values())
-    click.echo(f"{'ID':<7} {'NAME':<{width}}  {'TARGETS':<44} {'CONF':<6} FIX")
+    _out(f"{'ID':<7} {'NAME':<{width}}  {'TARGETS':<44} {'CONF':<6} FIX", nl=True)
     for r in rules.values():
         sev = ", ".join(f"{t}:{s.value}" for t, s in r.severity.items())
         extra = "" if r.default_enabled else "  (opt-in)"
-        click.echo(f"{r.id:<7} {r.name:<{width}}  {sev:<44} {r.confidence:<6} {r.fix}{extra}")
+        _out(f"{r.id:<7} {r.name:<{width}}  {sev:<44} {r.confidence:<6} {r.fix}{extra}", nl=True)
 
 
 @main.command("rule")
@@ -580,7 +611,7 @@ def rule_cmd(rule_id: str) -> None:
     wanted = rule_id.strip()
     for r in rules.values():
         if r.id == wanted.upper() or r.name == wanted:
-            click.echo(r.markdown_doc(), nl=False)
+            _out(r.markdown_doc())
             return
     _fail(f"no rule {rule_id!r} (see `portlint rules`)")
 
@@ -597,7 +628,7 @@ def init_cmd(directory: Path, to_stdout: bool) -> None:
 
     text = _init_section(directory)
     if to_stdout:
-        sys.stdout.write(text)
+        _out(text)
         return
     pyproject, own = directory / "pyproject.toml", directory / "portlint.toml"
     with _usage_errors(ConfigError):
@@ -681,7 +712,7 @@ def suggest_cmd(target: str, to: str) -> None:
         known = ", ".join(kernels) or "none"
         _fail(f"{path} has no Triton kernel named {kernel!r} (kernels: {known})")
     with _usage_errors(SkeletonError):
-        click.echo(skeleton(source, kernel, to, path.as_posix()), nl=False)
+        _out(skeleton(source, kernel, to, path.as_posix()))
 
 
 if __name__ == "__main__":  # pragma: no cover

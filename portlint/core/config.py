@@ -39,7 +39,8 @@ DEFAULT_VERSIONS: dict[str, str] = {
     "neuron": "2.26",
     "gaudi": "1.22",
 }
-_VERSION_RE = re.compile(r"\d+(?:\.\d+){0,3}")
+# at most eight digits a part: a release number, not a way to make int() raise in a rule
+_VERSION_RE = re.compile(r"\d{1,8}(?:\.\d{1,8}){0,3}")
 # what `severity` may set a rule to (per rule, or per rule and target)
 SEVERITY_NAMES = ("error", "warning", "note")
 

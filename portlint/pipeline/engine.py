@@ -4,10 +4,12 @@ over worker processes; the result is sorted, so the worker count never changes i
 
 from __future__ import annotations
 
+import codecs
 import gc
 import hashlib
 import io
 import os
+import re
 
 from portlint.core.config import Settings
 from portlint.index.context import FileContext
@@ -54,10 +56,52 @@ def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[
     if b"\0" in data[:_BINARY_SNIFF]:
         return None, [Notice(sf.display, "binary file (NUL bytes), skipped", "note")]
     try:
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        text = None
         notices.append(Notice(sf.display, f"not valid UTF-8 (byte {exc.start}): decoded with replacement characters", "note"))
+    if sf.real.suffix.lower() in (".py", ".pyi"):
+        refused = _declared_encoding_differs(data, text)
+        if refused:
+            return None, [Notice(sf.display, refused)]
     return data, notices
+
+
+# PEP 263: a comment on line 1 or 2 naming the encoding Python decodes the file with
+_CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _declared_encoding_differs(data: bytes, text: str | None) -> str | None:
+    """Why a Python file is not analysed, or None. Every reader here takes the bytes as
+    UTF-8; a coding cookie that makes Python read other text from them (UTF-7 spells
+    `import jax` in plain ASCII as `import +AGoAYQB4-`) would hide the code Python runs. The
+    file is analysed when its declared codec gives exactly the UTF-8 text, else skipped with
+    this notice."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None  # a BOM: Python reads UTF-8 whatever a cookie says (and refuses a conflict)
+    lines = data.split(b"\n", 2)[:2]
+    for i, line in enumerate(lines):
+        m = _CODING_COOKIE.match(line)
+        if m is None:
+            if i == 0 and line.strip() and not line.lstrip().startswith(b"#"):
+                return None  # only a comment or blank line 1 lets line 2 declare it
+            continue
+        name = m.group(1).decode("ascii", "replace")
+        try:
+            codec = codecs.lookup(name).name
+        except LookupError:
+            return f"declares an unknown encoding {name!r} (coding cookie, line {i + 1}): not analysed"
+        if codec == "utf-8":
+            return None
+        try:
+            same = text is not None and data.decode(codec) == text
+        except (UnicodeDecodeError, ValueError):
+            same = False
+        if same:
+            return None
+        return (f"declares encoding {name!r} (coding cookie, line {i + 1}), which reads other text than "
+                "UTF-8 from these bytes; portlint reads UTF-8 only: not analysed")
+    return None
 
 
 def scan_source(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:

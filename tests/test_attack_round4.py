@@ -1,0 +1,135 @@
+"""Round four attack pass, the items closed since (moved from tests/attacks/open_round4.py,
+each test as the attacker wrote it, failing on the code as attacked), with the near misses
+that must keep working beside them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+
+def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real command line, streams kept as bytes."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO)
+    env.pop("NO_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
+                          env=env, timeout=timeout)
+
+
+# --- E (low). An in-tree `[tool.portlint.versions]` value that passes validation, then crashes ---
+
+NCCL = b'#include <nccl.h>\nvoid f(ncclComm_t c) { ncclCommWindowRegister(c, 0, 0, 0, 0); }\n'
+
+
+def test_e_a_huge_version_number_is_a_configuration_error(tmp_path):
+    """`[tool.portlint.versions] rccl = "111...1"` (5,000 digits) matches `_VERSION_RE`
+    (`\\d+(?:\\.\\d+){0,3}`, no length bound), so the config loads; then every CUDA file that
+    names an NCCL function gets `PTL003 portlint internal error in rule PTL503: ValueError:
+    Exceeds the limit (4300 digits)` and loses its real PTL503 findings (the issue's item 17
+    class: an internal error where a usage error belongs). The value should be refused when
+    the configuration is read, naming the file and the key."""
+    (tmp_path / "pyproject.toml").write_text('[tool.portlint]\n[tool.portlint.versions]\nrccl = "' + "1" * 5000 + '"\n')
+    (tmp_path / "n.cu").write_bytes(NCCL)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "n.cu", cwd=tmp_path)
+    assert b"internal error" not in proc.stdout + proc.stderr, proc.stdout
+    assert proc.returncode == 2 and b"versions" in proc.stderr, (proc.returncode, proc.stderr)
+
+
+# --- F (low). A closed stdout is an internal error ---------------------------------------------
+
+def test_f_a_closed_stdout_is_not_an_internal_error(tmp_path):
+    """`portlint rules | head -1`: the reader closes the pipe and portlint ends with
+    'portlint: error: internal error: BrokenPipeError ... (please report it)', exit 2
+    (`scan` handles it). A closed pipe should end quietly, as `scan` does."""
+    proc = subprocess.Popen([sys.executable, "-m", "portlint", "rules"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    proc.stdout.read(1)
+    proc.stdout.close()
+    try:
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert b"internal error" not in err, err
+
+
+def test_e_a_long_but_ordinary_release_is_still_accepted(tmp_path):
+    """The bound is eight digits a part: `rocm = "6.4.20250101"` (a dated build) loads."""
+    (tmp_path / "pyproject.toml").write_text('[tool.portlint]\n[tool.portlint.versions]\nrccl = "2.21.20250101"\n')
+    (tmp_path / "n.cu").write_bytes(NCCL)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "n.cu", cwd=tmp_path)
+    assert proc.returncode == 1 and b"PTL503" in proc.stdout, (proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_f_a_scan_whose_stdout_closed_keeps_its_exit_code(tmp_path):
+    """Findings and no one to read them: the exit code still says "findings" (1), not an
+    internal error (2) and not clean (0); a clean tree still exits 0."""
+    (tmp_path / "k.cu").write_bytes(b'__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n')
+    (tmp_path / "clean.cu").write_bytes(b"__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    for name, want in (("k.cu", 1), ("clean.cu", 0)):
+        proc = subprocess.run(["bash", "-c", f'"$0" -m portlint scan --no-progress --no-cache {name} 1>&-', sys.executable],
+                              cwd=tmp_path, capture_output=True, env=env, timeout=120)
+        assert proc.returncode == want and b"internal error" not in proc.stderr, (name, proc.returncode, proc.stderr)
+
+
+def test_f_a_reader_that_leaves_early_ends_the_rules_listing_quietly(tmp_path):
+    """`portlint rules | head -1` as a shell runs it: exit 0 and nothing on stderr."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", '"$0" -m portlint rules | head -1 >/dev/null', sys.executable],
+                          cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == b"", (proc.returncode, proc.stderr)
+
+
+# --- N (medium). A PEP 263 coding cookie hides a Python file ------------------------------------
+
+def _utf7_forced(text: str) -> str:
+    import base64
+
+    return "+" + base64.b64encode(text.encode("utf-16-be")).decode().rstrip("=") + "-"
+
+
+def test_n_a_python_file_in_a_declared_encoding_is_read_as_python_reads_it(tmp_path):
+    """`# -*- coding: utf-7 -*-` then `import +AGoAYQB4-` / `@+AGoAYQB4-.jit` (UTF-7 for `jax`):
+    CPython decodes the file by its cookie (PEP 263) and runs `import jax` / `@jax.jit`
+    (`ast.parse` of the bytes gives exactly that), but portlint reads the bytes as UTF-8,
+    sees no jax, and reports 'No portability problems found in 1 file' with no notice; the
+    same file in UTF-8 has a PTL801. Issue 26's item 16 (a BOM hid a Python file) was the
+    same hole through another door. A file should be decoded as Python decodes it (the
+    cookie), or get a notice that it was not analysed."""
+    import ast
+
+    src = "import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = x + 1\n    return x\n"
+    data = ("# -*- coding: utf-7 -*-\n" + src.replace("+", "+-").replace("jax", _utf7_forced("jax"))).encode("ascii")
+    assert ast.unparse(ast.parse(data)) == ast.unparse(ast.parse(src))  # what Python runs
+    (tmp_path / "u.py").write_bytes(data)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "u.py", cwd=tmp_path)
+    assert b"u.py:6:8: PTL801" in proc.stdout or b"u.py" in proc.stderr, (proc.stdout, proc.stderr)
+
+
+JITTED_IF = "import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = x + 1\n    return x\n"
+
+
+def test_n_a_cookie_that_reads_the_same_text_is_analysed(tmp_path):
+    """Near misses: a latin-1 or utf-8 cookie on a file whose bytes read the same either way
+    (most real cookies: `# -*- coding: utf-8 -*-`, `# vim: set fileencoding=latin-1`) keeps
+    every finding, with no notice."""
+    for i, cookie in enumerate(("# -*- coding: utf-8 -*-", "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :")):
+        (tmp_path / f"c{i}.py").write_text(cookie + "\n" + JITTED_IF, encoding="ascii")
+        proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", f"c{i}.py", cwd=tmp_path)
+        line = 6 + cookie.count("\n")
+        assert f"c{i}.py:{line}:8: PTL801".encode() in proc.stdout and f"c{i}.py".encode() not in proc.stderr, (proc.stdout, proc.stderr)
+
+
+def test_n_a_cookie_that_reads_other_text_or_is_unknown_gets_a_notice(tmp_path):
+    """Latin-1 bytes that are not UTF-8 are still read (with the replacement notice); an
+    unknown codec, which Python refuses, is a one-line notice naming the file."""
+    (tmp_path / "bad.py").write_text("# coding: no-such-codec\n" + JITTED_IF, encoding="ascii")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "bad.py", cwd=tmp_path)
+    notices = [line for line in proc.stderr.splitlines() if b"bad.py" in line]
+    assert len(notices) == 1 and b"no-such-codec" in notices[0], proc.stderr
