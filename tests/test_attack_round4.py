@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 
@@ -133,3 +134,42 @@ def test_n_a_cookie_that_reads_other_text_or_is_unknown_gets_a_notice(tmp_path):
     proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "bad.py", cwd=tmp_path)
     notices = [line for line in proc.stderr.splitlines() if b"bad.py" in line]
     assert len(notices) == 1 and b"no-such-codec" in notices[0], proc.stderr
+
+
+# --- L (medium). Any `#if` naming NCCL_VERSION_CODE hides PTL503 ---------------------------------
+
+@pytest.mark.parametrize("condition", [
+    "NCCL_VERSION_CODE < NCCL_VERSION(2, 28, 0)",            # the branch RCCL (2.21 base) takes
+    "NCCL_VERSION_CODE >= 0",                                # always true
+    "!NCCL_VERSION_CODE || defined(__HIP_PLATFORM_AMD__)",   # the AMD branch, by name
+    "NCCL_MAJOR || 1",
+])
+def test_l_a_version_test_that_rccl_passes_still_reports_the_call(tmp_path, condition):
+    """PTL503 skips a call 'inside the true branch of an `#if NCCL_VERSION_CODE >= ...` test'
+    because RCCL reports its NCCL base and the test answers correctly. The check
+    (rules/collectives.py, then `_under_nccl_version_test`) only looked for the macro's name in
+    the condition, so any condition that mentions it hides the call, including one that is
+    true on RCCL 2.21 (`< NCCL_VERSION(2,28,0)`, `>= 0`) or names the AMD build outright:
+    the call then fails to compile or link on ROCm with no finding. Only a condition that
+    RCCL's base version makes false should hide it (evaluate it with the configured rccl
+    version, unknown counting as not hidden)."""
+    (tmp_path / "v.cu").write_text("#include <nccl.h>\nvoid f(ncclComm_t c) {\n"
+                                   f"#if {condition}\n  ncclCommShrink(c, 0, 0, 0, 0, 0, 0);\n#endif\n}}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "v.cu", cwd=tmp_path)
+    assert b"v.cu:4:3: PTL503" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("condition,rccl", [
+    ("NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)", "2.21"),   # false on RCCL's 2.21 base
+    ("NCCL_MAJOR > 2", "2.21"),
+    ("NCCL_VERSION_CODE >= 22800 && FOO_UNKNOWN", "2.21"),     # false whatever FOO is
+    ("NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0) && !defined(__HIP_PLATFORM_AMD__)", "2.21"),
+])
+def test_l_a_version_test_that_rccl_fails_still_hides_the_call(tmp_path, condition, rccl):
+    """The near miss: a test that an AMD build against the configured RCCL evaluates to false
+    leaves the call out of that build, so it is not reported."""
+    (tmp_path / "pyproject.toml").write_text(f'[tool.portlint]\n[tool.portlint.versions]\nrccl = "{rccl}"\n')
+    (tmp_path / "v.cu").write_text("#include <nccl.h>\nvoid f(ncclComm_t c) {\n"
+                                   f"#if {condition}\n  ncclCommShrink(c, 0, 0, 0, 0, 0, 0);\n#endif\n}}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "v.cu", cwd=tmp_path)
+    assert b"PTL503" not in proc.stdout and proc.returncode == 0, (proc.stdout, proc.stderr)

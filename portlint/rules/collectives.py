@@ -13,6 +13,7 @@ import re
 
 from portlint.analyses.cuda.hipify import identifier_uses, is_call, report, word_regex
 from portlint.frontends.cuda.parse import node_text, nodes_of_types
+from portlint.frontends.cuda.preprocessor import AMD, ExpressionTooDeep, evaluate
 from portlint.core.model import Span
 from portlint.core.registry import detector
 
@@ -63,15 +64,45 @@ def _span(ctx, start: int, end: int) -> Span:
     return Span(l1, c1, l2, c2)
 
 
-def _under_nccl_version_test(node) -> bool:
-    """Inside the true branch of an `#if` on NCCL_VERSION_CODE / NCCL_MAJOR / NCCL_MINOR."""
+_NCCL_VERSION_CALL = re.compile(r"\bNCCL_VERSION\s*\(\s*(\d{1,4})\s*,\s*(\d{1,4})\s*,\s*(\d{1,4})\s*\)")
+
+
+def _nccl_code(major: int, minor: int, patch: int) -> int:
+    """NCCL_VERSION(X, Y, Z) as nccl.h defines it (the layout changed at 2.9)."""
+    return major * 1000 + minor * 100 + patch if (major, minor) <= (2, 8) else major * 10000 + minor * 100 + patch
+
+
+def _skipped_by_rccl_version_test(node, rccl: tuple[int, ...]) -> bool:
+    """Inside the true branch of an `#if` on NCCL_VERSION_CODE / NCCL_MAJOR / NCCL_MINOR that
+    an AMD build against this RCCL (which reports its NCCL base) evaluates to false. The
+    condition is evaluated, not just read for the macro's name: `NCCL_VERSION_CODE <
+    NCCL_VERSION(2, 28, 0)` or `... || defined(__HIP_PLATFORM_AMD__)` is true on RCCL and
+    keeps the call built; a name the evaluator does not know leaves the answer unknown, and
+    an unknown answer hides nothing."""
+    major, minor, patch = (tuple(rccl) + (0, 0, 0))[:3]
+    known = {"NCCL_VERSION_CODE": _nccl_code(major, minor, patch), "NCCL_MAJOR": major, "NCCL_MINOR": minor,
+             "NCCL_PATCH": patch}
+
+    def state(name: str):
+        if name in known:
+            return known[name]
+        if name in AMD.defined:
+            return AMD.defined[name] if AMD.defined[name] is not None else True
+        return False if name in AMD.undefined else "unknown"
+
     cur = node.parent
     while cur is not None:
         if cur.type in ("preproc_if", "preproc_elif"):
             cond = cur.child_by_field_name("condition")
-            if cond is not None and _VERSION_TEST.search(node_text(cond)):
-                alt = cur.child_by_field_name("alternative")
-                if alt is None or node.start_byte < alt.start_byte:
+            text = node_text(cond) if cond is not None else ""
+            alt = cur.child_by_field_name("alternative")
+            if _VERSION_TEST.search(text) and (alt is None or node.start_byte < alt.start_byte):
+                text = _NCCL_VERSION_CALL.sub(lambda m: str(_nccl_code(*map(int, m.groups()))), text)
+                try:
+                    value = evaluate(text, state)
+                except ExpressionTooDeep:
+                    value = None
+                if value is False:
                     return True
         cur = cur.parent
     return False
@@ -174,8 +205,8 @@ def nccl_api_version_drift(ctx) -> None:
         later = _missing_in_rccl(ctx, use.name, derived)
         if later is None:
             continue  # the configured RCCL (`[tool.portlint.versions] rccl`) has it
-        if not use.in_macro and _under_nccl_version_test(use.node) and later.startswith(NEWER_RCCL):
-            continue  # a version test that RCCL's reported base version answers correctly
+        if not use.in_macro and _skipped_by_rccl_version_test(use.node, ctx.settings.version("rccl")) and later.startswith(NEWER_RCCL):
+            continue  # a version test that RCCL's reported base version answers correctly: not built
         alt = "; for all-to-all, an ncclSend/ncclRecv loop in a group compiles everywhere" if use.name == "ncclAlltoAll" else ""
         report(
             ctx,

@@ -361,29 +361,6 @@ def test_k_a_tracked_file_matching_gitignore_is_scanned(tmp_path):
         assert {"gen/k.cu", "x.generated.cu"} <= concise_paths(proc), (extra, proc.stdout, proc.stderr)
 
 
-# --- L (medium). Any `#if` naming NCCL_VERSION_CODE hides PTL503 ---------------------------------
-
-@pytest.mark.parametrize("condition", [
-    "NCCL_VERSION_CODE < NCCL_VERSION(2, 28, 0)",            # the branch RCCL (2.21 base) takes
-    "NCCL_VERSION_CODE >= 0",                                # always true
-    "!NCCL_VERSION_CODE || defined(__HIP_PLATFORM_AMD__)",   # the AMD branch, by name
-    "NCCL_MAJOR || 1",
-])
-def test_l_a_version_test_that_rccl_passes_still_reports_the_call(tmp_path, condition):
-    """PTL503 skips a call 'inside the true branch of an `#if NCCL_VERSION_CODE >= ...` test'
-    because RCCL reports its NCCL base and the test answers correctly. The check
-    (rules/collectives.py `_under_nccl_version_test`) only looks for the macro's name in
-    the condition, so any condition that mentions it hides the call, including one that is
-    true on RCCL 2.21 (`< NCCL_VERSION(2,28,0)`, `>= 0`) or names the AMD build outright:
-    the call then fails to compile or link on ROCm with no finding. Only a condition that
-    RCCL's base version makes false should hide it (evaluate it with the configured rccl
-    version, unknown counting as not hidden)."""
-    (tmp_path / "v.cu").write_text("#include <nccl.h>\nvoid f(ncclComm_t c) {\n"
-                                   f"#if {condition}\n  ncclCommShrink(c, 0, 0, 0, 0, 0, 0);\n#endif\n}}\n")
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "v.cu", cwd=tmp_path)
-    assert b"v.cu:4:3: PTL503" in proc.stdout, (proc.stdout, proc.stderr)
-
-
 # --- M (medium). Preprocessor spellings the guard reader does not know hide findings ------------
 
 GUARD_TRICKS = {
