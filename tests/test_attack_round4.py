@@ -173,3 +173,53 @@ def test_l_a_version_test_that_rccl_fails_still_hides_the_call(tmp_path, conditi
                                    f"#if {condition}\n  ncclCommShrink(c, 0, 0, 0, 0, 0, 0);\n#endif\n}}\n")
     proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "v.cu", cwd=tmp_path)
     assert b"PTL503" not in proc.stdout and proc.returncode == 0, (proc.stdout, proc.stderr)
+
+
+# --- I (low). PTL503's readers miss ordinary spellings of the same name --------------------------
+
+@pytest.mark.parametrize("line", [
+    'void* p = dlsym(h, "ncclComm" "Shrink");',   # adjacent literals: one string to the compiler
+    'void* p = dlsym(h, ("ncclCommShrink"));',     # parenthesised
+    'void* p = dlsym(h, u8"ncclCommShrink");',     # an encoding prefix
+    'void* p = dlsym(h, R"(ncclCommShrink)");',    # a raw string
+    'void* p = dlsym(h, "ncclCommShr\\x69nk");',   # an escape
+])
+def test_i_dlsym_of_a_missing_nccl_function_is_found_in_any_spelling(tmp_path, line):
+    """`dlsym(h, "ncclCommShrink")` is PTL503 (the lookup returns NULL on RCCL), but the reader
+    (rules/collectives.py `_device_headers_and_loaded_names`) took only a call whose single
+    `string_literal` argument is the name, with its first and last character cut: split,
+    parenthesised, prefixed, raw or escaped spellings of the same string give no finding.
+    The string's value should be what is compared."""
+    (tmp_path / "d.cu").write_text("#include <dlfcn.h>\nvoid f(void* h) {\n  " + line + "\n}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "d.cu", cwd=tmp_path)
+    assert b"d.cu:3:" in proc.stdout and b"PTL503" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("header", ["<./nccl_device.h>", '"./nccl_device/core.h"'])
+def test_i_nccl_device_header_is_found_through_a_dot_folder(tmp_path, header):
+    """`#include <nccl_device.h>` is PTL503 (not found on ROCm); `#include <./nccl_device.h>`
+    names the same header and is not reported (the path is compared as text). The path
+    should be normalised before it is compared."""
+    (tmp_path / "i.cu").write_text(f"#include {header}\nint x;\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "i.cu", cwd=tmp_path)
+    assert b"i.cu:1:" in proc.stdout and b"PTL503" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("line", [
+    'void* p = dlsym(h, "ncclAll" "Reduce");',   # RCCL has it
+    'void* p = dlsym(h, name);',                 # not a string the reader can know
+    'void* p = dlsym(h, "ncclCommShr\\q" "ink");', # an escape no compiler reads as `i`
+])
+def test_i_dlsym_of_a_name_rccl_has_or_an_unknown_string_is_quiet(tmp_path, line):
+    (tmp_path / "d.cu").write_text("#include <dlfcn.h>\nvoid f(void* h, const char* name) {\n  " + line + "\n}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "d.cu", cwd=tmp_path)
+    assert b"PTL503" not in proc.stdout, (proc.stdout, proc.stderr)
+
+
+def test_i_string_values_as_the_compiler_reads_them():
+    from portlint.frontends.cuda.parse import c_string_value, nodes_of_types, parse_cuda
+
+    src = b'const char* a[] = {"a\\x41\\101\\n", u8"b" "c", (R"(d\\e)"), L"\\u00e9", "\\q"};\n'
+    root = parse_cuda(src).root_node
+    init = nodes_of_types(root, ("initializer_list",))[0]
+    assert [c_string_value(c) for c in init.named_children] == ["aAA\n", "bc", "d\\e", "\u00e9", None]

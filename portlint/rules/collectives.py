@@ -9,10 +9,11 @@ from code (PTL505, C/C++ and Python)."""
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 
 from portlint.analyses.cuda.hipify import identifier_uses, is_call, report, word_regex
-from portlint.frontends.cuda.parse import node_text, nodes_of_types
+from portlint.frontends.cuda.parse import c_string_value, node_text, nodes_of_types
 from portlint.frontends.cuda.preprocessor import AMD, ExpressionTooDeep, evaluate
 from portlint.core.model import Span
 from portlint.core.registry import detector
@@ -231,6 +232,8 @@ def _device_headers_and_loaded_names(ctx, derived: dict) -> None:
         if node.type == "preproc_include":
             path = node.child_by_field_name("path")
             header = node_text(path)[1:-1].strip() if path is not None and path.type in ("system_lib_string", "string_literal") else ""
+            if header:  # `<./nccl_device.h>` names the same header
+                header = posixpath.normpath(header)
             if header == "nccl_device.h" or header.startswith("nccl_device/"):
                 report(ctx, path, name=header, base=RCCL_BASE, later=DEVICE_API_LATER,
                        suggestion="Keep the NCCL device-API code in the CUDA build (`#ifndef __HIP_PLATFORM_AMD__`) "
@@ -240,14 +243,14 @@ def _device_headers_and_loaded_names(ctx, derived: dict) -> None:
         args = node.child_by_field_name("arguments")
         if fn is None or args is None or node_text(fn).split("::")[-1] not in _DLSYM:
             continue
-        named = [a for a in args.named_children if a.type == "string_literal"]
+        named = [(a, v) for a in args.named_children if (v := c_string_value(a)) is not None]
         if len(named) != 1:
             continue
-        name = node_text(named[0])[1:-1]
+        where, name = named[0]
         later = _missing_in_rccl(ctx, name, derived)
         if later is None:
             continue
-        report(ctx, named[0], name=name, base=RCCL_BASE, later=later + "; loaded by name, the lookup returns NULL on RCCL",
+        report(ctx, where, name=name, base=RCCL_BASE, later=later + "; loaded by name, the lookup returns NULL on RCCL",
                suggestion="Check the looked-up pointer for NULL and take the RCCL path when it is missing, or feature-test the RCCL you build against.")
 
 
@@ -270,13 +273,6 @@ def _env_name(text: str) -> str | None:
     if name in NCCL_ONLY_ENV or name.startswith(ENV_PREFIXES):
         return name
     return None
-
-
-def _string_value(node) -> str | None:
-    """Text of a C string literal node (no escapes handled: env names have none)."""
-    if node.type != "string_literal":
-        return None
-    return "".join(node_text(c) for c in node.named_children if c.type == "string_content")
 
 
 def _is_os_environ(node: ast.AST) -> bool:
@@ -321,7 +317,7 @@ def nccl_env_tuning_not_honoured(node, ctx) -> None:
     args = node.child_by_field_name("arguments")
     if args is None or not args.named_children:
         return
-    value = _string_value(args.named_children[0])
+    value = c_string_value(args.named_children[0])
     name = _env_name(value) if value else None
     if name:
         _report_env(ctx, node, name, False)

@@ -281,36 +281,6 @@ def test_h_machine_readable_paths_name_the_file_with_the_finding(tmp_path, fmt):
         assert not named.exists() or named.read_bytes() == ASM, (path, "names the harmless twin")
 
 
-# --- I (low). PTL503's readers miss ordinary spellings of the same name --------------------------
-
-@pytest.mark.parametrize("line", [
-    'void* p = dlsym(h, "ncclComm" "Shrink");',   # adjacent literals: one string to the compiler
-    'void* p = dlsym(h, ("ncclCommShrink"));',     # parenthesised
-    'void* p = dlsym(h, u8"ncclCommShrink");',     # an encoding prefix
-    'void* p = dlsym(h, R"(ncclCommShrink)");',    # a raw string
-    'void* p = dlsym(h, "ncclCommShr\\x69nk");',   # an escape
-])
-def test_i_dlsym_of_a_missing_nccl_function_is_found_in_any_spelling(tmp_path, line):
-    """`dlsym(h, "ncclCommShrink")` is PTL503 (the lookup returns NULL on RCCL), but the reader
-    (rules/collectives.py `_device_headers_and_loaded_names`) takes only a call whose single
-    `string_literal` argument is the name, with its first and last character cut: split,
-    parenthesised, prefixed, raw or escaped spellings of the same string give no finding.
-    The string's value should be what is compared."""
-    (tmp_path / "d.cu").write_text("#include <dlfcn.h>\nvoid f(void* h) {\n  " + line + "\n}\n")
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "d.cu", cwd=tmp_path)
-    assert b"d.cu:3:" in proc.stdout and b"PTL503" in proc.stdout, (proc.stdout, proc.stderr)
-
-
-@pytest.mark.parametrize("header", ["<./nccl_device.h>", '"./nccl_device/core.h"'])
-def test_i_nccl_device_header_is_found_through_a_dot_folder(tmp_path, header):
-    """`#include <nccl_device.h>` is PTL503 (not found on ROCm); `#include <./nccl_device.h>`
-    names the same header and is not reported (the path is compared as text). The path
-    should be normalised before it is compared."""
-    (tmp_path / "i.cu").write_text(f"#include {header}\nint x;\n")
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "i.cu", cwd=tmp_path)
-    assert b"i.cu:1:" in proc.stdout and b"PTL503" in proc.stdout, (proc.stdout, proc.stderr)
-
-
 # --- J (high). An elif chain in a jitted function: super-quadratic analysis ---------------------
 
 def test_j_an_elif_chain_in_a_jitted_function_is_near_linear(tmp_path):

@@ -181,6 +181,51 @@ def node_text(node) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "?": "?",
+                   "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{1,8})|([0-7]{1,3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S)
+
+
+def _unescape(text: str) -> str | None:
+    """One C escape sequence's character, or None for one this reader does not know."""
+    m = _ESCAPE.fullmatch(text)
+    if m is None:
+        return None
+    hexa, octal, u4, u8, simple = m.groups()
+    if simple is not None:
+        return _SIMPLE_ESCAPES.get(simple)
+    code = int(hexa or u4 or u8, 16) if octal is None else int(octal, 8)
+    return chr(code) if code <= 0x10FFFF else None
+
+
+def c_string_value(node) -> str | None:
+    """The value of a C/C++ string the compiler sees: a literal with any encoding prefix
+    (`u8"..."`, `L"..."`) and its escapes decoded, a raw string, adjacent literals joined
+    (`"nccl" "Comm"`), or one in parentheses. None for anything else (a macro, a call, an
+    escape this reader does not know)."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type == "concatenated_string":
+        parts = [c_string_value(c) for c in node.named_children]
+        return None if not parts or any(p is None for p in parts) else "".join(parts)
+    if node.type == "raw_string_literal":
+        return "".join(node_text(c) for c in node.named_children if c.type == "raw_string_content")
+    if node.type != "string_literal":
+        return None
+    out = []
+    for c in node.named_children:
+        if c.type == "string_content":
+            out.append(node_text(c))
+        elif c.type == "escape_sequence":
+            ch = _unescape(node_text(c))
+            if ch is None:
+                return None
+            out.append(ch)
+        else:
+            return None
+    return "".join(out)
+
+
 def enclosing(node, types: tuple[str, ...] | set[str]):
     """Nearest ancestor of one of `types`, or None."""
     cur = node.parent
