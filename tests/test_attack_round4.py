@@ -223,3 +223,48 @@ def test_i_string_values_as_the_compiler_reads_them():
     root = parse_cuda(src).root_node
     init = nodes_of_types(root, ("initializer_list",))[0]
     assert [c_string_value(c) for c in init.named_children] == ["aAA\n", "bc", "d\\e", "\u00e9", None]
+
+
+# --- G (medium). A long `+` chain in a jitted function turns its findings into internal errors ---
+
+@pytest.mark.parametrize("n", [500, 2000])
+def test_g_a_long_operator_chain_keeps_the_findings_of_its_function(tmp_path, n):
+    """`y = x + x + ... + x` with 500 terms (valid Python: CPython compiles it; generated
+    and unrolled code has such lines) after a flagged `if` in a `@jax.jit` function: the
+    left-nested BinOp is ~500 deep and the Python rules' recursive walks (PTL801, PTL802,
+    PTL803 and seven more) end in RecursionError; the file gets ten `PTL003 portlint
+    internal error` findings and the real PTL801 on line 5 is lost (at 450 terms it is
+    found). The walks should not recurse per nesting level (or the depth be capped with a
+    notice) and the PTL801 be kept, as the CMake and macro-chain items were."""
+    chain = "+".join(["x"] * n)
+    (tmp_path / "j.py").write_text("import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = x + 1\n"
+                                   f"    y = {chain}\n    return y\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "-j", "1", "j.py", cwd=tmp_path)
+    assert b"PTL003" not in proc.stdout, proc.stdout[:400]
+    assert b"j.py:5:8: PTL801" in proc.stdout, (proc.stdout[:400], proc.stderr)
+
+
+def test_g_a_chain_below_the_cap_is_analysed_whole_with_no_notice(tmp_path):
+    """The near miss: 100 terms are analysed as written, with no notice."""
+    import json
+
+    chain = "+".join(["x"] * 100)
+    (tmp_path / "j.py").write_text("import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = x + 1\n"
+                                   f"    y = {chain}\n    return y\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "json", "-j", "1", "j.py", cwd=tmp_path)
+    found = json.loads(proc.stdout)["findings"]
+    assert [(f["rule"], f["start_line"]) for f in found if f["rule"] == "PTL801"] == [("PTL801", 5)], found
+    assert b"nested" not in proc.stderr, proc.stderr
+
+
+def test_g_a_cut_file_gets_one_notice_and_no_fix(tmp_path):
+    import json
+
+    chain = "+".join(["x"] * 500)
+    (tmp_path / "j.py").write_text("import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = x + 1\n"
+                                   f"    y = {chain}\n    return y\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "json", "-j", "1", "j.py", cwd=tmp_path)
+    found = json.loads(proc.stdout)["findings"]
+    assert [f.get("fix") for f in found if f["rule"] == "PTL801"] == [None], found
+    notices = [line for line in proc.stderr.splitlines() if b"j.py" in line]
+    assert len(notices) == 1 and b"line 7" in notices[0], proc.stderr

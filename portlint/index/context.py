@@ -121,9 +121,23 @@ class FileContext:
     @cached_property
     def module(self) -> ast.Module:
         """`ast` of a Python file; raises SyntaxError (the engine turns it into a notice)."""
-        from portlint.frontends.python.astindex import parse
+        from portlint.frontends.python.astindex import adopt, parse_for_scan
 
-        return parse(self.data, self.path)
+        module, all_nodes = parse_for_scan(self.data, self.path)
+        adopt(module, all_nodes)
+        self.note_cut_expressions(module)
+        return module
+
+    def note_cut_expressions(self, module: ast.Module) -> None:
+        """The notice for expressions too deep to analyse (`astindex.parse_for_scan`)."""
+        from portlint.frontends.python.astindex import MAX_EXPRESSION_NESTING, cut_lines
+
+        cut = cut_lines(module)
+        if cut:
+            self._flattened = True  # a fix built from the cut tree could hold the placeholder: none is offered
+            where = ", ".join(map(str, cut[:5])) + (f" and {len(cut) - 5} more" if len(cut) > 5 else "")
+            self.notice(f"expressions nested more than {MAX_EXPRESSION_NESTING} deep (line {where}): the deeper levels "
+                        "were not analysed and no fixes are offered", "warning")
 
     def fact(self, compute: Callable[["FileContext"], Any]) -> Any:
         """Compute an analysis once per file and share it between detectors."""

@@ -509,13 +509,12 @@ def summarize(data: bytes, module: str, is_package: bool, keep=None) -> dict | N
     """The summary of one file's bytes, or None when it does not parse. `keep(tree, nodes,
     table)` receives the parse, its walk and its import table (None if it could not be
     made), so the scan of the file does not parse, walk and read its imports again."""
-    from portlint.frontends.python.astindex import parse, walk
+    from portlint.frontends.python.astindex import parse_for_scan
 
     try:
-        tree = parse(data)
+        tree, all_nodes = parse_for_scan(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    all_nodes = walk(tree)
     try:
         table = ImportTable(tree, module, is_package)
     except RecursionError:

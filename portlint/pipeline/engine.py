@@ -158,6 +158,7 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
 
         ctx.__dict__["module"] = parsed[0]
         adopt(parsed[0], parsed[1])
+        ctx.note_cut_expressions(parsed[0])
         if parsed[2] is not None:  # its imports read once too (the same table import_table makes)
             ctx._facts[import_table] = parsed[2]
     ctx.real_path = sf.real  # type: ignore[attr-defined]

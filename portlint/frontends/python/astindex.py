@@ -29,6 +29,63 @@ def parse(data: bytes, filename: str = "<unknown>") -> ast.Module:
         return ast.parse(data, filename=filename, type_comments=False)
 
 
+# Expressions nested deeper than this (a 500-term `x + x + ...` is 500 levels of BinOp) are
+# cut where they pass it: the rules' recursive walks spend a few Python frames a level, and
+# beyond a few hundred levels they end in RecursionError, losing the whole file's findings.
+MAX_EXPRESSION_NESTING = 150
+ELIDED = "__portlint_elided__"
+
+
+def parse_for_scan(data: bytes, filename: str = "<unknown>") -> tuple[ast.Module, list[ast.AST]]:
+    """`parse`, then every expression nested more than MAX_EXPRESSION_NESTING levels below
+    the module replaced by a placeholder name (`ELIDED`), and the module's walk (`walk`).
+    The lines where expressions were cut are in `cut_lines(module)` (none for ordinary
+    code, which pays one pass over integers for the check)."""
+    module = parse(data, filename)
+    found = _walk(module)
+    up = found.up
+    depth = [0] * len(found)
+    deepest = 0
+    for k, parent in enumerate(up, 1):
+        d = depth[k] = depth[parent] + 1
+        if d > deepest:
+            deepest = d
+    if deepest <= MAX_EXPRESSION_NESTING:
+        return module, found
+    cut = [False] * len(found)
+    lines: set[int] = set()
+    for k, parent in enumerate(up, 1):
+        if cut[parent]:
+            cut[k] = True
+            continue
+        node = found[k]
+        if depth[k] > MAX_EXPRESSION_NESTING and isinstance(node, ast.expr):
+            cut[k] = True
+            _replace_child(found[parent], node)
+            lines.add(getattr(node, "lineno", 1))
+    module._portlint_cut = sorted(lines)  # type: ignore[attr-defined]
+    return module, _walk(module)
+
+
+def cut_lines(module: ast.AST) -> list[int]:
+    """The lines `parse_for_scan` cut too-deep expressions on."""
+    return getattr(module, "_portlint_cut", [])
+
+
+def _replace_child(parent: ast.AST, child: ast.expr) -> None:
+    stand_in = ast.copy_location(ast.Name(id=ELIDED, ctx=getattr(child, "ctx", None) or ast.Load()), child)
+    for name in _NODE_FIELDS.get(parent.__class__) or _node_fields(parent.__class__):
+        value = getattr(parent, name, None)
+        if value is child:
+            setattr(parent, name, stand_in)
+            return
+        if value.__class__ is list:
+            for i, x in enumerate(value):
+                if x is child:
+                    value[i] = stand_in
+                    return
+
+
 # fields that hold identifiers, strings, numbers or constants, never a node (the ASDL
 # grammar's `identifier`, `string`, `int` and `constant` fields): not read by the walks
 _SCALAR_FIELDS = {
