@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_portlint
+from htmltree import parse_html
 
 from portlint.core.config import DEFAULT_VERSIONS, load_config, Settings
 
@@ -65,6 +66,43 @@ def test_ptl110_follows_the_configured_rocm_release(tmp_path, rocm, expected):
         assert "only when HIP_ENABLE_WARP_SYNC_BUILTINS is defined" in proc.stdout
     if rocm == "6.1":
         assert "undeclared in HIP before ROCm 6.2" in proc.stdout
+
+
+MASK32 = """__global__ void k(float* out) {
+  float v = out[threadIdx.x];
+  v += __shfl_xor_sync(0xffffffff, v, 1);
+  out[threadIdx.x] = v;
+}
+"""
+
+
+@pytest.mark.parametrize(("rocm", "says", "not_says"), [
+    # no `*_sync` at all: the rewrite is the maskless HIP shuffle, not a wider mask
+    ("6.1", ["HIP 6.1 has no `*_sync` warp intrinsics (undeclared before ROCm 6.2)", "`__shfl_xor(v, o)`",
+             "HIP before ROCm 6.2 has no `*_sync` intrinsics: on AMD call the maskless form"],
+     ["static_assert", "using lane_mask_t"]),
+    # opt-in (HIP_ENABLE_WARP_SYNC_BUILTINS) and static_asserted where declared
+    ("6.3", ["HIP 6.3 declares the `*_sync` forms only with HIP_ENABLE_WARP_SYNC_BUILTINS",
+             "static_assert that the mask is 64-bit", "using lane_mask_t = unsigned long long"],
+     ["undeclared before ROCm 6.2"]),
+    ("6.4", ["HIP's `*_sync` forms static_assert that the mask is 64-bit", "using lane_mask_t = unsigned long long"],
+     ["undeclared", "HIP_ENABLE_WARP_SYNC_BUILTINS"]),
+    ("7.0", ["HIP's `*_sync` forms static_assert that the mask is 64-bit", "using lane_mask_t = unsigned long long"],
+     ["undeclared", "HIP_ENABLE_WARP_SYNC_BUILTINS"]),
+])
+def test_ptl104_verdict_follows_the_configured_rocm_release(tmp_path, rocm, says, not_says):
+    _project(tmp_path, f'targets = ["rocm"]\n[versions]\nrocm = "{rocm}"\n', text=MASK32)
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--select", "PTL104", cwd=tmp_path)
+    concise = run_portlint("scan", "k.cu", "--no-cache", "--format", "concise", "--select", "PTL104", cwd=tmp_path)
+    assert _rules(concise) == [(3, "PTL104", "error")] and proc.returncode == 1, concise.stdout + concise.stderr
+    for needle in says:
+        assert needle in proc.stdout, (needle, proc.stdout)
+    for needle in not_says:
+        assert needle not in proc.stdout, (needle, proc.stdout)
+    # the SARIF message is the same text
+    log = json.loads(run_portlint("scan", "k.cu", "--no-cache", "--format", "sarif", "--select", "PTL104", cwd=tmp_path).stdout)
+    (result,) = log["runs"][0]["results"]
+    assert says[0] in result["message"]["text"]
 
 
 def test_default_release_is_rocm_7_and_shows_in_text_sarif_and_report(tmp_path):
@@ -135,6 +173,56 @@ def test_severity_per_target(tmp_path):
     assert proc.returncode == 1
     narrowed = run_portlint("scan", "requirements.txt", "--no-cache", "--target", "tpu", cwd=tmp_path)
     assert "PTL055 note" in narrowed.stdout and narrowed.returncode == 0, narrowed.stdout
+
+
+
+REQS = "torch==2.4.0+cu121\ncupy-cuda12x>=13\n--extra-index-url https://download.pytorch.org/whl/cu121\n"
+_COUNTERPART = {"rocm": "rocm: ", "tpu": "tpu: ", "trainium": "trainium: ", "gaudi": "gaudi: "}
+
+
+@pytest.mark.parametrize(("how", "targets"), [
+    ("config", ["rocm"]),
+    ("option", ["tpu", "gaudi"]),
+    ("none", ["rocm", "tpu", "trainium", "gaudi"]),
+])
+def test_ptl055_names_the_counterparts_of_the_targets_in_scope_only(tmp_path, how, targets):
+    config = f"targets = {json.dumps(targets)}\n" if how == "config" else ""
+    _project(tmp_path, config, name="requirements.txt", text=REQS)
+    extra = ["--target", ",".join(targets)] if how == "option" else []
+    proc = run_portlint("scan", "requirements.txt", "--no-cache", "--format", "concise", "--select", "PTL055", *extra, cwd=tmp_path)
+    lines = [line for line in proc.stdout.splitlines() if " PTL055 " in line]
+    assert len(lines) == 3 and proc.returncode == 1, proc.stdout + proc.stderr
+    for line in lines:
+        advice = line.split("has no build for this target: ", 1)[1]
+        named = [t for t, prefix in _COUNTERPART.items() if advice.startswith(prefix) or f"; {prefix}" in advice]
+        assert named == targets, line
+
+
+def test_report_header_names_targets_once_and_rule_badges_follow_the_configuration(tmp_path):
+    _project(tmp_path, 'targets = ["rocm", "tpu"]\nseverity = { PTL055 = { rocm = "note" }, PTL201 = "warning" }\n')
+    (tmp_path / "requirements.txt").write_text("cupy-cuda12x\n")
+    proc = run_portlint("report", ".", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = parse_html(proc.stdout)
+    (header,) = page.find_all("header")
+    head = header.text()
+    assert head.count("targets:") == 1 and "targets: rocm, tpu; versions: rocm 7.0" in head, head
+
+    def badges(rule_id: str) -> dict[str, str]:
+        (row,) = [r for r in page.find_all("tr") if r.attrs.get("id") == f"rule-{rule_id}"]
+        cells = row.find_all("td")
+        return {b.text(): next(c for c in b.attrs["class"].split() if c != "t") for b in cells[1].find_all("span", cls="t")}
+
+    # PTL055: error on every target by its rule file; configured note on rocm; trainium and gaudi out of scope
+    assert badges("PTL055") == {"rocm": "note", "tpu": "error"}
+    # PTL201 (inline PTX, rocm only): the `*` entry applies
+    assert badges("PTL201") == {"rocm": "warning"}
+    # the same levels the findings got
+    other = run_portlint("report", ".", "--no-cache", "--target", "tpu", cwd=tmp_path)
+    page = parse_html(other.stdout)
+    assert badges("PTL055") == {"tpu": "error"}
+    head = page.find_all("header")[0].text()
+    assert head.count("targets:") == 1 and "targets: tpu; versions: jax 0.10" in head, head
 
 
 # -- selection -----------------------------------------------------------------------------

@@ -410,7 +410,8 @@ def _judge(ctx, text: str, span: Span) -> None:
     if dep is None:
         return
     targets = {t: ("error" if a.status == "missing" else "note") for t, a in dep.targets.items() if a.status != "available"}
-    targets = {t: s for t, s in targets.items() if t in ctx.rule.severity}
+    # only the targets in scope (`targets` / --target): the message names their counterparts alone
+    targets = {t: s for t, s in targets.items() if t in ctx.rule.severity and t in ctx.settings.targets}
     if not targets:
         return
     advice = "; ".join(f"{t}: {dep.targets[t].counterpart}" + (" (drop it)" if dep.targets[t].status == "drop" else "")
@@ -420,10 +421,16 @@ def _judge(ctx, text: str, span: Span) -> None:
                suggestion=f"{advice} (rules/build/dependencies.toml, checked {dep.checked})")
 
 
+# what replaces a CUDA wheel index on each target
+_INDEX_COUNTERPARTS = {"rocm": "PyTorch's ROCm index (`/whl/rocmX.Y`)", "tpu": "the CPU index plus torch_xla[tpu]",
+                       "trainium": "the Neuron pip repository (torch-neuronx)", "gaudi": "Intel Gaudi's containers"}
+
+
 def _report_index(ctx, text: str, span: Span) -> None:
-    targets = {t: "error" for t in ctx.rule.severity}
-    advice = ("rocm: PyTorch's ROCm index (`/whl/rocmX.Y`); tpu: the CPU index plus torch_xla[tpu]; "
-              "trainium: the Neuron pip repository (torch-neuronx); gaudi: Intel Gaudi's containers")
+    targets = {t: "error" for t in ctx.rule.severity if t in ctx.settings.targets}
+    if not targets:
+        return
+    advice = "; ".join(f"{t}: {_INDEX_COUNTERPARTS[t]}" for t in targets)
     shown = re.sub(r"https?://[^/\s]+", "...", text)  # the index's path says CUDA; no address in the message
     _report(ctx, span, targets=targets, requirement=shown, what="a CUDA wheel index", counterparts=advice, suggestion=advice)
 

@@ -357,8 +357,9 @@ def render_html(summary: Summary) -> str:
     )
     body = [
         head,
-        f"<header><h1>Migration report</h1><p class=\"sub\">portlint {escape(summary.tool_version)} · <code>{escape(paths)}</code> · "
-        f"targets: {escape(', '.join(summary.targets))}</p>",
+        # the targets once: the run header names them (and the releases); the plain list only without it
+        f"<header><h1>Migration report</h1><p class=\"sub\">portlint {escape(summary.tool_version)} · <code>{escape(paths)}</code>"
+        + ("" if summary.header else f" · targets: {escape(', '.join(summary.targets))}") + "</p>",
         f'<p class="sub run-header">{escape(summary.header)}</p>' if summary.header else "",
         f'<div class="totals"{_data(files=summary.files_scanned, findings=total.findings, points=total.points, suppressed=summary.suppressed)}>'
         f"<div><b>{summary.files_scanned}</b><span>files scanned</span></div>"

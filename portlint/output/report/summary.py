@@ -287,6 +287,14 @@ def _add(groups: dict[str, Group], key: str, scope: str, kind: str, level: str) 
     group.by_scope.setdefault(scope, Tally()).add(kind, level)
 
 
+def _rule_levels(rule, settings) -> dict[str, str]:
+    """A rule's level on each target in scope, with the configured `severity` applied (a
+    per-target entry over the rule's `*` entry over the rule's own level): the badges of the
+    report's rule table say what this run judged, not the rule file's defaults."""
+    by = settings.severity.get(rule.id, {})
+    return {t: by.get(t, by.get("*", s)).value for t, s in rule.severity.items() if t in settings.targets}
+
+
 def build_summary(result, settings, scanned_paths: list[str], inputs: tuple[str, ...], tool_version: str) -> Summary:
     """Fold `result` (a ScanResult) into a Summary. `scanned_paths` are the display paths of
     the files discovered (for files per directory and the CUDA file count); `inputs` are the
@@ -338,7 +346,7 @@ def build_summary(result, settings, scanned_paths: list[str], inputs: tuple[str,
     rule_rows = {
         rid: RuleRow(
             id=rid, name=r.name, family=r.family, source=f"rules/{r.family}/{r.source}", summary=r.summary,
-            effort=r.effort, effort_why=r.effort_why, severity={t: s.value for t, s in r.severity.items()},
+            effort=r.effort, effort_why=r.effort_why, severity=_rule_levels(r, settings),
             finds=r.docs_finds.strip(), rewrite=r.docs_rewrite.strip(),
         )
         for rid, r in rules.items()

@@ -111,13 +111,13 @@ def masks(a: Analysis) -> None:
                         c = a.cmap.lookup(text)
                         if text not in reported_consts:
                             reported_consts.add(text)
-                            a.hit("PTL104", c.decl if c.kind != "define" else define_span(a.ctx, c), fields={"func": name, "mask": f"`{text}` ({clean(node_text(c.node))})"},
-                                  confidence="high", suggestion=_MASK_SUGGESTION, root=root, root_site=True)
-                        a.hit("PTL104", _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}` (line {c.line}: {clean(node_text(c.node))})"},
-                              confidence="medium", suggestion=_MASK_SUGGESTION, root=root)
+                            _hit104(a, c.decl if c.kind != "define" else define_span(a.ctx, c), fields={"func": name, "mask": f"`{text}` ({clean(node_text(c.node))})"},
+                                  confidence="high", root=root, root_site=True)
+                        _hit104(a, _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}` (line {c.line}: {clean(node_text(c.node))})"},
+                              confidence="medium", root=root)
                     else:
-                        a.hit("PTL104", _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}`"},
-                              confidence="high" if kind == "literal" else "medium", suggestion=_MASK_SUGGESTION, root=root)
+                        _hit104(a, _mask_where(a, call, args[0]), fields={"func": name, "mask": f"`{text}`"},
+                              confidence="high" if kind == "literal" else "medium", root=root)
                 else:
                     _mask_parameter(a, call, name, args[0], mask_params)
         if name in BALLOT_CALLS:
@@ -131,8 +131,8 @@ def masks(a: Analysis) -> None:
             continue
         for m in re.finditer(r"\b(__\w+_sync|__syncwarp)\s*\(\s*(0[xX][fF]{8}[uU]?|~0[uU]?|-1[uU]|uint32_t\s*\(\s*-1\s*\)|\(unsigned\)\s*-1)\s*[,)]", node_text(value)):
             if m.group(1) in MASK_FUNCS and m.group(1) not in shims:
-                a.hit("PTL104", node, fields={"func": m.group(1), "mask": f"`{m.group(2)}` (in the macro body)"},
-                      confidence="high", suggestion=_MASK_SUGGESTION)
+                _hit104(a, node, fields={"func": m.group(1), "mask": f"`{m.group(2)}` (in the macro body)"},
+                      confidence="high")
                 break
     # `__activemask() == 0xffffffff`
     for be in nodes_of_types(a.root, ("binary_expression",)):
@@ -205,14 +205,14 @@ def _mask_parameter(a: Analysis, call, func: str, arg, mask_params) -> None:
         default = p.child_by_field_name("default_value")
         m = _mask32(a, default, FunctionFacts()) if default is not None else None
         if m is not None:
-            a.hit("PTL104", default, fields={"func": func, "mask": f"`{m[1]}` (the default of parameter `{node_text(arg)}`)"},
-                  confidence="high", suggestion=_MASK_SUGGESTION)
+            _hit104(a, default, fields={"func": func, "mask": f"`{m[1]}` (the default of parameter `{node_text(arg)}`)"},
+                  confidence="high")
         elif _declared_32_bit(p):
             # an overload or wrapper whose signature fixes the mask at 32 bits: whatever its
             # callers pass, HIP's `*_sync` receives a 32-bit mask
             ptype = clean(node_text(p))
-            a.hit("PTL104", _mask_where(a, call, arg), fields={"func": func, "mask": f"`{node_text(arg)}` (parameter `{ptype}` of `{fname or 'this function'}`)"},
-                  confidence="medium", suggestion=_MASK_SUGGESTION)
+            _hit104(a, _mask_where(a, call, arg), fields={"func": func, "mask": f"`{node_text(arg)}` (parameter `{ptype}` of `{fname or 'this function'}`)"},
+                  confidence="medium")
         if fname:
             mask_params.setdefault((fname, index), (node_text(arg), func))
         return
@@ -234,8 +234,8 @@ def _masks_passed_to_parameters(a: Analysis, mask_params) -> None:
                 continue
             m = _mask32(a, args[index], a.facts_of(call))
             if m is not None and m[0] != "local-const":
-                a.hit("PTL104", args[index], fields={"func": func, "mask": f"`{m[1]}` (passed as parameter `{param}` of `{fname}`)"},
-                      confidence="high" if m[0] == "literal" else "medium", suggestion=_MASK_SUGGESTION)
+                _hit104(a, args[index], fields={"func": func, "mask": f"`{m[1]}` (passed as parameter `{param}` of `{fname}`)"},
+                      confidence="high" if m[0] == "literal" else "medium")
 
 
 # one line per source line: reporters print a multi-line suggestion as an indented block
@@ -249,6 +249,66 @@ _MASK_SUGGESTION = "\n".join((
     "constexpr lane_mask_t kFullMask = ~lane_mask_t(0);",
     "Or pass `__activemask()`, or call the non-sync HIP shuffle (`__shfl_xor(v, o)`; AMD lanes run in lockstep).",
     "One 64-bit literal for both vendors narrows on CUDA.",
+))
+
+
+# the HIP call without a mask for each `*_sync` intrinsic HIP has had from the start (`__match_*`,
+# `__reduce_*` and `__uni_sync` have none before ROCm 6.2: PTL110 says what replaces them)
+_MASKLESS = {"__shfl_sync": "__shfl(v, src)", "__shfl_up_sync": "__shfl_up(v, d)", "__shfl_down_sync": "__shfl_down(v, d)",
+             "__shfl_xor_sync": "__shfl_xor(v, o)", "__ballot_sync": "__ballot(p)", "__all_sync": "__all(p)",
+             "__any_sync": "__any(p)"}
+# the `*_sync` functions in HIP's warp sync header as ROCm 6.2 and 6.3 ship it
+_SYNC_IN_6_2 = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync", "__all_sync",
+                "__any_sync", "__match_any_sync", "__match_all_sync"}
+
+
+def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
+    """What a 32-bit mask passed to `func` does on the configured ROCm release
+    (`[tool.portlint.versions] rocm`), from HIP's amd_warp_sync_functions.h (ROCm/clr): absent
+    before ROCm 6.2; in 6.2 and 6.3 the shuffles, ballot/all/any and match are declared only
+    with HIP_ENABLE_WARP_SYNC_BUILTINS (`__syncwarp(mask)` and `__reduce_*_sync` are not in
+    that header yet); later releases declare them by default (HIP_DISABLE_WARP_SYNC_BUILTINS
+    turns them off). Wherever they are declared, each `*_sync` template has
+    `static_assert(sizeof(MaskT) == 8)`: a 32-bit mask is a compile error, not a conversion."""
+    shown = ".".join(map(str, rocm))
+    if func == "__uni_sync":
+        return "HIP has no `__uni_sync` in any release (PTL110)"
+    if rocm < (6, 2):
+        if func == "__syncwarp":
+            instead = "drop the call (AMD lanes run in lockstep) or use `__builtin_amdgcn_wave_barrier()`"
+        elif func in _MASKLESS:
+            instead = f"call the HIP form without a mask, `{_MASKLESS[func]}`"
+        else:
+            instead = "HIP has no maskless form of it either (PTL110)"
+        return f"HIP {shown} has no `*_sync` warp intrinsics (undeclared before ROCm 6.2): {instead}"
+    asserted = "static_assert that the mask is 64-bit, so this does not compile"
+    if rocm < (6, 4):
+        if func in _SYNC_IN_6_2:
+            return (f"HIP {shown} declares the `*_sync` forms only with HIP_ENABLE_WARP_SYNC_BUILTINS, and there "
+                    f"they {asserted} with the macro or without it")
+        return f"HIP {shown} does not declare `{func}` (its warp sync header has no such function; PTL110)"
+    if func in _SYNC_IN_6_2 or rocm >= (7, 0):
+        return "HIP's `*_sync` forms static_assert that the mask is 64-bit (`unsigned long long`), so this does not compile"
+    return f"HIP {shown} may not declare `{func}` (PTL110), and where HIP does, its `*_sync` forms {asserted}"
+
+
+def _hit104(a: Analysis, where, **kw) -> None:
+    """A PTL104 finding whose verdict and rewrite follow the configured ROCm release."""
+    rocm = a.ctx.settings.version("rocm")
+    kw["fields"] = {**kw["fields"], "verdict": mask_verdict(kw["fields"]["func"], rocm)}
+    a.hit("PTL104", where, suggestion=_MASK_SUGGESTION if rocm >= (6, 2) else _OLD_HIP_SUGGESTION, **kw)
+
+
+# HIP before 6.2: no `*_sync` at all, so a 64-bit mask alone does not make the call compile
+_OLD_HIP_SUGGESTION = "\n".join((
+    "HIP before ROCm 6.2 has no `*_sync` intrinsics: on AMD call the maskless form (AMD lanes run in lockstep):",
+    "#if defined(__HIP_PLATFORM_AMD__)",
+    "  v += __shfl_xor(v, o);",
+    "#else",
+    "  v += __shfl_xor_sync(0xffffffffu, v, o);",
+    "#endif",
+    "`__ballot(1)` gives the 64-bit active mask there. Or build with a release that declares the `*_sync` forms",
+    "(6.2/6.3 with HIP_ENABLE_WARP_SYNC_BUILTINS, by default from 6.4; `[tool.portlint.versions] rocm`) and pass a 64-bit mask.",
 ))
 
 
