@@ -1,23 +1,21 @@
-"""PTL110: CUDA warp builtins that HIP lacks, or has only from ROCm 6.2 / 7.0.
+"""PTL110: CUDA warp builtins that HIP lacks, or has only from ROCm 6.2 / 6.4 / 7.0.
 
-The verdict depends on the ROCm release the code must build with (`[tool.portlint.versions]
-rocm`, default portlint.core.config.DEFAULT_VERSIONS): before 6.2 the sync builtins are
-undeclared; in 6.2-6.x HIP declares them only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 7.0
-they are declared by default (their 64-bit mask is PTL104's concern). `__uni_sync` exists in
-no release."""
+The verdict follows the ROCm release the code must build with (`[tool.portlint.versions]
+rocm`), from the release table in hip_releases.py that PTL104 shares."""
 
 from __future__ import annotations
 
 from portlint.rules.cuda_warp.analysis import Analysis
 from portlint.frontends.cuda.parse import node_text, nodes_of_types
 from portlint.analyses.cuda.warp_facts import callee_name
+from portlint.rules.cuda_warp import hip_releases
 
 # CUDA warp builtins and their state on ROCm: (severity, what to use instead)
 AVAILABILITY = {
-    "__syncwarp": ("warning", "HIP < 6.2 has no `__syncwarp` (ROCm 6.2 needs HIP_ENABLE_WARP_SYNC_BUILTINS; 7.0 has it): AMD lanes run in lockstep, so drop it or use `__builtin_amdgcn_wave_barrier()`"),
-    "__activemask": ("warning", "HIP < 6.2 has no `__activemask`; `__ballot(1)` gives the 64-bit active mask"),
-    "__match_any_sync": ("warning", "HIP < 6.2 has no `__match_any_sync` (ROCm 7: `__match_any_sync` with a 64-bit mask, or `__match_any`)"),
-    "__match_all_sync": ("warning", "HIP < 6.2 has no `__match_all_sync` (ROCm 7: with a 64-bit mask, or `__match_all`)"),
+    "__syncwarp": ("warning", "HIP before 6.4 has no `__syncwarp` (7.0 has it): AMD lanes run in lockstep, so drop it or use `__builtin_amdgcn_wave_barrier()`"),
+    "__activemask": ("warning", "HIP < 6.2 has no `__activemask` (6.2/6.3: only with HIP_ENABLE_WARP_SYNC_BUILTINS); `__ballot(1)` gives the 64-bit active mask"),
+    "__match_any_sync": ("warning", "HIP < 6.2 has no `__match_any_sync` (6.2/6.3: only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 6.4 with a 64-bit mask, or `__match_any`)"),
+    "__match_all_sync": ("warning", "HIP < 6.2 has no `__match_all_sync` (6.2/6.3: only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 6.4 with a 64-bit mask, or `__match_all`)"),
     "__reduce_add_sync": ("warning", "HIP < 7.0 has no `__reduce_add_sync` and ROCm 7 takes only int/unsigned: use a `__shfl_xor` loop from `warpSize / 2`"),
     "__reduce_min_sync": ("warning", "HIP < 7.0 has no `__reduce_min_sync`: use a `__shfl_xor` loop from `warpSize / 2`"),
     "__reduce_max_sync": ("warning", "HIP < 7.0 has no `__reduce_max_sync`: use a `__shfl_xor` loop from `warpSize / 2`"),
@@ -38,24 +36,32 @@ def builtin_availability(a: Analysis) -> None:
             continue
         sev, text = AVAILABILITY[name]
         rocm = a.ctx.settings.version("rocm")
-        state = availability_state(sev, rocm)
-        if state is None:
+        st = hip_releases.state(name, rocm)
+        said = availability_state(name, rocm)
+        if said is None:
             continue
-        if rocm < (6, 2) or (rocm < (7, 0) and name.startswith("__reduce_")):
+        if st in ("undeclared", "none"):
             sev = "error"  # undeclared on the configured release: the file does not compile there
-        a.hit("PTL110", call, fields={"func": name, "state": state}, targets={"rocm": sev}, suggestion=text,
+        a.hit("PTL110", call, fields={"func": name, "state": said}, targets={"rocm": sev}, suggestion=text,
               confidence="high")
 
 
-
-def availability_state(sev: str, rocm: tuple[int, ...]) -> str | None:
-    """What the message says of a builtin on the configured ROCm release (None: it is there)."""
-    if sev == "error":
+def availability_state(func: str, rocm: tuple[int, ...]) -> str | None:
+    """What the message says of a builtin on the configured ROCm release (None: it is there),
+    from the release table PTL104 uses too (hip_releases)."""
+    shown = ".".join(map(str, rocm))
+    st = hip_releases.state(func, rocm)
+    if st == "none":
         return "does not exist in HIP"
-    if rocm >= (7, 0):
+    if st == "declared":
         return None
-    if rocm >= (6, 2):
-        shown = ".".join(map(str, rocm))
+    if st == "opt-in":
         return (f"is declared in HIP {shown} only when HIP_ENABLE_WARP_SYNC_BUILTINS is defined "
-                "(by default from ROCm 7.0; `[tool.portlint.versions] rocm`)")
-    return "is undeclared in HIP before ROCm 6.2 (opt-in there, default from 7.0)"
+                "(by default from ROCm 6.4; `[tool.portlint.versions] rocm`)")
+    if st == "unknown":
+        return (f"may not be declared in HIP {shown} (not in the 6.2/6.3 warp sync header; declared by 7.0; "
+                "`[tool.portlint.versions] rocm`)")
+    if rocm < hip_releases.FIRST:
+        later = "opt-in in 6.2/6.3, default from 6.4" if func in hip_releases.IN_6_2 else "not in 6.2/6.3 either; declared by 7.0"
+        return f"is undeclared in HIP before ROCm 6.2 ({later})"
+    return f"is undeclared in HIP {shown} (its warp sync header has no such function)"

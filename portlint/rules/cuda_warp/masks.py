@@ -10,6 +10,7 @@ from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, INT32_TYPES, LANE_NAMES, FunctionFacts, callee_name, is_thread_builtin, strip_parens
 from portlint.rules.cuda_warp.analysis import FULL32, MASK_FUNCS, Analysis, clean, define_span, is_warpsize, literal
 from portlint.core.model import Edit, Fix, Span
+from portlint.rules.cuda_warp import hip_releases
 
 BIT32_INTRINSICS = {"__popc": ("__popcll", "safe"), "__ffs": ("__ffsll", "safe"), "__clz": ("__clzll", "unsafe"),
                     "__brev": ("__brevll", "unsafe"), "__fns": (None, None)}
@@ -257,9 +258,8 @@ _MASK_SUGGESTION = "\n".join((
 _MASKLESS = {"__shfl_sync": "__shfl(v, src)", "__shfl_up_sync": "__shfl_up(v, d)", "__shfl_down_sync": "__shfl_down(v, d)",
              "__shfl_xor_sync": "__shfl_xor(v, o)", "__ballot_sync": "__ballot(p)", "__all_sync": "__all(p)",
              "__any_sync": "__any(p)"}
-# the `*_sync` functions in HIP's warp sync header as ROCm 6.2 and 6.3 ship it
-_SYNC_IN_6_2 = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync", "__all_sync",
-                "__any_sync", "__match_any_sync", "__match_all_sync"}
+# the `*_sync` functions in HIP's warp sync header as ROCm 6.2 and 6.3 ship it (one table with PTL110)
+_SYNC_IN_6_2 = hip_releases.IN_6_2
 
 
 def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
@@ -273,7 +273,7 @@ def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
     shown = ".".join(map(str, rocm))
     if func == "__uni_sync":
         return "HIP has no `__uni_sync` in any release (PTL110)"
-    if rocm < (6, 2):
+    if rocm < hip_releases.FIRST:
         if func == "__syncwarp":
             instead = "drop the call (AMD lanes run in lockstep) or use `__builtin_amdgcn_wave_barrier()`"
         elif func in _MASKLESS:
@@ -282,12 +282,12 @@ def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
             instead = "HIP has no maskless form of it either (PTL110)"
         return f"HIP {shown} has no `*_sync` warp intrinsics (undeclared before ROCm 6.2): {instead}"
     asserted = "static_assert that the mask is 64-bit, so this does not compile"
-    if rocm < (6, 4):
+    if rocm < hip_releases.DEFAULT:
         if func in _SYNC_IN_6_2:
             return (f"HIP {shown} declares the `*_sync` forms only with HIP_ENABLE_WARP_SYNC_BUILTINS, and there "
                     f"they {asserted} with the macro or without it")
         return f"HIP {shown} does not declare `{func}` (its warp sync header has no such function; PTL110)"
-    if func in _SYNC_IN_6_2 or rocm >= (7, 0):
+    if func in _SYNC_IN_6_2 or rocm >= hip_releases.LATER:
         return "HIP's `*_sync` forms static_assert that the mask is 64-bit (`unsigned long long`), so this does not compile"
     return f"HIP {shown} may not declare `{func}` (PTL110), and where HIP does, its `*_sync` forms {asserted}"
 
