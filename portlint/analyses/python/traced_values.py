@@ -292,6 +292,8 @@ class ValueModel:
                     if value is None:
                         continue
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if value.__class__ is ast.UnaryOp and value.op.__class__ is ast.Not and not isinstance(node, ast.AugAssign):
+                        continue  # `not t` is a Python bool: the conversion is the sync, the name holds no tensor
                     is_t = self._expr_traced(value, traced, torch) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced, torch))
                     for t in targets:
                         if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
