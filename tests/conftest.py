@@ -45,6 +45,18 @@ def run_portlint(*args: str, cwd: Path | None = None, input: str | None = None, 
     )
 
 
+def run_portlint_bytes(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real command line with this checkout's portlint, streams kept as bytes (a hostile
+    file name need not be UTF-8)."""
+    import os
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO)
+    env.pop("NO_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
+                          env=env, timeout=timeout)
+
+
 def scan_paths(paths, **overrides):
     """Scan in-process and return the ScanResult (fast path for fixture tests)."""
     from portlint.core.config import Settings

@@ -11,18 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, run_portlint_bytes as run
 
 ASM = b'__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n'
-
-
-def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The real command line, streams kept as bytes (a hostile name need not be UTF-8)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO)
-    env.pop("NO_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
-                          env=env, timeout=timeout)
 
 
 def checkout(tmp_path: Path) -> Path:

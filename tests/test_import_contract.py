@@ -61,7 +61,7 @@ FUNCTION_LEVEL = {
     "portlint.rules.gpu_gates": 2, "portlint.rules.cuda_async": 2,
     "portlint.rules.cuda_warp.warpsize_constant": 2, "portlint.rules.cuda_warp": 2,
     "portlint.output.report": 2, "portlint.analyses.cuda.capability_gates": 2,
-    "portlint.index.context": 2, "portlint.core.config": 2, "portlint.core.catalog": 2,
+    "portlint.index.context": 1, "portlint.core.config": 2, "portlint.core.catalog": 2,
     "portlint.server.server": 1, "portlint.discovery.languages": 1,
     "portlint.frontends.python.names": 1, "portlint.frontends.python.pyimports": 1,
     "portlint.rules.collectives": 1, "portlint.rules.cuda_libraries": 1, "portlint.rules.triton": 1,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from portlint.core import lines as line_model
 from portlint.core.model import Finding, Fix, Severity, Span, TARGETS
+from portlint.frontends.python.astindex import MAX_EXPRESSION_NESTING, adopt, cut_lines, parse_for_scan
 
 if TYPE_CHECKING:
     from portlint.core.config import Settings
@@ -121,8 +122,6 @@ class FileContext:
     @cached_property
     def module(self) -> ast.Module:
         """`ast` of a Python file; raises SyntaxError (the engine turns it into a notice)."""
-        from portlint.frontends.python.astindex import adopt, parse_for_scan
-
         module, all_nodes = parse_for_scan(self.data, self.path)
         adopt(module, all_nodes)
         self.note_cut_expressions(module)
@@ -130,8 +129,6 @@ class FileContext:
 
     def note_cut_expressions(self, module: ast.Module) -> None:
         """The notice for expressions too deep to analyse (`astindex.parse_for_scan`)."""
-        from portlint.frontends.python.astindex import MAX_EXPRESSION_NESTING, cut_lines
-
         cut = cut_lines(module)
         if cut:
             self._flattened = True  # a fix built from the cut tree could hold the placeholder: none is offered

@@ -64,6 +64,11 @@ TENSOR_METHODS = {
 # a value moved to the host is a host value afterwards (the move itself is the sync, PTL803)
 HOST_MOVES = {"item", "tolist", "numpy", "block_until_ready", "cpu"}
 STATIC_CALLS |= {"jax.device_get"}
+# torch's questions about how the code is being run: a bool, or the TorchScript tracing
+# state object / None, answered on the host (optimum-habana picks `_slow_forward` on
+# `torch._C._get_tracing_state()` in its per-token input preparation)
+STATIC_CALLS |= {"torch._C._get_tracing_state", "torch.jit.is_tracing", "torch.jit.is_scripting",
+                 "torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling", "torch._dynamo.is_compiling"}
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.", "torch.", "optax.", "jax.experimental.pallas.")
 
 
@@ -287,6 +292,8 @@ class ValueModel:
                     if value is None:
                         continue
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if value.__class__ is ast.UnaryOp and value.op.__class__ is ast.Not and not isinstance(node, ast.AugAssign):
+                        continue  # `not t` is a Python bool: the conversion is the sync, the name holds no tensor
                     is_t = self._expr_traced(value, traced, torch) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced, torch))
                     for t in targets:
                         if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
