@@ -28,11 +28,16 @@ def apply_severities(findings: list, settings: Settings) -> None:
             f.severity = max(f.targets.values(), key=lambda s: s.rank)
 
 
+def configured_levels(rule, settings: Settings) -> dict:
+    """The rule's level on each of its targets with the configured severities applied (a
+    per-target entry over the rule's `*` entry over the rule's own level)."""
+    by = settings.severity.get(rule.id, {})
+    return {t: by.get(t, by.get("*", s)) for t, s in rule.severity.items()}
+
+
 def configured_level(rule, settings: Settings):
     """The rule's default level with the configured severities applied (SARIF's
     defaultConfiguration), or the rule's own when none is configured."""
-    by = settings.severity.get(rule.id)
-    if not by:
+    if not settings.severity.get(rule.id):
         return rule.default_level
-    levels = [by.get(t, by.get("*", s)) for t, s in rule.severity.items()]
-    return max(levels, key=lambda s: s.rank)
+    return max(configured_levels(rule, settings).values(), key=lambda s: s.rank)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from portlint.core.model import TARGETS, Severity
 from portlint.core.config import STACK_TARGET, targets_line
+from portlint.findings.severity import configured_levels
 
 SCHEMA = "portlint-migration-report"
 SCHEMA_VERSION = 1
@@ -288,11 +289,9 @@ def _add(groups: dict[str, Group], key: str, scope: str, kind: str, level: str) 
 
 
 def _rule_levels(rule, settings) -> dict[str, str]:
-    """A rule's level on each target in scope, with the configured `severity` applied (a
-    per-target entry over the rule's `*` entry over the rule's own level): the badges of the
-    report's rule table say what this run judged, not the rule file's defaults."""
-    by = settings.severity.get(rule.id, {})
-    return {t: by.get(t, by.get("*", s)).value for t, s in rule.severity.items() if t in settings.targets}
+    """A rule's level on each target in scope, with the configured `severity` applied: the
+    badges of the report's rule table say what this run judged, not the rule file's defaults."""
+    return {t: s.value for t, s in configured_levels(rule, settings).items() if t in settings.targets}
 
 
 def build_summary(result, settings, scanned_paths: list[str], inputs: tuple[str, ...], tool_version: str) -> Summary:
