@@ -85,11 +85,7 @@ def _skipped_by_rccl_version_test(node, rccl: tuple[int, ...]) -> bool:
              "NCCL_PATCH": patch}
 
     def state(name: str):
-        if name in known:
-            return known[name]
-        if name in AMD.defined:
-            return AMD.defined[name] if AMD.defined[name] is not None else True
-        return False if name in AMD.undefined else "unknown"
+        return known[name] if name in known else AMD.macro_state(name)
 
     cur = node.parent
     while cur is not None:

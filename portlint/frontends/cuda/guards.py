@@ -156,11 +156,9 @@ class GuardMap:
             v = self._header_defines[name]
             return "unknown" if v is None else v
         platform = self.platform
-        if name in platform.defined:
-            v = platform.defined[name]
-            return True if v is None else v
-        if name in platform.undefined:
-            return False
+        said = platform.macro_state(name)
+        if said != "unknown":
+            return said
         if defs and any(d[0] < line for d in defs):  # defined only in dead branches, and nothing else defines it
             return False
         inferred = self._platform_macros.get(name)

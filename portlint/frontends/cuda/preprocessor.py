@@ -221,6 +221,14 @@ class Platform:
     undefined: frozenset[str]
     vendor: str = "nvidia"  # whose build it is: a project platform macro of this side is defined
 
+    def macro_state(self, name: str) -> object:
+        """What this compiler alone says of `name` (a MacroState answer): its value, True
+        (defined, value unknown), False (left undefined) or "unknown"."""
+        if name in self.defined:
+            v = self.defined[name]
+            return True if v is None else v
+        return False if name in self.undefined else "unknown"
+
 
 _HIP_MACROS = {
     "__HIP_PLATFORM_AMD__": 1, "__HIP_PLATFORM_HCC__": 1, "__HIPCC__": 1, "__HIP__": 1,
