@@ -258,21 +258,19 @@ _MASK_SUGGESTION = "\n".join((
 _MASKLESS = {"__shfl_sync": "__shfl(v, src)", "__shfl_up_sync": "__shfl_up(v, d)", "__shfl_down_sync": "__shfl_down(v, d)",
              "__shfl_xor_sync": "__shfl_xor(v, o)", "__ballot_sync": "__ballot(p)", "__all_sync": "__all(p)",
              "__any_sync": "__any(p)"}
-# the `*_sync` functions in HIP's warp sync header as ROCm 6.2 and 6.3 ship it (one table with PTL110)
-_SYNC_IN_6_2 = hip_releases.IN_6_2
 
 
 def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
     """What a 32-bit mask passed to `func` does on the configured ROCm release
-    (`[tool.portlint.versions] rocm`), from HIP's amd_warp_sync_functions.h (ROCm/clr): absent
-    before ROCm 6.2; in 6.2 and 6.3 the shuffles, ballot/all/any and match are declared only
-    with HIP_ENABLE_WARP_SYNC_BUILTINS (`__syncwarp(mask)` and `__reduce_*_sync` are not in
-    that header yet); later releases declare them by default (HIP_DISABLE_WARP_SYNC_BUILTINS
-    turns them off). Wherever they are declared, each `*_sync` template has
-    `static_assert(sizeof(MaskT) == 8)`: a 32-bit mask is a compile error, not a conversion."""
+    (`[tool.portlint.versions] rocm`), from the release table PTL110 shares (hip_releases:
+    HIP's amd_warp_sync_functions.h in ROCm/clr). Wherever HIP declares a `*_sync` form, its
+    template has `static_assert(sizeof(MaskT) == 8)`: a 32-bit mask is a compile error, not a
+    conversion."""
     shown = ".".join(map(str, rocm))
-    if func == "__uni_sync":
-        return "HIP has no `__uni_sync` in any release (PTL110)"
+    state = hip_releases.state(func, rocm)
+    asserted = "static_assert that the mask is 64-bit, so this does not compile"
+    if state == "none":
+        return f"HIP has no `{func}` in any release (PTL110)"
     if rocm < hip_releases.FIRST:
         if func == "__syncwarp":
             instead = "drop the call (AMD lanes run in lockstep) or use `__builtin_amdgcn_wave_barrier()`"
@@ -281,13 +279,12 @@ def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
         else:
             instead = "HIP has no maskless form of it either (PTL110)"
         return f"HIP {shown} has no `*_sync` warp intrinsics (undeclared before ROCm 6.2): {instead}"
-    asserted = "static_assert that the mask is 64-bit, so this does not compile"
-    if rocm < hip_releases.DEFAULT:
-        if func in _SYNC_IN_6_2:
-            return (f"HIP {shown} declares the `*_sync` forms only with HIP_ENABLE_WARP_SYNC_BUILTINS, and there "
-                    f"they {asserted} with the macro or without it")
+    if state == "opt-in":
+        return (f"HIP {shown} declares the `*_sync` forms only with HIP_ENABLE_WARP_SYNC_BUILTINS, and there "
+                f"they {asserted} with the macro or without it")
+    if state == "undeclared":
         return f"HIP {shown} does not declare `{func}` (its warp sync header has no such function; PTL110)"
-    if func in _SYNC_IN_6_2 or rocm >= hip_releases.LATER:
+    if state == "declared":
         return "HIP's `*_sync` forms static_assert that the mask is 64-bit (`unsigned long long`), so this does not compile"
     return f"HIP {shown} may not declare `{func}` (PTL110), and where HIP does, its `*_sync` forms {asserted}"
 
@@ -296,7 +293,7 @@ def _hit104(a: Analysis, where, **kw) -> None:
     """A PTL104 finding whose verdict and rewrite follow the configured ROCm release."""
     rocm = a.ctx.settings.version("rocm")
     kw["fields"] = {**kw["fields"], "verdict": mask_verdict(kw["fields"]["func"], rocm)}
-    a.hit("PTL104", where, suggestion=_MASK_SUGGESTION if rocm >= (6, 2) else _OLD_HIP_SUGGESTION, **kw)
+    a.hit("PTL104", where, suggestion=_MASK_SUGGESTION if rocm >= hip_releases.FIRST else _OLD_HIP_SUGGESTION, **kw)
 
 
 # HIP before 6.2: no `*_sync` at all, so a 64-bit mask alone does not make the call compile
