@@ -1,4 +1,4 @@
-"""PTL110: CUDA warp builtins that HIP lacks, or has only from ROCm 6.2 / 6.4 / 7.0.
+"""PTL110: CUDA warp builtins that HIP lacks, or has only from ROCm 6.2 (opt-in) / 7.0.
 
 The verdict follows the ROCm release the code must build with (`[tool.portlint.versions]
 rocm`), from the release table in hip_releases.py that PTL104 shares."""
@@ -12,10 +12,10 @@ from portlint.rules.cuda_warp import hip_releases
 
 # CUDA warp builtins and their state on ROCm: (severity, what to use instead)
 AVAILABILITY = {
-    "__syncwarp": ("warning", "HIP before 6.4 has no `__syncwarp` (7.0 has it): AMD lanes run in lockstep, so drop it or use `__builtin_amdgcn_wave_barrier()`"),
-    "__activemask": ("warning", "HIP < 6.2 has no `__activemask` (6.2/6.3: only with HIP_ENABLE_WARP_SYNC_BUILTINS); `__ballot(1)` gives the 64-bit active mask"),
-    "__match_any_sync": ("warning", "HIP < 6.2 has no `__match_any_sync` (6.2/6.3: only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 6.4 with a 64-bit mask, or `__match_any`)"),
-    "__match_all_sync": ("warning", "HIP < 6.2 has no `__match_all_sync` (6.2/6.3: only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 6.4 with a 64-bit mask, or `__match_all`)"),
+    "__syncwarp": ("warning", "HIP before 7.0 has no `__syncwarp`: AMD lanes run in lockstep, so drop it or use `__builtin_amdgcn_wave_barrier()`"),
+    "__activemask": ("warning", "HIP < 6.2 has no `__activemask` (6.2-6.4: only with HIP_ENABLE_WARP_SYNC_BUILTINS); `__ballot(1)` gives the 64-bit active mask"),
+    "__match_any_sync": ("warning", "HIP < 6.2 has no `__match_any_sync` (6.2-6.4: only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 7.0 with a 64-bit mask, or `__match_any`)"),
+    "__match_all_sync": ("warning", "HIP < 6.2 has no `__match_all_sync` (6.2-6.4: only with HIP_ENABLE_WARP_SYNC_BUILTINS; from 7.0 with a 64-bit mask, or `__match_all`)"),
     "__reduce_add_sync": ("warning", "HIP < 7.0 has no `__reduce_add_sync` and ROCm 7 takes only int/unsigned: use a `__shfl_xor` loop from `warpSize / 2`"),
     "__reduce_min_sync": ("warning", "HIP < 7.0 has no `__reduce_min_sync`: use a `__shfl_xor` loop from `warpSize / 2`"),
     "__reduce_max_sync": ("warning", "HIP < 7.0 has no `__reduce_max_sync`: use a `__shfl_xor` loop from `warpSize / 2`"),
@@ -57,11 +57,8 @@ def availability_state(func: str, rocm: tuple[int, ...]) -> str | None:
         return None
     if st == "opt-in":
         return (f"is declared in HIP {shown} only when HIP_ENABLE_WARP_SYNC_BUILTINS is defined "
-                "(by default from ROCm 6.4; `[tool.portlint.versions] rocm`)")
-    if st == "unknown":
-        return (f"may not be declared in HIP {shown} (not in the 6.2/6.3 warp sync header; declared by 7.0; "
-                "`[tool.portlint.versions] rocm`)")
+                "(by default from ROCm 7.0; `[tool.portlint.versions] rocm`)")
     if rocm < hip_releases.FIRST:
-        later = "opt-in in 6.2/6.3, default from 6.4" if func in hip_releases.IN_6_2 else "not in 6.2/6.3 either; declared by 7.0"
+        later = "opt-in in 6.2-6.4, default from 7.0" if func in hip_releases.IN_6_2 else "added in 7.0"
         return f"is undeclared in HIP before ROCm 6.2 ({later})"
     return f"is undeclared in HIP {shown} (its warp sync header has no such function)"

@@ -286,7 +286,7 @@ def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
         return f"HIP {shown} does not declare `{func}` (its warp sync header has no such function; PTL110)"
     if state == "declared":
         return "HIP's `*_sync` forms static_assert that the mask is 64-bit (`unsigned long long`), so this does not compile"
-    return f"HIP {shown} may not declare `{func}` (PTL110), and where HIP does, its `*_sync` forms {asserted}"
+    raise AssertionError(f"hip_releases.state gave {state!r}")
 
 
 def _hit104(a: Analysis, where, **kw) -> None:
@@ -305,7 +305,7 @@ _OLD_HIP_SUGGESTION = "\n".join((
     "  v += __shfl_xor_sync(0xffffffffu, v, o);",
     "#endif",
     "`__ballot(1)` gives the 64-bit active mask there. Or build with a release that declares the `*_sync` forms",
-    "(6.2/6.3 with HIP_ENABLE_WARP_SYNC_BUILTINS, by default from 6.4; `[tool.portlint.versions] rocm`) and pass a 64-bit mask.",
+    "(6.2-6.4 with HIP_ENABLE_WARP_SYNC_BUILTINS, by default from 7.0; `[tool.portlint.versions] rocm`) and pass a 64-bit mask.",
 ))
 
 
