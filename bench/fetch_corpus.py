@@ -167,15 +167,20 @@ def ensure_corpus(*, pin: bool = False, manifest: Path = BENCH / "corpus.toml", 
     the set: one package's imports must not resolve into another's tree). The marker is
     not a measured file (SOURCE_EXTENSIONS), so the tree digest is unchanged."""
     out = [fetch(pkg, pin=pin, src=src) for pkg in load_manifest(manifest)]
-    marker = src / "portlint.toml"
-    if not marker.exists():
-        marker.write_text("# the benchmark corpus is its own project: default settings\n")
+    mark_project(src, "the benchmark corpus is its own project")
     if each_package_a_project:
         for pkg in out:
-            own = pkg["tree"] / "portlint.toml"
-            if not own.exists():
-                own.write_text("# one unpacked sdist, its own project: default settings\n")
+            mark_project(pkg["tree"], "one unpacked sdist, its own project")
     return out
+
+
+def mark_project(folder: Path, why: str, replace: bool = False) -> None:
+    """Make `folder` a portlint project root with default settings (an empty `portlint.toml`
+    whose one comment says why), so the repository's own config and .gitignore do not apply
+    to a scan run in it. An existing marker is kept unless `replace`."""
+    marker = folder / "portlint.toml"
+    if replace or not marker.exists():
+        marker.write_text(f"# {why}: default settings\n")
 
 
 def main(argv: list[str] | None = None) -> int:

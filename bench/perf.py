@@ -415,7 +415,7 @@ def build_scaled(target_lines: int, dest: Path) -> dict:
                 if lines >= target_lines:
                     break
         k += 1
-    (fresh / "portlint.toml").write_text("# synthetic scaling tree: default settings\n")
+    fetch_corpus.mark_project(fresh, "synthetic scaling tree", replace=True)
     shutil.rmtree(dest, ignore_errors=True)
     fresh.rename(dest)
     return {"lines": lines, "files": files, "package_copies": copies}

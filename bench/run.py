@@ -192,7 +192,7 @@ def one_file_runs(package: Path, work: Path, repeats: int) -> list[tuple[str, Me
     - the largest CUDA file (the worst case)."""
     tree = fresh(work) / package.name
     shutil.copytree(package, tree)
-    (work / "portlint.toml").write_text("# one-file benchmark project\n")
+    fetch_corpus.mark_project(work, "one-file benchmark project", replace=True)
     cache = work / ".cache"
     portlint_scan(work, work / "prime.json", jobs=None, cache=cache)
     cuda = [p for p in tree.rglob("*") if p.suffix in (".cu", ".cuh") and p.is_file()]
@@ -268,7 +268,7 @@ def kind_tree(files: list[Path], src: Path, dest: Path) -> list[Path]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(f.resolve(), target)
         out.append(target)
-    (dest / "portlint.toml").write_text("# one-language benchmark tree: default settings\n")
+    fetch_corpus.mark_project(dest, "one-language benchmark tree", replace=True)
     return out
 
 

@@ -166,9 +166,10 @@ def scan(tree: Path, mode: str, extra: tuple[str, ...] = (), paths: tuple[str, .
         args += ["--target", mode]
     store = tree.parent.parent / "work" / "scans"
     store.mkdir(parents=True, exist_ok=True)
-    # "own project": the package's folder is the project root (fetch_trees marks it); reports
-    # kept from when the whole trees folder was one project are not these
-    name = hashlib.sha256(json.dumps([tree.name, mode, args[2:], "own project"]).encode()).hexdigest()[:24]
+    # whether the package's folder is its own project root (fetch_trees marks it): a report
+    # kept from a scan where the whole trees folder was one project is not this one
+    own_project = (tree / "portlint.toml").is_file()
+    name = hashlib.sha256(json.dumps([tree.name, mode, args[2:], own_project]).encode()).hexdigest()[:24]
     digest = _portlint_digest()
     with open(store / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
