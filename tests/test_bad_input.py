@@ -339,10 +339,68 @@ def test_the_pool_after_the_early_workers_forks_again():
         "    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('fork'))\n"
         "    pool.submit(os.getpid).result()\n"
         "    pool.shutdown(wait=True)\n"
-        "    workers._settle_threads()\n"
+        "    workers._settle_threads(1)\n"
         "    assert workers._start_method() == 'fork', os.listdir('/proc/self/task')\n"
         "print('ok')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_every_pool_of_ours_leaves_the_process_forkable(tmp_path):
+    """Not only EarlyStart's pool: a library caller (or `--watch`) scanning twice in one
+    process gets a forked pool each time, because the Python-file pool also waits for its
+    threads to leave."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(20):
+        (src / f"m{k}.py").write_text("import torch\nx = torch.zeros(3, device='cuda')\n")
+        (src / f"k{k}.cu").write_text(BAD_ASM)
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from portlint.core.config import Settings\n"
+        "from portlint.discovery.files import discover\n"
+        "from portlint.pipeline import engine, workers\n"
+        "src = Path(sys.argv[1])\n"
+        "pools = []\n"
+        "real = workers.scan_parallel\n"
+        "workers.scan_parallel = lambda *a, **k: (pools.append(1), real(*a, **k))[1]\n"
+        "for _ in range(3):\n"
+        "    settings = Settings(root=src, jobs=2)\n"
+        "    files, _ = discover([src], settings)\n"
+        "    result = engine.scan_files(files, settings)\n"
+        "    assert len([f for f in result.findings if f.rule_id == 'PTL201']) == 20, result.findings\n"
+        "    assert workers._start_method() == 'fork', workers._os_threads()\n"
+        "assert len(pools) == 3, pools\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(src)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_settling_does_not_wait_for_threads_that_were_there_before():
+    """A caller's own long-lived threads (XLA's pools, a server's worker) are counted before
+    the pool starts, so the wait after it ends at once."""
+    import threading
+    import time
+
+    from portlint.pipeline import workers
+
+    gate = threading.Event()
+    t = threading.Thread(target=gate.wait, daemon=True)
+    t.start()
+    try:
+        before = workers._os_threads()
+        assert before >= 2
+        start = time.monotonic()
+        workers._settle_threads(before)
+        assert time.monotonic() - start < 0.5
+    finally:
+        gate.set()
+        t.join()

@@ -96,10 +96,15 @@ def _start_method() -> str:
 
 def _foreign_threads() -> bool:
     """Threads started outside Python (XLA's thread pools) do not show in threading."""
+    return _os_threads() > 1
+
+
+def _os_threads() -> int:
+    """The threads the OS lists for this process (1 where it cannot say)."""
     try:
-        return len(os.listdir("/proc/self/task")) > 1
+        return len(os.listdir("/proc/self/task"))
     except OSError:
-        return False
+        return 1
 
 
 def scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]], settings: Settings, cache, jobs: int, done) -> None:
@@ -149,11 +154,12 @@ class EarlyStart:
     that dies costs nothing here: every file whose result did not come back goes to that
     pool, whose own recovery names a file that kills its process again."""
 
-    def __init__(self, pending, pool, futures, stop):
+    def __init__(self, pending, pool, futures, stop, threads_before: int = 1):
         self.pending = pending
         self.pool = pool
         self.futures = futures
         self.stop = stop
+        self.threads_before = threads_before
 
     @classmethod
     def begin(cls, pending: list[tuple[int, SourceFile, int, tuple[str, str] | None]], settings: Settings, cache, jobs: int) -> "EarlyStart | None":
@@ -164,6 +170,7 @@ class EarlyStart:
         if _start_method() != "fork":
             return None
         _prepare_parent(settings, pending)
+        threads_before = _os_threads()
         context = multiprocessing.get_context("fork")
         count = max(1, jobs - 1)
         items = _largest_first(pending)
@@ -178,7 +185,7 @@ class EarlyStart:
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-        return cls(pending, pool, futures, stop)
+        return cls(pending, pool, futures, stop, threads_before)
 
     def finish(self, done) -> list[tuple[int, SourceFile, int, tuple[str, str] | None]]:
         """Stop taking files, hand the results that came back to `done` and return the
@@ -197,23 +204,24 @@ class EarlyStart:
             pass
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
-            _settle_threads()
+            _settle_threads(self.threads_before)
         return [p for p in self.pending if p[0] not in finished]
 
 
-def _settle_threads(limit: float = 2.0) -> None:
-    """Wait (at most `limit` seconds) until the executor's threads have left the process.
+def _settle_threads(before: int, limit: float = 2.0) -> None:
+    """Wait (at most `limit` seconds) until the threads a pool of ours started have left the
+    process: until the OS lists no more threads than `before`, the count when it started.
 
-    The process ran one thread when EarlyStart forked; `shutdown(wait=True)` joins the
-    executor's threads, but a joined thread is still listed in /proc/self/task until the OS
-    has finished tearing it down. On a loaded machine that window is long enough for the
-    next pool's `_start_method` to see a foreign thread and pick forkserver, whose fresh
-    workers lose what this process loaded (and cost a start-up each), so the next pool
-    waits for the count to come back to one."""
+    `shutdown(wait=True)` joins the executor's threads, but a joined thread is still listed
+    in /proc/self/task until the OS has finished tearing it down. On a loaded machine that
+    window is long enough for the next pool's `_start_method` (EarlyStart's Python pool, or
+    the next scan of a `--watch` loop or a library caller) to see a foreign thread and pick
+    forkserver, whose fresh workers lose what this process loaded (and cost a start-up each).
+    Threads that were there before the pool (a caller's XLA pools) are not waited for."""
     import time
 
     deadline = time.monotonic() + limit
-    while _foreign_threads() and time.monotonic() < deadline:
+    while _os_threads() > before and time.monotonic() < deadline:
         time.sleep(0.002)
 
 
@@ -260,6 +268,7 @@ def _run_pool(context, items, settings: Settings, cache, jobs: int, done, model=
     counter = context.Value("i", 0)
     chunk = max(1, min(8, len(items) // (jobs * 16)))
     finished: set[int] = set()
+    threads_before = _os_threads()
     try:
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings, cache, slots, counter, model)) as pool:
             futures = [pool.submit(_work_chunk, items[k : k + chunk]) for k in range(0, len(items), chunk)]
@@ -270,4 +279,6 @@ def _run_pool(context, items, settings: Settings, cache, jobs: int, done, model=
     except BrokenProcessPool:
         in_progress = {i for i in slots if i >= 0} - finished
         return finished, True, [item for item in items if item[0] in in_progress]
+    finally:
+        _settle_threads(threads_before)
     return finished, False, []
