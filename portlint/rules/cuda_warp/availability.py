@@ -37,7 +37,7 @@ def builtin_availability(a: Analysis) -> None:
         sev, text = AVAILABILITY[name]
         rocm = a.ctx.settings.version("rocm")
         st = hip_releases.state(name, rocm)
-        said = availability_state(name, rocm)
+        said = availability_state(name, rocm, st)
         if said is None:
             continue
         if st in ("undeclared", "none"):
@@ -46,11 +46,10 @@ def builtin_availability(a: Analysis) -> None:
               confidence="high")
 
 
-def availability_state(func: str, rocm: tuple[int, ...]) -> str | None:
-    """What the message says of a builtin on the configured ROCm release (None: it is there),
-    from the release table PTL104 uses too (hip_releases)."""
+def availability_state(func: str, rocm: tuple[int, ...], st: str) -> str | None:
+    """What the message says of a builtin whose state on the configured ROCm release is `st`
+    (hip_releases.state, the table PTL104 uses too); None: it is there."""
     shown = ".".join(map(str, rocm))
-    st = hip_releases.state(func, rocm)
     if st == "none":
         return "does not exist in HIP"
     if st == "declared":
