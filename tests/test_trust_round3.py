@@ -234,3 +234,53 @@ def test_6_links_inside_the_tree_are_still_read_and_links_out_are_named(tmp_path
     (repo / "portlint.toml").symlink_to("../cfg.toml")
     proc = run_portlint("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
     assert proc.returncode == 2 and "portlint.toml is a symlink" in proc.stderr, proc.stderr
+
+
+# --- lone CR in CUDA/C++ (a round-3 low): analysed as the compiler reads it ------------------
+
+LONE_CR_KERNEL = b'// a\r// b\r__global__ void k(float* x) {\r  asm volatile("membar.gl;");\r}\r'
+
+
+def test_a_lone_cr_file_is_analysed_as_the_compiler_reads_it(tmp_path):
+    """gcc, clang and hipcc end a line at a lone CR; tree-sitter does not, so the kernel after
+    `// a\\r` was one comment to portlint and its inline PTX went unreported. Positions stay
+    in the line model's numbering (LF / CRLF only), as for Python."""
+    (tmp_path / "portlint.toml").write_text('targets = ["rocm"]\n')
+    (tmp_path / "k.cu").write_bytes(LONE_CR_KERNEL)
+    proc = run_bytes("scan", "k.cu", "--no-cache", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    (f,) = report["findings"]
+    start = LONE_CR_KERNEL.index(b"asm")
+    assert (f["rule"], f["start_line"]) == ("PTL201", 1), f
+    assert f["start_column"] == start + 1, f
+    assert b"lone CR" in proc.stderr
+
+
+def test_a_lone_cr_file_keeps_its_guards_and_its_cr_bytes_under_fix(tmp_path):
+    """Near misses: the PTX inside `#if 0` (directives after lone CRs) stays quiet, and
+    `--fix` renames on the right bytes and keeps every lone CR."""
+    (tmp_path / "portlint.toml").write_text('targets = ["rocm"]\n')
+    guarded = b'#if 0\r__global__ void k(float* x) {\r  asm volatile("membar.gl;");\r}\r#endif\r'
+    (tmp_path / "g.cu").write_bytes(guarded)
+    renamable = b'#include <cuda_runtime.h>\rvoid f(void** p) { cudaMalloc(p, 4); }\r'
+    (tmp_path / "r.cu").write_bytes(renamable)
+    proc = run_bytes("scan", ".", "--no-cache", "--format", "json", "--select", "PTL2,PTL601", cwd=tmp_path)
+    run_bytes("scan", ".", "--no-cache", "--fix", "--select", "PTL2,PTL601", cwd=tmp_path)
+    again = run_bytes("scan", ".", "--no-cache", "--format", "json", "--select", "PTL2,PTL601", cwd=tmp_path)
+    assert (tmp_path / "g.cu").read_bytes() == guarded
+    assert (tmp_path / "r.cu").read_bytes() == renamable.replace(b"cuda_runtime.h", b"hip/hip_runtime.h").replace(b"cudaMalloc", b"hipMalloc")
+    findings = json.loads(proc.stdout)["findings"]
+    assert not [f for f in findings if f["path"] == "g.cu" and not f.get("suppressed")], findings
+    # the renames were reported on the line the editor shows (line 1: no LF in the file)
+    assert {(f["path"], f["rule"], f["start_line"]) for f in findings} == {("r.cu", "PTL601", 1)}, findings
+    assert not json.loads(again.stdout)["findings"], again.stdout
+
+
+@pytest.mark.skipif(not __import__("shutil").which("gcc"), reason="needs gcc")
+def test_the_compiler_does_end_a_line_at_a_lone_cr(tmp_path):
+    """The fact the analysis relies on, from the preprocessor itself: after `// a\\r` the
+    kernel is code, not comment."""
+    (tmp_path / "k.c").write_bytes(LONE_CR_KERNEL.replace(b"__global__ ", b""))
+    out = subprocess.run(["gcc", "-E", "-P", str(tmp_path / "k.c")], capture_output=True, text=True).stdout
+    assert 'asm volatile("membar.gl;")' in out

@@ -108,6 +108,12 @@ def has_lone_cr(data: bytes) -> bool:
     return b"\r" in data and _LONE_CR.search(data) is not None
 
 
+def lone_cr_as_lf(data: bytes) -> bytes:
+    """`data` with each lone `\\r` turned into `\\n` (one byte for one: offsets unchanged), as
+    a C preprocessor reads line ends."""
+    return _LONE_CR.sub(b"\n", data)
+
+
 def python_line_starts(data: bytes) -> list[int]:
     """Line starts as Python's tokenizer counts lines (`\\n`, `\\r\\n` and a lone `\\r`), to
     translate `ast` positions into this model when a file holds a lone `\\r`."""

@@ -5,6 +5,7 @@ over worker processes; the result is sorted, so the worker count never changes i
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import gc
 import hashlib
 import io
@@ -15,11 +16,12 @@ from portlint.core.config import Settings
 from portlint.index.context import FileContext
 from portlint.discovery.files import SourceFile
 from portlint.discovery.languages import classify
-from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity
+from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity, Span
 from portlint.core.registry import Detector
 from portlint.findings.selection import TOOL_INTERNAL, Plan, plan as _plan
 from portlint.findings.stage import apply_findings_stage
 from portlint.core import session
+from portlint.core import lines as line_model
 
 _BINARY_SNIFF = 8192
 
@@ -151,7 +153,19 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
         added = model.extra_tags(rel, None if known is not None else data) - tags
         tags = tags | added
         parsed = model.take_tree(rel, data)
+    lone_cr = language == "cuda" and line_model.has_lone_cr(data)
+    original = data
+    if lone_cr:
+        # the C preprocessor (gcc, clang, hipcc, nvcc) ends a line at a lone CR as well, where
+        # tree-sitter and the line model do not: `// a\r__global__ ...` would hide the kernel
+        # in a comment. The file is analysed as the compiler reads it, each lone CR a line
+        # break (one byte for one, so offsets are unchanged); positions are then given back in
+        # the line model's numbering, as for Python (`_renumber`).
+        data = line_model.lone_cr_as_lf(data)
     ctx = FileContext(sf.display, data, language, tags, settings)
+    if lone_cr:
+        ctx.notice("the file breaks lines with a lone CR, which the compiler counts as a line break: it is analysed "
+                   "as the compiler reads it", "warning")
     if language == "python" and parsed is not None:  # parsed once, by the project model
         from portlint.frontends.python.astindex import adopt
         from portlint.frontends.python.names import import_table
@@ -171,9 +185,36 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     apply_findings_stage(ctx, plan, result)
     result.notices.extend(Notice(ctx.path, message, level) for message, level in ctx.notices)
     if result.findings:
+        if lone_cr:
+            ctx = _renumber(ctx, original, result.findings)
         _locate(ctx, result.findings)
     result.counters = ctx.counters
     return result
+
+
+def _renumber(ctx: FileContext, original: bytes, findings: list[Finding]) -> FileContext:
+    """Give positions found in the lone-CR-as-LF copy of a file back in the line model's
+    numbering of its real bytes (lines end at LF or CRLF only, as editors and GitHub show
+    them; the Python side does the same through `FileContext._python_starts`), fix edits
+    too. An edit keeps the `old` text it was anchored to in the copy: where its span holds a
+    lone CR that text differs from the file's, and the fix engine drops it as stale. Returns
+    a context over the real bytes, for the line hashes."""
+    copy = line_model.ByteMap(ctx.data)
+    real = FileContext(ctx.path, original, ctx.language, ctx.tags, ctx.settings)
+    real.counters = ctx.counters
+
+    def at(line: int, col: int) -> tuple[int, int]:
+        offset = copy.byte_offset(line, col)
+        return real.offset_to_pos(offset) if offset is not None else (line, col)
+
+    def moved(span: Span) -> Span:
+        return Span(*at(span.start_line, span.start_col), *at(span.end_line, span.end_col))
+
+    for f in (m for f in findings for m in (f, *f.related)):
+        f.span = moved(f.span)
+        if f.fix is not None:
+            f.fix = dataclasses.replace(f.fix, edits=tuple(dataclasses.replace(e, span=moved(e.span)) for e in f.fix.edits))
+    return real
 
 
 def _locate(ctx: FileContext, findings: list[Finding]) -> None:
