@@ -162,3 +162,58 @@ def test_a_gpu_file_with_an_xla_or_hpu_twin_is_a_backend():
     assert _backend_specific("pkg/GPUWorker.py", files)
     assert not _backend_specific("pkg/worker/gpu_utils.py", files)  # no twin: shared code
     assert not _backend_specific("pkg/worker/tpu_model_runner.py", files)
+
+
+# --- vendored third-party code ---------------------------------------------------------------
+
+ASM_KERNEL = '__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n'
+
+
+def _vendored_tree(tmp_path, config=""):
+    """A package that bundles CUTLASS the way flash-attn's sdist does (csrc/cutlass with its
+    own include/cutlass tree, no license file), cupy's CCCL (a license file), natten's
+    third_party/, and one folder of its own kernels named cutlass (vllm's w8a8/cutlass)."""
+    (tmp_path / "portlint.toml").write_text('targets = ["rocm"]\n' + config)
+    files = {
+        "csrc/cutlass/include/cutlass/gemm.h": ASM_KERNEL,
+        "csrc/cutlass/test/unit/gemm_test.cu": ASM_KERNEL,
+        "pkg/include/_cccl/cub/block.cuh": ASM_KERNEL,
+        "pkg/include/_cccl/LICENSE": "BSD\n",
+        "third_party/glm/detail/x.cu": ASM_KERNEL,
+        "csrc/quant/cutlass/scaled_mm.cu": ASM_KERNEL,  # the package's own kernels
+        "csrc/quant/cutlass/README.md": "ours\n",
+        "csrc/attention.cu": ASM_KERNEL,
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_vendored_libraries_are_told_by_their_folders_and_layout(tmp_path):
+    root = _vendored_tree(tmp_path)
+    for rel, role in [
+        ("csrc/cutlass/include/cutlass/gemm.h", "vendored"),  # its own header tree under its name
+        ("csrc/cutlass/test/unit/gemm_test.cu", "vendored"),  # the bundle's own tests are the bundle's
+        ("pkg/include/_cccl/cub/block.cuh", "vendored"),  # its own license file
+        ("third_party/glm/detail/x.cu", "vendored"),  # a vendor folder
+        ("csrc/quant/cutlass/scaled_mm.cu", "library"),  # named like CUTLASS, laid out as nothing of the kind
+        ("csrc/attention.cu", "library"),
+    ]:
+        assert decide(rel, "cuda", b"", None, root / rel).name == role, rel
+    # without the file on disk, a library name alone decides nothing
+    assert decide("csrc/cutlass/include/cutlass/gemm.h", "cuda", b"").name == "library"
+
+
+def test_vendored_findings_are_notes_in_every_language_and_roles_can_restore_them(tmp_path):
+    proc, doc = _json(_vendored_tree(tmp_path))
+    by_path = {f["path"]: f for f in doc["findings"]}
+    for rel in ("csrc/cutlass/include/cutlass/gemm.h", "pkg/include/_cccl/cub/block.cuh", "third_party/glm/detail/x.cu",
+                "csrc/cutlass/test/unit/gemm_test.cu"):
+        f = by_path[rel]
+        assert (f["severity"], f["role"]) == ("note", "vendored"), f
+        assert f["suggestion"].startswith("a note, not a blocker: vendored code")
+    for rel in ("csrc/quant/cutlass/scaled_mm.cu", "csrc/attention.cu"):
+        assert (by_path[rel]["severity"], by_path[rel]["role"]) == ("error", "library"), by_path[rel]
+    _, doc = _json(_vendored_tree(tmp_path, 'roles = { "third_party/**" = "library" }\n'))
+    assert {f["path"]: f["severity"] for f in doc["findings"]}["third_party/glm/detail/x.cu"] == "error"

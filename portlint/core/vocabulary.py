@@ -32,6 +32,10 @@ class RoleWords:
     parsers: tuple[str, ...] = ()
     step_words: tuple[str, ...] = ()
     entry_files: tuple[str, ...] = ()
+    # for vendored code: folder names of bundled third-party libraries, which count only where
+    # the folder holds one of `license_files` (its own project root)
+    libraries: tuple[str, ...] = ()
+    license_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class FileRoles:
     roles: tuple[RoleWords, ...]  # in the order they are tried
     keep_severity_languages: frozenset[str]
     keep_severity_families: frozenset[str]
+    # roles whose findings are notes in every language, those of keep_severity_languages too
+    every_language: frozenset[str] = frozenset()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -49,7 +55,7 @@ class FileRoles:
         return next((r for r in self.roles if r.name == name), None)
 
 
-_ROLE_KEYS = {"why", "files", "folders", "imports", "calls", "parsers", "step_words", "entry_files"}
+_ROLE_KEYS = {"why", "files", "folders", "imports", "calls", "parsers", "step_words", "entry_files", "libraries", "license_files"}
 
 
 def _strings(value, where: str) -> tuple[str, ...]:
@@ -77,7 +83,7 @@ def file_roles() -> FileRoles:
         if not isinstance(table.get("why"), str) or not table["why"]:
             raise RuleError(f"{path}: [{name}] needs a `why`")
         fields = {k: _strings(table.get(k, []), f"{path}: {name}.{k}") for k in _ROLE_KEYS - {"why"}}
-        for glob in fields["files"] + fields["folders"] + fields["entry_files"]:
+        for glob in fields["files"] + fields["folders"] + fields["entry_files"] + fields["libraries"] + fields["license_files"]:
             if glob != glob.lower():
                 raise RuleError(f"{path}: {name}: glob {glob!r} must be lower case (paths are matched lower-cased)")
         for dotted in fields["imports"] + fields["parsers"] + fields["calls"]:
@@ -91,4 +97,5 @@ def file_roles() -> FileRoles:
         tuple(roles),
         frozenset(_strings(data.get("keep_severity_languages", []), f"{path}: keep_severity_languages")),
         frozenset(_strings(data.get("keep_severity_families", []), f"{path}: keep_severity_families")),
+        frozenset(_strings(data.get("every_language", []), f"{path}: every_language")),
     )

@@ -25,10 +25,10 @@ def demote_by_role(ctx, findings: list[Finding]) -> None:
     if not findings:
         return
     vocab = file_roles()
-    if ctx.language in vocab.keep_severity_languages:
-        return
     role = role_of(ctx)
     if role.library:
+        return
+    if ctx.language in vocab.keep_severity_languages and role.name not in vocab.every_language:
         return
     rules = load_rules()
     for f in findings:

@@ -14,9 +14,11 @@ into notes."""
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from portlint.core.vocabulary import LIBRARY, FileRoles, RoleWords, file_roles
 from portlint.index.project import file_model
@@ -80,8 +82,57 @@ def override(path: str, globs: dict[str, str]) -> str | None:
     return None
 
 
-def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None = None) -> FileRole:
-    """The role of the file at `path` (relative to the project root, POSIX) holding `data`."""
+@lru_cache(maxsize=4096)
+def _library_root(folder: str, names: tuple[str, ...]) -> bool:
+    """Is the folder a bundled library's own root: does it hold a license file (a regular
+    file, not a link), or the library's header tree under its own name (`cutlass/include/
+    cutlass/`, `thrust/thrust/`)?"""
+    own = os.path.basename(folder).lower()
+    try:
+        with os.scandir(folder) as entries:
+            listed = list(entries)
+    except OSError:
+        return False
+    if any(e.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(e.name.lower(), g) for g in names) for e in listed):
+        return True
+    for e in listed:
+        if not e.is_dir(follow_symlinks=False):
+            continue
+        if e.name.lower() == own:
+            return True
+        if e.name.lower() == "include":
+            try:
+                with os.scandir(e.path) as inner:
+                    if any(i.is_dir(follow_symlinks=False) and i.name.lower() == own for i in inner):
+                        return True
+            except OSError:
+                pass
+    return False
+
+
+def _vendored(parts: list[str], real: Path | None, words: RoleWords) -> FileRole | None:
+    """Vendored code: a folder of the path named like a vendor folder, or named after a
+    bundled library and laid out as that library's own root (`_library_root`, read from
+    `real`, the file's path on disk, whose ancestors are those folders)."""
+    for k, part in enumerate(parts):
+        if any(fnmatch.fnmatchcase(part, g) for g in words.folders):
+            return FileRole(words.name, f"it is under `{part}/`")
+    if real is None or not words.libraries:
+        return None
+    for k, part in enumerate(parts):
+        if part not in words.libraries:
+            continue
+        up = len(parts) - k  # real.parents[up - 1] is the folder of parts[k]
+        if up - 1 < len(real.parents):
+            folder = real.parents[up - 1]
+            if folder.name.lower() == part and _library_root(str(folder), words.license_files):
+                return FileRole(words.name, f"`{part}/` is a bundled copy of that library (its own license or header tree)")
+    return None
+
+
+def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None = None, real: Path | None = None) -> FileRole:
+    """The role of the file at `path` (relative to the project root, POSIX) holding `data`;
+    `real`, its path on disk, lets vendored libraries be told by their license files."""
     if globs:
         named = override(path, globs)
         if named is not None:
@@ -91,10 +142,19 @@ def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None =
     folders, _, name = lowered.rpartition("/")
     parts = folders.split("/") if folders else []
     for c in compiled:
+        if c.words.libraries or c.words.license_files:
+            vendored = _vendored(parts, real, c.words)
+            if vendored is not None:
+                return vendored
+    for c in compiled:
+        if c.words.libraries or c.words.license_files:
+            continue  # vendored code is told by its folders alone (above)
         hit = next((g for g in c.words.files if fnmatch.fnmatchcase(name, g)), None)
         if hit is not None:
             return FileRole(c.words.name, f"its name matches `{hit}`")
     for c in compiled:
+        if c.words.libraries or c.words.license_files:
+            continue
         for part in parts:
             if any(fnmatch.fnmatchcase(part, g) for g in c.words.folders):
                 return FileRole(c.words.name, f"it is under `{part}/`")
@@ -135,7 +195,8 @@ def role_of(ctx) -> FileRole:
 def _role_fact(ctx) -> FileRole:
     globs = getattr(ctx.settings, "roles", None) or {}
     path = project_path(ctx)
-    role = decide(path, ctx.language, ctx.data, globs)
+    real = getattr(ctx, "real_path", None)
+    role = decide(path, ctx.language, ctx.data, globs, Path(real) if real is not None else None)
     if globs and role.why != "the config's `roles`" and path != ctx.path:
         named = override(ctx.path, globs)  # the glob may be written against the display path
         if named is not None:
