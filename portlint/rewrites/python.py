@@ -399,6 +399,18 @@ def _offer(description: str, span: Span, text: str) -> Fix:
     return Fix(description, (Edit(span, text),), "unsafe")
 
 
+# why a loop with no static bound gets its rewrite shown, never applied
+NO_REVERSE_MODE = ("reverse-mode differentiation through lax.while_loop is not supported, so jax.grad through the "
+                   "carried values would fail; bound the loop by a static maximum and use lax.fori_loop with a mask, "
+                   "or apply this rewrite by hand for forward-only or integer code")
+
+
+def _show(description: str, span: Span, text: str) -> Fix:
+    """A rewrite that keeps the forward values but not the gradients: shown with the finding
+    (display only), never written by --fix or --fix --unsafe-fixes."""
+    return Fix(f"{description} (display only: {NO_REVERSE_MODE})", (Edit(span, text),), "display-only")
+
+
 def _needs(names: Names, lax: bool = False) -> None:
     if lax and names.kind != "jax":
         raise _Refuse("torch has no traced loop this rewrite can target")
@@ -647,13 +659,124 @@ def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra:
     return b, changed, env, stop
 
 
+def _int(e: ast.expr) -> int | None:
+    """The value of an int literal (`3`, `-3`; not a bool), else None."""
+    sign = 1
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        sign, e = -1, e.operand
+    return sign * e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)) for n in walk(node))
+
+
+def _step(s: ast.stmt, name: str) -> int | None:
+    """k of a statement `name = name + k` / `name = k + name` / `name += k`, k a positive int literal."""
+    k = None
+    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and s.target.id == name and isinstance(s.op, ast.Add):
+        k = _int(s.value)
+    elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name \
+            and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add):
+        left, right = s.value.left, s.value.right
+        if isinstance(left, ast.Name) and left.id == name:
+            k = _int(right)
+        elif isinstance(right, ast.Name) and right.id == name:
+            k = _int(left)
+    return k if k is not None and k > 0 else None
+
+
+def _start(ctx, node: ast.stmt, name: str) -> int | None:
+    """The int literal `name` holds when the loop `node` starts: the last statement before the
+    loop in its own block that binds `name` is `name = <int literal>`; None otherwise (bound
+    elsewhere, in a branch, by a parameter)."""
+    module = getattr(ctx, "module", None)
+    if module is None:
+        return None
+    parent = parents(module).get(node)
+    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                  if isinstance(b, list) and any(x is node for x in b)), None)
+    if block is None:
+        return None
+    for s in reversed(block[: next(i for i, x in enumerate(block) if x is node)]):
+        if _binds(s, name):
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                return _int(s.value)
+            return None
+    return None
+
+
+def _counter_cap(ctx, node: ast.While) -> tuple[str, int] | None:
+    """(counter, most trips) of a `while` the code itself bounds: a top-level `and` operand of
+    the test is `i < N` (`i <= N`, `N > i`, `N >= i`) on an int literal N, `i` starts at an
+    int literal just before the loop, and the body adds a positive int literal k to `i` in one
+    statement at its top level and binds `i` nowhere else. Every trip that goes on adds k,
+    and a trip runs only while `i < N`, so there are at most ceil((N - start) / k) trips."""
+    test = node.test
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for t in operands:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1):
+            continue
+        left, op, right = t.left, t.ops[0], t.comparators[0]
+        if isinstance(op, (ast.Gt, ast.GtE)):
+            left, right, op = right, left, (ast.Lt() if isinstance(op, ast.Gt) else ast.LtE())
+        limit = _int(right)
+        if not isinstance(op, (ast.Lt, ast.LtE)) or not isinstance(left, ast.Name) or limit is None:
+            continue
+        name = left.id
+        limit += 1 if isinstance(op, ast.LtE) else 0
+        steps = [s for s in node.body if _step(s, name) is not None]
+        if len(steps) != 1 or any(_binds(s, name) for s in node.body if s is not steps[0]):
+            continue
+        start = _start(ctx, node, name)
+        if start is None:
+            continue
+        k = _step(steps[0], name)
+        return name, max(0, -(-(limit - start) // k))
+    return None
+
+
+def _masked_fori(names: Names, b: "_Builder", line: int, changed: list[str], env: dict[str, ast.expr], stop,
+                 lo: int, hi: int, index: str, go: ast.expr) -> list[ast.stmt]:
+    """`lax.fori_loop(lo, hi, ...)` over static int bounds (a scan: reverse-differentiable)
+    whose trips run the body only where `go` (an expression of the state and `index`) holds
+    and no `break` was taken; any other trip keeps every value (a select, the double-where
+    guarding the unsafe operations the masked trips still compute)."""
+    np, flag, gate = names.np, f"_stop_{line}", f"_go_{line}"
+    carried = changed + ([flag] if stop is not None else [])
+    state_in = ast.Assign([_state(carried)[1]], ast.Name("state", ast.Load()), lineno=0)
+    if stop is not None:
+        go = _call(f"{np}.logical_and", _call(f"{np}.logical_not", ast.Name(flag, ast.Load())), go)
+    gate_in = ast.Assign([ast.Name(gate, ast.Store())], go, lineno=0)
+    on = ast.Name(gate, ast.Load())
+    values = [b.select(on, env[n], ast.Name(n, ast.Load())) for n in changed]
+    if stop is not None:
+        values.append(_call(f"{np}.logical_or", ast.Name(flag, ast.Load()), _call(f"{np}.logical_and", ast.Name(gate, ast.Load()), stop)))
+    body_fn = ast.FunctionDef(f"_loop_body_{line}", _args([index, "state"]), [state_in, gate_in, ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
+    init = [ast.Name(n, ast.Load()) for n in changed] + ([ast.Constant(False)] if stop is not None else [])
+    carry = _carry(names, body_fn.name, init, line, f"{lo}, ")
+    loop = _call(f"{names.lax}.fori_loop", ast.Constant(lo), ast.Constant(hi), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
+    out = ast.Assign([_state(changed + ([f"_stopped_{line}"] if stop is not None else []))[1]], loop, lineno=0)
+    return [body_fn, *carry, out]
+
+
 def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
+    """A `while` whose trip count the code bounds (`and i < 16` on a counter, `_counter_cap`)
+    -> `lax.fori_loop` over that many trips, masked once the test fails: an applied fix, as
+    reverse-differentiable as the original. Any other `while` -> `lax.while_loop`, shown only
+    (display-only): it keeps the forward values but jax.grad cannot go through it."""
     try:
         _needs(names, lax=True)
         if node.orelse:
             raise _Refuse("`while ... else`")
         b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before)
         line = node.lineno
+        cap = _counter_cap(ctx, node)
+        if cap is not None:
+            counter, trips = cap
+            stmts = _masked_fori(names, b, line, changed, env, stop, 0, trips, f"_trip_{line}", b.cond(node.test))
+            return _offer(f"loop over at most {trips} trips (the bound on `{counter}`) with jax.lax.fori_loop, the trips after "
+                          "the test fails masked (reverse-differentiable)", _span(ctx, node, node), _text(stmts, _indent_of(ctx, node)))
         carried = changed + ([f"_stop_{line}"] if stop is not None else [])
         load, store = _state(carried)
         test = b.cond(node.test)
@@ -669,8 +792,7 @@ def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = froze
         out = ast.Assign([store if stop is None else _state(changed + [f"_stopped_{line}"])[1]], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop (differentiable forward and by jvp; reverse-mode jax.grad cannot) with jax.lax.while_loop",
-                  _span(ctx, node, node), _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node)))
+    return _show("loop with jax.lax.while_loop", _span(ctx, node, node), _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node)))
 
 
 def _carry(names: Names, body: str, init: list[ast.expr], line: int, index: str = "") -> list[ast.stmt]:
@@ -735,13 +857,47 @@ def _range_loop(ctx, node: ast.For, names: Names, bound) -> tuple[str, ast.expr,
     return target, lo, hi
 
 
+def _range_cap(node: ast.For, names: Names) -> tuple[int, int, ast.expr] | None:
+    """(lo, cap, traced bound) of `range([lo,] min(n, CAP))` (also `min(CAP, n)` and
+    `jnp.minimum`), lo and CAP int literals: at most CAP - lo trips whatever `n` is."""
+    call = node.iter
+    if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
+        return None
+    lo = _int(call.args[0]) if len(call.args) == 2 else 0
+    hi = call.args[-1]
+    if lo is None or not (isinstance(hi, ast.Call) and not hi.keywords and len(hi.args) == 2):
+        return None
+    fn = ast.unparse(hi.func)
+    if fn != "min" and not (names.np and fn == f"{names.np}.minimum"):
+        return None
+    a, c = hi.args
+    if _int(c) is None:
+        a, c = c, a
+    cap = _int(c)
+    return None if cap is None or _int(a) is not None else (lo, cap, a)
+
+
 def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
+    """`for i in range(min(n, CAP)):` (`_range_cap`) -> `lax.fori_loop` over the static range
+    to CAP, the trips at or past `n` masked: an applied fix, reverse-differentiable. A traced
+    bound with no cap -> `lax.fori_loop(0, n, ...)`, which JAX lowers to a while_loop: shown
+    only (display-only), as jax.grad cannot go through it."""
     try:
-        if any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
+        cap = _range_cap(node, names)
+        if cap is None and any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
             raise _Refuse("`break` in a counted loop")
         target, lo, hi = _range_loop(ctx, node, names, _unwrap_host_read)
-        b, changed, env, _ = _loop(ctx, node, names, node.body, bound_before, {target})
+        b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before, {target})
         line = node.lineno
+        if cap is not None:
+            start, limit, traced = cap
+            # the bound is read once, before the first trip, as range() reads it
+            bound = f"_bound_{line}"
+            first = ast.Assign([ast.Name(bound, ast.Store())], b.expr(_unwrap_host_read(traced)), lineno=0)
+            go = ast.Compare(ast.Name(target, ast.Load()), [ast.Lt()], [ast.Name(bound, ast.Load())])
+            stmts = [first, *_masked_fori(names, b, line, changed, env, stop, start, limit, target, go)]
+            return _offer(f"loop over the static range to the cap {limit} with jax.lax.fori_loop, the trips at or past the "
+                          "traced bound masked (reverse-differentiable)", _span(ctx, node, node), _text(stmts, _indent_of(ctx, node)))
         load, store = _state(changed)
         state_in = ast.Assign([store], ast.Name("state", ast.Load()), lineno=0)
         values = [env[n] for n in changed]
@@ -752,8 +908,8 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         out = ast.Assign([store], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop (a traced bound makes it a while_loop: differentiable forward and by jvp; reverse-mode jax.grad "
-                  "cannot) with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
+    return _show("loop with jax.lax.fori_loop (a traced bound makes it a while_loop)", _span(ctx, node, node),
+                 _text([body_fn, *carry, out], _indent_of(ctx, node)))
 
 
 def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
