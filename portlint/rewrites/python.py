@@ -1,6 +1,6 @@
 """Control-flow rewrites for traced code, built from the flagged statement's own expressions.
 
-A rewrite is offered only for the statement shapes below, each of which
+A rewrite is applied only for the statement shapes below, each of which
 tests/test_oracle_rewrites.py applies to a generated family of functions and runs under
 `jax.jit` (and `torch._dynamo.explain` for torch), comparing with the original run eagerly.
 Any other shape gets no fix but a `NoFix` whose reason the finding's suggestion shows
@@ -15,13 +15,21 @@ middle operand is a name or constant):
 - if / elif / else whose branches return (the `else` may be the rest of the block: pure
   assignments then a `return`)                  -> `return where(...)`; tuples and dicts are
   selected element by element
-- `while c:` over assignments (and `if b: break` at the top of the body; jax only)
-                                                -> `lax.while_loop` carrying the assigned names
-- `for i in range(n):` over assignments, `n` traced (jax only) -> `lax.fori_loop`
 - `for i in range(N):` over assignments with a top-level `if c: break`, `N` static and `c`
   traced (jax only)                             -> `lax.fori_loop` over the whole range with a
   carried stop flag: later trips keep the state; static bounds make it a scan, so it is
-  reverse-differentiable, where a traced bound or a `while` is forward- and jvp-only
+  reverse-differentiable
+- `for i in range([lo,] min(n, CAP)):` over assignments (a top-level `if c: break` allowed), `n`
+  traced, `lo` and `CAP` int literals (jax only) -> `lax.fori_loop(lo, CAP, ...)`, the trips at
+  or past `n` masked (`fori_fix`, `_range_cap`)
+- `while c:` over assignments (and `if b: break` at the top of the body) whose test has an
+  `and` operand `i < N` on a counter the code bounds (`_counter_cap`: `i = <int>` just before
+  the loop, `i = i + k` once in the body) (jax only) -> `lax.fori_loop` over the static
+  trip bound, the trips after the test fails masked (`while_fix`)
+Loops with no such bound -- any other `while` on a traced test, `for i in range(n)` with `n`
+traced -- get `lax.while_loop` / `lax.fori_loop(0, n, ...)` only as a display-only fix (shown,
+never written by --fix): JAX cannot differentiate a while_loop in reverse mode, so the rewrite
+would keep the forward values and lose jax.grad, which the obligation above forbids.
 
 A select computes every value on both sides, so branch values must be arrays (or numbers)
 of one shape; the fixes are `unsafe`. A name one branch leaves unassigned must be bound
@@ -35,10 +43,10 @@ rewrite's derivatives and types those of the original run eagerly:
   operations, runs alone under `lax.cond`, its values cast and broadcast to what the select
   would give (cond wants both branches to agree);
 - a loop's initial values are widened to the dtypes one trip gives them (`jax.eval_shape`),
-  as Python lets `n = n + 0.5` turn an integer into a float; `lax.while_loop` is forward-
-  and jvp-differentiable only, which its fix description says.
+  as Python lets `n = n + 0.5` turn an integer into a float.
 tests/test_oracle_rewrites.py checks values on random, boundary and integer inputs and
-gradients (`jax.grad`, jvp for loops, `torch.autograd`) against the original run eagerly."""
+gradients (`jax.grad`, loops included, `torch.autograd`) of every applied rewrite against the
+original run eagerly."""
 
 from __future__ import annotations
 
@@ -857,6 +865,15 @@ def _range_loop(ctx, node: ast.For, names: Names, bound) -> tuple[str, ast.expr,
     return target, lo, hi
 
 
+def _device_bound(e: ast.expr, names: Names) -> ast.expr:
+    """`min(a, b)` / `max(a, b)` in a traced bound -> `jnp.minimum` / `jnp.maximum`: Python's
+    compares with bool(), which a tracer refuses."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("min", "max") and len(e.args) == 2 \
+            and not e.keywords and not any(isinstance(a, ast.Starred) for a in e.args):
+        return _call(f"{names.np}.{e.func.id}imum", *(_device_bound(a, names) for a in e.args))
+    return e
+
+
 def _range_cap(node: ast.For, names: Names) -> tuple[int, int, ast.expr] | None:
     """(lo, cap, traced bound) of `range([lo,] min(n, CAP))` (also `min(CAP, n)` and
     `jnp.minimum`), lo and CAP int literals: at most CAP - lo trips whatever `n` is."""
@@ -886,7 +903,7 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         cap = _range_cap(node, names)
         if cap is None and any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
             raise _Refuse("`break` in a counted loop")
-        target, lo, hi = _range_loop(ctx, node, names, _unwrap_host_read)
+        target, lo, hi = _range_loop(ctx, node, names, lambda a: _device_bound(_unwrap_host_read(a), names))
         b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before, {target})
         line = node.lineno
         if cap is not None:
