@@ -152,8 +152,9 @@ def test_fixture_rewrites_cover_every_construct():
     by_fn = {top_level_function(tree, f.span.start_line): f.fix for f in found if f.rule_id in ("PTL801", "PTL802")}
     for name in ("grow_at_most_sixteen_times", "repeated_scale_capped"):
         assert by_fn[name].applicability == "unsafe" and "jax.lax.fori_loop" in by_fn[name].description, (name, by_fn[name])
+    assert by_fn["count_doublings"].applicability == "unsafe" and "is an integer" in by_fn["count_doublings"].description
     for name in ("grow_until_large", "grow_from_given_count", "grow_counting_down", "repeated_scale", "repeated_scale_int",
-                 "repeated_scale_capped_by_argument"):
+                 "repeated_scale_capped_by_argument", "count_doublings_from"):
         assert by_fn[name].applicability == "display-only" and NO_REVERSE_MODE in by_fn[name].description, (name, by_fn[name])
 
 

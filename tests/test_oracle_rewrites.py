@@ -305,6 +305,22 @@ JAX_SHAPES = {
             v = jnp.sqrt(v - 1.0) + 0.1 * y
             n = n + 1
         return v, n""",
+    # no static bound, but every carried value is an integer by construction (int literals
+    # under + - * // %): no gradient to lose, so the while_loop is applied; jax.grad of what
+    # the code computes from the count still matches
+    "while_int_carry": """
+        n = 0
+        k = 1
+        while k * k < 20.0 + s * s:
+            n = n + 1
+            k = k * 2 + n // 3
+        return x * n, k""",
+    "fori_int_carry": """
+        t = 0
+        for k in range(m):
+            t = t + k * 2
+            t -= 1
+        return x * t + y""",
     "while_capped_int_to_float": """
         v = m
         n = 0
@@ -319,7 +335,8 @@ C2 = "y.sum() < 0.5"
 # display-only, with that reason, and --fix --unsafe-fixes leaves the loop as it is
 LOOP_SHAPES = {"while_growing", "while_carried", "while_break", "while_if_body", "fori_carried", "fori_nested_if", "while_int_to_float"}
 STATIC_LOOP_SHAPES = {"static_break", "static_break_unsafe", "fori_capped", "fori_capped_minimum", "fori_capped_break",
-                      "while_capped", "while_capped_break", "while_capped_unsafe", "while_capped_int_to_float"}
+                      "while_capped", "while_capped_break", "while_capped_unsafe", "while_capped_int_to_float",
+                      "while_int_carry", "fori_int_carry"}
 ONE_CONDITION = LOOP_SHAPES | STATIC_LOOP_SHAPES | {"unsafe_pow_assign", "unsafe_div_else", "unsafe_return", "unsafe_ifexp", "cond_return"}
 DISPLAY_ONLY = LOOP_SHAPES | {"one_branch_unbound", "branch_value_not_array", "host_call_in_branch", "tuple_vs_name"}
 FIXED_SHAPES = (set(SHAPES) | set(JAX_SHAPES)) - DISPLAY_ONLY

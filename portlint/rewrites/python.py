@@ -29,7 +29,9 @@ middle operand is a name or constant):
 Loops with no such bound -- any other `while` on a traced test, `for i in range(n)` with `n`
 traced -- get `lax.while_loop` / `lax.fori_loop(0, n, ...)` only as a display-only fix (shown,
 never written by --fix): JAX cannot differentiate a while_loop in reverse mode, so the rewrite
-would keep the forward values and lose jax.grad, which the obligation above forbids.
+would keep the forward values and lose jax.grad, which the obligation above forbids. The
+exception (`_integer_carry`): every carried value an integer by construction, so there is no
+gradient to lose; that rewrite is applied.
 
 A select computes every value on both sides, so branch values must be arrays (or numbers)
 of one shape; the fixes are `unsafe`. A name one branch leaves unassigned must be bound
@@ -744,6 +746,33 @@ def _counter_cap(ctx, node: ast.While) -> tuple[str, int] | None:
     return None
 
 
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _int_valued(e: ast.expr, ints: set[str]) -> bool:
+    """An expression that is an integer by construction: int literals and the names `ints`
+    under `+ - * // %` and unary minus."""
+    if _int(e) is not None:
+        return True
+    if isinstance(e, ast.Name):
+        return e.id in ints
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        return _int_valued(e.operand, ints)
+    return isinstance(e, ast.BinOp) and isinstance(e.op, _INT_OPS) and _int_valued(e.left, ints) and _int_valued(e.right, ints)
+
+
+def _integer_carry(ctx, node: ast.stmt, changed: list[str], env: dict[str, ast.expr], stop, index: str | None = None) -> bool:
+    """Every value the loop carries is an integer by construction, so the loop has no gradient
+    to lose: each carried name is set to an int literal just before the loop (`_start`), the
+    body only assigns plain names (no `if`, no `break`) and each value one trip gives is
+    `_int_valued` in the carried names (and the loop index). A while_loop over such a carry is
+    as differentiable as the original: jax.grad of what the code computes from it works."""
+    if stop is not None or not all(isinstance(s, (ast.Assign, ast.AugAssign)) for s in node.body):
+        return False
+    ints = set(changed) | ({index} if index else set())
+    return all(_start(ctx, node, n) is not None and _int_valued(env[n], ints) for n in changed)
+
+
 def _masked_fori(names: Names, b: "_Builder", line: int, changed: list[str], env: dict[str, ast.expr], stop,
                  lo: int, hi: int, index: str, go: ast.expr) -> list[ast.stmt]:
     """`lax.fori_loop(lo, hi, ...)` over static int bounds (a scan: reverse-differentiable)
@@ -800,7 +829,11 @@ def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = froze
         out = ast.Assign([store if stop is None else _state(changed + [f"_stopped_{line}"])[1]], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _show("loop with jax.lax.while_loop", _span(ctx, node, node), _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node)))
+    text = _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node))
+    if _integer_carry(ctx, node, changed, env, stop):
+        return _offer(f"loop with jax.lax.while_loop (every carried value, {', '.join(changed)}, is an integer: no gradient to lose)",
+                      _span(ctx, node, node), text)
+    return _show("loop with jax.lax.while_loop", _span(ctx, node, node), text)
 
 
 def _carry(names: Names, body: str, init: list[ast.expr], line: int, index: str = "") -> list[ast.stmt]:
@@ -925,8 +958,11 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         out = ast.Assign([store], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _show("loop with jax.lax.fori_loop (a traced bound makes it a while_loop)", _span(ctx, node, node),
-                 _text([body_fn, *carry, out], _indent_of(ctx, node)))
+    text = _text([body_fn, *carry, out], _indent_of(ctx, node))
+    if _integer_carry(ctx, node, changed, env, stop, target):
+        return _offer(f"loop with jax.lax.fori_loop (every carried value, {', '.join(changed)}, is an integer: no gradient to lose)",
+                      _span(ctx, node, node), text)
+    return _show("loop with jax.lax.fori_loop (a traced bound makes it a while_loop)", _span(ctx, node, node), text)
 
 
 def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
