@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from portlint.core.model import Edit, Fix, Span
 from portlint.frontends.python.astindex import parents, walk
 
-__all__ = ["Fix", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "static_break_fix", "while_fix"]
+__all__ = ["Fix", "NO_REVERSE_MODE", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "static_break_fix", "while_fix"]
 
 
 @dataclass(frozen=True)

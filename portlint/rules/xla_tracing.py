@@ -114,10 +114,10 @@ _TRACER_ERRORS = {"ConcretizationTypeError", "TracerBoolConversionError", "Trace
 _VISITED = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.For, ast.comprehension, ast.Call, ast.Subscript)
 
 
-
 def _applied(fix) -> bool:
     """A rewrite --fix --unsafe-fixes writes (not a NoFix, not a display-only loop rewrite)."""
     return isinstance(fix, rewrites.Fix) and fix.applicability != "display-only"
+
 
 class _Walker:
     def __init__(self, ctx, tm: TracedMap, out: Hazards):
