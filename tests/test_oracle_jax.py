@@ -116,7 +116,9 @@ def test_control_flow_rewrites_run_under_jit_and_match_eager(path, tmp_path):
 
     from portlint.output.fixes import apply_edits
 
-    findings = [f for f in scan_paths([path]).findings if f.rule_id in ("PTL801", "PTL802") and f.fix is not None]
+    # the fixes --fix --unsafe-fixes writes (a display-only loop rewrite is shown, not applied)
+    findings = [f for f in scan_paths([path]).findings if f.rule_id in ("PTL801", "PTL802") and f.fix is not None
+                and f.fix.applicability != "display-only"]
     assert findings, f"{path.name} has a .fixed.py but no control-flow rewrites"
     original = load(path)
     text = path.read_text(encoding="utf-8")
@@ -138,10 +140,22 @@ def test_control_flow_rewrites_run_under_jit_and_match_eager(path, tmp_path):
 
 
 def test_fixture_rewrites_cover_every_construct():
-    """if/else assignment, return, single-branch update, ternary, while, for: each has a fix."""
+    """if/else assignment, return, single-branch update, ternary, a bounded while and a capped
+    for: each has an applied fix; an unbounded while and a traced range show theirs only."""
+    from portlint.rewrites.python import NO_REVERSE_MODE
+
     path = FIXTURES / "xla_tracing" / "jax_control_flow.py"
-    fixes = {f.fix.description.split(" ")[0] + " " + f.fix.description.split(" ")[-1] for f in scan_paths([path]).findings if f.fix}
-    assert {"select jnp.where", "return device", "loop jax.lax.while_loop", "loop jax.lax.fori_loop"} <= fixes, fixes
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [f for f in scan_paths([path]).findings if f.fix]
+    fixes = {f.fix.description.split(" ")[0] + " " + f.fix.description.split(" ")[-1] for f in found if f.fix.applicability == "unsafe"}
+    assert {"select jnp.where", "return device", "loop (reverse-differentiable)"} <= fixes, fixes
+    by_fn = {top_level_function(tree, f.span.start_line): f.fix for f in found if f.rule_id in ("PTL801", "PTL802")}
+    for name in ("grow_at_most_sixteen_times", "repeated_scale_capped"):
+        assert by_fn[name].applicability == "unsafe" and "jax.lax.fori_loop" in by_fn[name].description, (name, by_fn[name])
+    assert by_fn["count_doublings"].applicability == "unsafe" and "is an integer" in by_fn["count_doublings"].description
+    for name in ("grow_until_large", "grow_from_given_count", "grow_counting_down", "repeated_scale", "repeated_scale_int",
+                 "repeated_scale_capped_by_argument", "count_doublings_from"):
+        assert by_fn[name].applicability == "display-only" and NO_REVERSE_MODE in by_fn[name].description, (name, by_fn[name])
 
 
 def test_recompile_mechanics_behind_ptl805_and_ptl807():

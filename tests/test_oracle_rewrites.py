@@ -17,7 +17,9 @@ import itertools
 import random
 import textwrap
 
-from conftest import require_module, scan_paths
+from conftest import require_module, run_portlint, scan_paths
+
+from portlint.rewrites.python import NO_REVERSE_MODE
 
 CONDITIONS = {
     "cmp": "x.sum() > 0",
@@ -257,12 +259,86 @@ JAX_SHAPES = {
         while v < 10:
             v = v + 1.5
         return v * x""",
+    # loops the code bounds statically: fori_loop over the static bound, the trips past the
+    # real count masked -- a scan, reverse-differentiable (jax.grad, as the other shapes)
+    "fori_capped": """
+        v = x
+        w = y
+        for k in range(min(m, 3)):
+            v = v + w * 0.5
+            w = w - k
+        return v, w""",
+    "fori_capped_minimum": """
+        v = x + 0.0
+        for k in range(1, jnp.minimum(4, m)):
+            v = v * 1.5 + y * k
+        return v""",
+    "fori_capped_break": """
+        v = x * x + 0.1
+        for k in range(min(m, 4)):
+            v = v * 2.0
+            if v.max() > 3.0 + y.max():
+                break
+        return v""",
+    "while_capped": """
+        v = x * x + 0.1
+        n = 0
+        while v.sum() < 40.0 + s and n < 5:
+            v = v * 1.5 + 0.1
+            n = n + 1
+        return v, n""",
+    "while_capped_break": """
+        v = x * x + 0.1
+        n = 0
+        while v.sum() < 1000.0 and n <= 6:
+            v = v * 2.0
+            if v.max() > 5.0 + y.max():
+                break
+            n += 1
+        return v, n""",
+    # the trip after the test fails would take sqrt of a negative: the masked trips need the
+    # double-where for a finite gradient
+    "while_capped_unsafe": """
+        v = x * x + 3.0
+        n = 0
+        while v.min() > 1.5 and n < 6:
+            v = jnp.sqrt(v - 1.0) + 0.1 * y
+            n = n + 1
+        return v, n""",
+    # no static bound, but every carried value is an integer by construction (int literals
+    # under + - * // %): no gradient to lose, so the while_loop is applied; jax.grad of what
+    # the code computes from the count still matches
+    "while_int_carry": """
+        n = 0
+        k = 1
+        while k * k < 20.0 + s * s:
+            n = n + 1
+            k = k * 2 + n // 3
+        return x * n, k""",
+    "fori_int_carry": """
+        t = 0
+        for k in range(m):
+            t = t + k * 2
+            t -= 1
+        return x * t + y""",
+    "while_capped_int_to_float": """
+        v = m
+        n = 0
+        while v < 10 and 8 > n:
+            v = v + 1.5
+            n += 1
+        return v * x""",
 }
 C2 = "y.sum() < 0.5"
+# loops with no static bound: lax.while_loop (or a fori_loop on a traced bound, which JAX
+# lowers to one) keeps the forward values but not reverse-mode gradients, so the rewrite is
+# display-only, with that reason, and --fix --unsafe-fixes leaves the loop as it is
 LOOP_SHAPES = {"while_growing", "while_carried", "while_break", "while_if_body", "fori_carried", "fori_nested_if", "while_int_to_float"}
-STATIC_LOOP_SHAPES = {"static_break", "static_break_unsafe"}  # reverse-differentiable: jax.grad, as the others
+STATIC_LOOP_SHAPES = {"static_break", "static_break_unsafe", "fori_capped", "fori_capped_minimum", "fori_capped_break",
+                      "while_capped", "while_capped_break", "while_capped_unsafe", "while_capped_int_to_float",
+                      "while_int_carry", "fori_int_carry"}
 ONE_CONDITION = LOOP_SHAPES | STATIC_LOOP_SHAPES | {"unsafe_pow_assign", "unsafe_div_else", "unsafe_return", "unsafe_ifexp", "cond_return"}
-DISPLAY_ONLY = {"while_growing", "one_branch_unbound", "branch_value_not_array", "host_call_in_branch", "tuple_vs_name"}
+DISPLAY_ONLY = LOOP_SHAPES | {"one_branch_unbound", "branch_value_not_array", "host_call_in_branch", "tuple_vs_name"}
 FIXED_SHAPES = (set(SHAPES) | set(JAX_SHAPES)) - DISPLAY_ONLY
 LOOP_ONLY_CONDITION = "cmp"  # loops carry their own conditions
 
@@ -356,10 +432,19 @@ def _check_family(tmp_path, torch: bool, run_fixed, run_original, inputs, equal,
         if not found:
             problems.append(f"{name}: no PTL801/PTL802 finding on a traced branch")
             continue
-        offered = [f for f in found if f.fix is not None]
+        offered = [f for f in found if f.fix is not None and f.fix.applicability != "display-only"]
         for f in found:
-            if f.fix is None and "No automatic rewrite:" not in (f.suggestion or "") and not offered:
-                problems.append(f"{name}: no fix and no display-only reason at line {f.span.start_line}")
+            reason = "No automatic rewrite:" in (f.suggestion or "") or f.fix is not None and "(display only: " in f.fix.description
+            if f.fix is None or f.fix.applicability == "display-only":
+                if not reason and not offered:
+                    problems.append(f"{name}: no fix and no display-only reason at line {f.span.start_line}")
+        if shape in LOOP_SHAPES:
+            # the loop's own finding shows its rewrite with the reason it is not applied
+            loops = [f for f in found if f.fix is not None and f.fix.applicability == "display-only"]
+            if shape != "while_growing" and not any(NO_REVERSE_MODE in f.fix.description for f in loops):
+                problems.append(f"{name}: the unbounded loop has no display-only rewrite saying why it is not applied")
+            if any(f.fix is not None and f.fix.applicability != "display-only" and "loop" in f.fix.description for f in found):
+                problems.append(f"{name}: an unbounded loop got an applied loop rewrite")
         if not offered:
             display_shapes.add(shape)
             continue
@@ -429,24 +514,12 @@ def test_generated_jax_rewrites_trace_and_match_eager(tmp_path):
 
     def derivatives(original_fn, fixed_fn, args, shape):
         """Gradients of the outputs' sum with respect to x and y: the original differentiated
-        eagerly (Python branches on concrete values), the rewrite under jit. A while_loop (and
-        a fori_loop with a traced bound) is not reverse-differentiable: jvp for those."""
+        eagerly (Python branches on concrete values), the rewrite under jit. Every applied
+        rewrite, loops included, must give them: a loop with no static bound (whose
+        lax.while_loop jax.grad refuses) is display-only, never applied."""
         x, y, m = args
         if not jnp.issubdtype(x.dtype, jnp.floating):
             return None
-        if shape in LOOP_SHAPES:
-            tx, ty = jnp.ones_like(x), jnp.linspace(-1.0, 1.0, x.size, dtype=x.dtype)
-            _, want = jax.jvp(lambda a, b: total(original_fn(a, b, int(m))), (x, y), (tx, ty))
-            _, got = jax.jvp(lambda a, b: total(jax.jit(fixed_fn)(a, b, m)), (x, y), (tx, ty))
-            if not equal(want, got):
-                return f"jvp {np.asarray(got)} != eager {np.asarray(want)}"
-            # reverse mode: JAX refuses a while_loop with its own error -- never a wrong value
-            try:
-                rev = jax.grad(lambda a, b: total(jax.jit(fixed_fn)(a, b, m)), argnums=(0, 1))(x, y)
-            except ValueError as exc:
-                return None if "Reverse-mode differentiation does not work" in str(exc) else f"jax.grad raised {exc!r}"
-            eager = jax.grad(lambda a, b: total(original_fn(a, b, int(m))), argnums=(0, 1))(x, y)
-            return None if all(equal(a, b) for a, b in zip(eager, rev)) else f"jax.grad of the loop gave {rev}, eager {eager}"
         want = jax.grad(lambda a, b: total(original_fn(a, b, int(m))), argnums=(0, 1))(x, y)
         got = jax.grad(lambda a, b: total(jax.jit(fixed_fn)(a, b, m)), argnums=(0, 1))(x, y)
         if all(equal(a, b) for a, b in zip(want, got)):
@@ -519,3 +592,106 @@ def test_generated_torch_rewrites_remove_the_graph_break_and_match_eager(tmp_pat
     original = _undecorated(source, "family.py")
     dynamo.reset()
     assert dynamo.explain(original["assign_if_else__and"])(*inputs(random.Random(0), "float")).graph_break_count >= 1
+
+
+UNBOUNDED_LOOPS = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def grow(x):
+    v = x
+    while v.sum() < 40.0:
+        v = v * 1.5
+    return v
+
+
+@jax.jit
+def power(x, n):
+    y = x
+    for _ in range(n):
+        y = y * x
+    return y
+
+
+@jax.jit
+def counted_from_argument(x, i):
+    v = x
+    while v.sum() < 40.0 and i < 16:
+        v = v * 1.5
+        i = i + 1
+    return v
+'''
+
+BOUNDED_LOOPS = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def grow(x):
+    v = x
+    i = 0
+    while v.sum() < 40.0 and i < 16:
+        v = v * 1.5
+        i = i + 1
+    return v, i
+
+
+@jax.jit
+def power(x, n):
+    y = x
+    for _ in range(min(n, 8)):
+        y = y * x
+    return y
+'''
+
+
+def test_unbounded_loops_are_shown_not_written_by_the_cli(tmp_path):
+    """`--fix --unsafe-fixes` leaves a while on a traced test and a range on a traced bound
+    with no static cap as they are (a lax.while_loop would lose jax.grad), and the finding's
+    text shows the rewrite as display only with that reason. A counter that starts at a
+    parameter bounds nothing the code states, so `and i < 16` there is no cap either."""
+    path = tmp_path / "loops.py"
+    path.write_text(UNBOUNDED_LOOPS, encoding="utf-8")
+    fixed = run_portlint("scan", "loops.py", "--no-cache", "--select", "PTL801,PTL802", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    assert fixed.returncode == 1, fixed.stderr
+    assert path.read_text(encoding="utf-8") == UNBOUNDED_LOOPS
+    shown = run_portlint("scan", "loops.py", "--no-cache", "--select", "PTL801,PTL802", cwd=tmp_path, env={"NO_COLOR": "1"})
+    lines = [ln.strip() for ln in shown.stdout.splitlines() if ln.strip().startswith("fix (")]
+    assert len(lines) == 3, shown.stdout
+    for line in lines:
+        assert line.startswith("fix (display-only): loop with jax.lax."), line
+        assert "reverse-mode differentiation through lax.while_loop is not supported" in line, line
+        assert "bound the loop by a static maximum and use lax.fori_loop with a mask" in line, line
+
+
+def test_bounded_loops_are_written_by_the_cli_and_keep_gradients(tmp_path):
+    """The same loops with a bound the code states (`i` from 0 under `and i < 16`,
+    `range(min(n, 8))`) are rewritten by `--fix --unsafe-fixes` into masked fori_loops over
+    the static bound, which run under jit with the original's values and jax.grad."""
+    jax = require_module("jax")
+    import numpy as np
+
+    jnp = jax.numpy
+    path = tmp_path / "loops.py"
+    path.write_text(BOUNDED_LOOPS, encoding="utf-8")
+    fixed = run_portlint("scan", "loops.py", "--no-cache", "--select", "PTL801,PTL802", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    text = path.read_text(encoding="utf-8")
+    assert "while_loop" not in text and text.count("jax.lax.fori_loop(0, 16,") == 1 and text.count("jax.lax.fori_loop(0, 8,") == 1, text
+    original, rewritten = _undecorated(BOUNDED_LOOPS, "loops.py"), _undecorated(text, "fixed_loops.py")
+    x = jnp.asarray([0.5, 1.0, 2.0], jnp.float32)
+    for scale in (0.1, 0.5, 2.0, 50.0):
+        want = original["grow"](x * scale)
+        got = jax.jit(rewritten["grow"])(x * scale)
+        assert all(np.allclose(a, b) for a, b in zip(_leaves(want), _leaves(got))), (want, got)
+        g_want = jax.grad(lambda a: original["grow"](a)[0].sum())(x * scale)
+        g_got = jax.grad(lambda a: jax.jit(rewritten["grow"])(a)[0].sum())(x * scale)
+        assert np.allclose(g_want, g_got), (g_want, g_got)
+    for n in range(11):
+        want = original["power"](x, n)
+        got = jax.jit(rewritten["power"])(x, jnp.int32(n))
+        assert np.allclose(want, got), (n, want, got)
+        g_want = jax.grad(lambda a: original["power"](a, n).sum())(x)
+        g_got = jax.grad(lambda a: jax.jit(rewritten["power"])(a, jnp.int32(n)).sum())(x)
+        assert np.allclose(g_want, g_got), (n, g_want, g_got)

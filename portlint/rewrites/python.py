@@ -1,6 +1,6 @@
 """Control-flow rewrites for traced code, built from the flagged statement's own expressions.
 
-A rewrite is offered only for the statement shapes below, each of which
+A rewrite is applied only for the statement shapes below, each of which
 tests/test_oracle_rewrites.py applies to a generated family of functions and runs under
 `jax.jit` (and `torch._dynamo.explain` for torch), comparing with the original run eagerly.
 Any other shape gets no fix but a `NoFix` whose reason the finding's suggestion shows
@@ -15,13 +15,23 @@ middle operand is a name or constant):
 - if / elif / else whose branches return (the `else` may be the rest of the block: pure
   assignments then a `return`)                  -> `return where(...)`; tuples and dicts are
   selected element by element
-- `while c:` over assignments (and `if b: break` at the top of the body; jax only)
-                                                -> `lax.while_loop` carrying the assigned names
-- `for i in range(n):` over assignments, `n` traced (jax only) -> `lax.fori_loop`
 - `for i in range(N):` over assignments with a top-level `if c: break`, `N` static and `c`
   traced (jax only)                             -> `lax.fori_loop` over the whole range with a
   carried stop flag: later trips keep the state; static bounds make it a scan, so it is
-  reverse-differentiable, where a traced bound or a `while` is forward- and jvp-only
+  reverse-differentiable
+- `for i in range([lo,] min(n, CAP)):` over assignments (a top-level `if c: break` allowed), `n`
+  traced, `lo` and `CAP` int literals (jax only) -> `lax.fori_loop(lo, CAP, ...)`, the trips at
+  or past `n` masked (`fori_fix`, `_range_cap`)
+- `while c:` over assignments (and `if b: break` at the top of the body) whose test has an
+  `and` operand `i < N` on a counter the code bounds (`_counter_cap`: `i = <int>` just before
+  the loop, `i = i + k` once in the body) (jax only) -> `lax.fori_loop` over the static
+  trip bound, the trips after the test fails masked (`while_fix`)
+Loops with no such bound -- any other `while` on a traced test, `for i in range(n)` with `n`
+traced -- get `lax.while_loop` / `lax.fori_loop(0, n, ...)` only as a display-only fix (shown,
+never written by --fix): JAX cannot differentiate a while_loop in reverse mode, so the rewrite
+would keep the forward values and lose jax.grad, which the obligation above forbids. The
+exception (`_integer_carry`): every carried value an integer by construction, so there is no
+gradient to lose; that rewrite is applied.
 
 A select computes every value on both sides, so branch values must be arrays (or numbers)
 of one shape; the fixes are `unsafe`. A name one branch leaves unassigned must be bound
@@ -35,10 +45,10 @@ rewrite's derivatives and types those of the original run eagerly:
   operations, runs alone under `lax.cond`, its values cast and broadcast to what the select
   would give (cond wants both branches to agree);
 - a loop's initial values are widened to the dtypes one trip gives them (`jax.eval_shape`),
-  as Python lets `n = n + 0.5` turn an integer into a float; `lax.while_loop` is forward-
-  and jvp-differentiable only, which its fix description says.
+  as Python lets `n = n + 0.5` turn an integer into a float.
 tests/test_oracle_rewrites.py checks values on random, boundary and integer inputs and
-gradients (`jax.grad`, jvp for loops, `torch.autograd`) against the original run eagerly."""
+gradients (`jax.grad`, loops included, `torch.autograd`) of every applied rewrite against the
+original run eagerly."""
 
 from __future__ import annotations
 
@@ -52,7 +62,7 @@ from dataclasses import dataclass
 from portlint.core.model import Edit, Fix, Span
 from portlint.frontends.python.astindex import parents, walk
 
-__all__ = ["Fix", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "static_break_fix", "while_fix"]
+__all__ = ["Fix", "NO_REVERSE_MODE", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "static_break_fix", "while_fix"]
 
 
 @dataclass(frozen=True)
@@ -399,6 +409,18 @@ def _offer(description: str, span: Span, text: str) -> Fix:
     return Fix(description, (Edit(span, text),), "unsafe")
 
 
+# why a loop with no static bound gets its rewrite shown, never applied
+NO_REVERSE_MODE = ("reverse-mode differentiation through lax.while_loop is not supported, so jax.grad through the "
+                   "carried values would fail; bound the loop by a static maximum and use lax.fori_loop with a mask, "
+                   "or apply this rewrite by hand for forward-only or integer code")
+
+
+def _show(description: str, span: Span, text: str) -> Fix:
+    """A rewrite that keeps the forward values but not the gradients: shown with the finding
+    (display only), never written by --fix or --fix --unsafe-fixes."""
+    return Fix(f"{description} (display only: {NO_REVERSE_MODE})", (Edit(span, text),), "display-only")
+
+
 def _needs(names: Names, lax: bool = False) -> None:
     if lax and names.kind != "jax":
         raise _Refuse("torch has no traced loop this rewrite can target")
@@ -647,13 +669,151 @@ def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra:
     return b, changed, env, stop
 
 
+def _int(e: ast.expr) -> int | None:
+    """The value of an int literal (`3`, `-3`; not a bool), else None."""
+    sign = 1
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        sign, e = -1, e.operand
+    return sign * e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)) for n in walk(node))
+
+
+def _step(s: ast.stmt, name: str) -> int | None:
+    """k of a statement `name = name + k` / `name = k + name` / `name += k`, k a positive int literal."""
+    k = None
+    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and s.target.id == name and isinstance(s.op, ast.Add):
+        k = _int(s.value)
+    elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name \
+            and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add):
+        left, right = s.value.left, s.value.right
+        if isinstance(left, ast.Name) and left.id == name:
+            k = _int(right)
+        elif isinstance(right, ast.Name) and right.id == name:
+            k = _int(left)
+    return k if k is not None and k > 0 else None
+
+
+def _start(ctx, node: ast.stmt, name: str) -> int | None:
+    """The int literal `name` holds when the loop `node` starts: the last statement before the
+    loop in its own block that binds `name` is `name = <int literal>`; None otherwise (bound
+    elsewhere, in a branch, by a parameter)."""
+    module = getattr(ctx, "module", None)
+    if module is None:
+        return None
+    parent = parents(module).get(node)
+    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                  if isinstance(b, list) and any(x is node for x in b)), None)
+    if block is None:
+        return None
+    for s in reversed(block[: next(i for i, x in enumerate(block) if x is node)]):
+        if _binds(s, name):
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                return _int(s.value)
+            return None
+    return None
+
+
+def _counter_cap(ctx, node: ast.While) -> tuple[str, int] | None:
+    """(counter, most trips) of a `while` the code itself bounds: a top-level `and` operand of
+    the test is `i < N` (`i <= N`, `N > i`, `N >= i`) on an int literal N, `i` starts at an
+    int literal just before the loop, and the body adds a positive int literal k to `i` in one
+    statement at its top level and binds `i` nowhere else. Every trip that goes on adds k,
+    and a trip runs only while `i < N`, so there are at most ceil((N - start) / k) trips."""
+    test = node.test
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for t in operands:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1):
+            continue
+        left, op, right = t.left, t.ops[0], t.comparators[0]
+        if isinstance(op, (ast.Gt, ast.GtE)):
+            left, right, op = right, left, (ast.Lt() if isinstance(op, ast.Gt) else ast.LtE())
+        limit = _int(right)
+        if not isinstance(op, (ast.Lt, ast.LtE)) or not isinstance(left, ast.Name) or limit is None:
+            continue
+        name = left.id
+        limit += 1 if isinstance(op, ast.LtE) else 0
+        steps = [s for s in node.body if _step(s, name) is not None]
+        if len(steps) != 1 or any(_binds(s, name) for s in node.body if s is not steps[0]):
+            continue
+        start = _start(ctx, node, name)
+        if start is None:
+            continue
+        k = _step(steps[0], name)
+        return name, max(0, -(-(limit - start) // k))
+    return None
+
+
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _int_valued(e: ast.expr, ints: set[str]) -> bool:
+    """An expression that is an integer by construction: int literals and the names `ints`
+    under `+ - * // %` and unary minus."""
+    if _int(e) is not None:
+        return True
+    if isinstance(e, ast.Name):
+        return e.id in ints
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        return _int_valued(e.operand, ints)
+    return isinstance(e, ast.BinOp) and isinstance(e.op, _INT_OPS) and _int_valued(e.left, ints) and _int_valued(e.right, ints)
+
+
+def _integer_carry(ctx, node: ast.stmt, changed: list[str], env: dict[str, ast.expr], stop, index: str | None = None) -> bool:
+    """Every value the loop carries is an integer by construction, so the loop has no gradient
+    to lose: each carried name is set to an int literal just before the loop (`_start`), the
+    body only assigns plain names (no `if`, no `break`) and each value one trip gives is
+    `_int_valued` in the carried names (and the loop index). A while_loop over such a carry is
+    as differentiable as the original: jax.grad of what the code computes from it works."""
+    if stop is not None or not all(isinstance(s, (ast.Assign, ast.AugAssign)) for s in node.body):
+        return False
+    ints = set(changed) | ({index} if index else set())
+    return all(_start(ctx, node, n) is not None and _int_valued(env[n], ints) for n in changed)
+
+
+def _masked_fori(names: Names, b: "_Builder", line: int, changed: list[str], env: dict[str, ast.expr], stop,
+                 lo: int, hi: int, index: str, go: ast.expr) -> list[ast.stmt]:
+    """`lax.fori_loop(lo, hi, ...)` over static int bounds (a scan: reverse-differentiable)
+    whose trips run the body only where `go` (an expression of the state and `index`) holds
+    and no `break` was taken; any other trip keeps every value (a select, the double-where
+    guarding the unsafe operations the masked trips still compute)."""
+    np, flag, gate = names.np, f"_stop_{line}", f"_go_{line}"
+    carried = changed + ([flag] if stop is not None else [])
+    state_in = ast.Assign([_state(carried)[1]], ast.Name("state", ast.Load()), lineno=0)
+    if stop is not None:
+        go = _call(f"{np}.logical_and", _call(f"{np}.logical_not", ast.Name(flag, ast.Load())), go)
+    gate_in = ast.Assign([ast.Name(gate, ast.Store())], go, lineno=0)
+    on = ast.Name(gate, ast.Load())
+    values = [b.select(on, env[n], ast.Name(n, ast.Load())) for n in changed]
+    if stop is not None:
+        values.append(_call(f"{np}.logical_or", ast.Name(flag, ast.Load()), _call(f"{np}.logical_and", ast.Name(gate, ast.Load()), stop)))
+    body_fn = ast.FunctionDef(f"_loop_body_{line}", _args([index, "state"]), [state_in, gate_in, ast.Return(ast.Tuple(values, ast.Load()))], [], lineno=0)
+    init = [ast.Name(n, ast.Load()) for n in changed] + ([ast.Constant(False)] if stop is not None else [])
+    carry = _carry(names, body_fn.name, init, line, f"{lo}, ")
+    loop = _call(f"{names.lax}.fori_loop", ast.Constant(lo), ast.Constant(hi), ast.Name(body_fn.name, ast.Load()), ast.Name(f"_carry_{line}", ast.Load()))
+    out = ast.Assign([_state(changed + ([f"_stopped_{line}"] if stop is not None else []))[1]], loop, lineno=0)
+    return [body_fn, *carry, out]
+
+
 def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
+    """A `while` whose trip count the code bounds (`and i < 16` on a counter, `_counter_cap`)
+    -> `lax.fori_loop` over that many trips, masked once the test fails: an applied fix, as
+    reverse-differentiable as the original. Any other `while` -> `lax.while_loop`, shown only
+    (display-only): it keeps the forward values but jax.grad cannot go through it."""
     try:
         _needs(names, lax=True)
         if node.orelse:
             raise _Refuse("`while ... else`")
         b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before)
         line = node.lineno
+        cap = _counter_cap(ctx, node)
+        if cap is not None:
+            counter, trips = cap
+            stmts = _masked_fori(names, b, line, changed, env, stop, 0, trips, f"_trip_{line}", b.cond(node.test))
+            return _offer(f"loop over at most {trips} trips (the bound on `{counter}`) with jax.lax.fori_loop, the trips after "
+                          "the test fails masked (reverse-differentiable)", _span(ctx, node, node), _text(stmts, _indent_of(ctx, node)))
         carried = changed + ([f"_stop_{line}"] if stop is not None else [])
         load, store = _state(carried)
         test = b.cond(node.test)
@@ -669,8 +829,11 @@ def while_fix(ctx, node: ast.While, names: Names, bound_before: set[str] = froze
         out = ast.Assign([store if stop is None else _state(changed + [f"_stopped_{line}"])[1]], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop (differentiable forward and by jvp; reverse-mode jax.grad cannot) with jax.lax.while_loop",
-                  _span(ctx, node, node), _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node)))
+    text = _text([cond_fn, body_fn, *carry, out], _indent_of(ctx, node))
+    if _integer_carry(ctx, node, changed, env, stop):
+        return _offer(f"loop with jax.lax.while_loop (every carried value, {', '.join(changed)}, is an integer: no gradient to lose)",
+                      _span(ctx, node, node), text)
+    return _show("loop with jax.lax.while_loop", _span(ctx, node, node), text)
 
 
 def _carry(names: Names, body: str, init: list[ast.expr], line: int, index: str = "") -> list[ast.stmt]:
@@ -735,13 +898,56 @@ def _range_loop(ctx, node: ast.For, names: Names, bound) -> tuple[str, ast.expr,
     return target, lo, hi
 
 
+def _device_bound(e: ast.expr, names: Names) -> ast.expr:
+    """`min(a, b)` / `max(a, b)` in a traced bound -> `jnp.minimum` / `jnp.maximum`: Python's
+    compares with bool(), which a tracer refuses."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("min", "max") and len(e.args) == 2 \
+            and not e.keywords and not any(isinstance(a, ast.Starred) for a in e.args):
+        return _call(f"{names.np}.{e.func.id}imum", *(_device_bound(a, names) for a in e.args))
+    return e
+
+
+def _range_cap(node: ast.For, names: Names) -> tuple[int, int, ast.expr] | None:
+    """(lo, cap, traced bound) of `range([lo,] min(n, CAP))` (also `min(CAP, n)` and
+    `jnp.minimum`), lo and CAP int literals: at most CAP - lo trips whatever `n` is."""
+    call = node.iter
+    if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
+        return None
+    lo = _int(call.args[0]) if len(call.args) == 2 else 0
+    hi = call.args[-1]
+    if lo is None or not (isinstance(hi, ast.Call) and not hi.keywords and len(hi.args) == 2):
+        return None
+    fn = ast.unparse(hi.func)
+    if fn != "min" and not (names.np and fn == f"{names.np}.minimum"):
+        return None
+    a, c = hi.args
+    if _int(c) is None:
+        a, c = c, a
+    cap = _int(c)
+    return None if cap is None or _int(a) is not None else (lo, cap, a)
+
+
 def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
+    """`for i in range(min(n, CAP)):` (`_range_cap`) -> `lax.fori_loop` over the static range
+    to CAP, the trips at or past `n` masked: an applied fix, reverse-differentiable. A traced
+    bound with no cap -> `lax.fori_loop(0, n, ...)`, which JAX lowers to a while_loop: shown
+    only (display-only), as jax.grad cannot go through it."""
     try:
-        if any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
+        cap = _range_cap(node, names)
+        if cap is None and any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
             raise _Refuse("`break` in a counted loop")
-        target, lo, hi = _range_loop(ctx, node, names, _unwrap_host_read)
-        b, changed, env, _ = _loop(ctx, node, names, node.body, bound_before, {target})
+        target, lo, hi = _range_loop(ctx, node, names, lambda a: _device_bound(_unwrap_host_read(a), names))
+        b, changed, env, stop = _loop(ctx, node, names, node.body, bound_before, {target})
         line = node.lineno
+        if cap is not None:
+            start, limit, traced = cap
+            # the bound is read once, before the first trip, as range() reads it
+            bound = f"_bound_{line}"
+            first = ast.Assign([ast.Name(bound, ast.Store())], b.expr(_unwrap_host_read(traced)), lineno=0)
+            go = ast.Compare(ast.Name(target, ast.Load()), [ast.Lt()], [ast.Name(bound, ast.Load())])
+            stmts = [first, *_masked_fori(names, b, line, changed, env, stop, start, limit, target, go)]
+            return _offer(f"loop over the static range to the cap {limit} with jax.lax.fori_loop, the trips at or past the "
+                          "traced bound masked (reverse-differentiable)", _span(ctx, node, node), _text(stmts, _indent_of(ctx, node)))
         load, store = _state(changed)
         state_in = ast.Assign([store], ast.Name("state", ast.Load()), lineno=0)
         values = [env[n] for n in changed]
@@ -752,8 +958,11 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
         out = ast.Assign([store], call, lineno=0)
     except _Refuse as exc:
         return NoFix(str(exc))
-    return _offer("loop (a traced bound makes it a while_loop: differentiable forward and by jvp; reverse-mode jax.grad "
-                  "cannot) with jax.lax.fori_loop", _span(ctx, node, node), _text([body_fn, *carry, out], _indent_of(ctx, node)))
+    text = _text([body_fn, *carry, out], _indent_of(ctx, node))
+    if _integer_carry(ctx, node, changed, env, stop, target):
+        return _offer(f"loop with jax.lax.fori_loop (every carried value, {', '.join(changed)}, is an integer: no gradient to lose)",
+                      _span(ctx, node, node), text)
+    return _show("loop with jax.lax.fori_loop (a traced bound makes it a while_loop)", _span(ctx, node, node), text)
 
 
 def static_break_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:

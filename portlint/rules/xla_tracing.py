@@ -114,6 +114,11 @@ _TRACER_ERRORS = {"ConcretizationTypeError", "TracerBoolConversionError", "Trace
 _VISITED = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.For, ast.comprehension, ast.Call, ast.Subscript)
 
 
+def _applied(fix) -> bool:
+    """A rewrite --fix --unsafe-fixes writes (not a NoFix, not a display-only loop rewrite)."""
+    return isinstance(fix, rewrites.Fix) and fix.applicability != "display-only"
+
+
 class _Walker:
     def __init__(self, ctx, tm: TracedMap, out: Hazards):
         self.ctx = ctx
@@ -607,7 +612,9 @@ class _Walker:
         else:
             fix = self._covered(node, region) or (self._rewrite(node, region) if region.kind == "jax" else None)
             self.report_801(node.test, region, "while", None if confidence else fix,
-                            None if region.kind == "torch" else "Carry the loop state through jax.lax.while_loop(cond_fn, body_fn, init).", confidence)
+                            None if region.kind == "torch" else "Bound the trips by a static maximum and use jax.lax.fori_loop with a mask "
+                            "(`while c and i < 16:` is rewritten so), or carry the state through jax.lax.while_loop(cond_fn, body_fn, init) "
+                            "where no gradient is taken (jax.grad cannot differentiate it).", confidence)
 
     def _rewrite(self, node, region):
         """The rewrite (a Fix or rewrites.NoFix) of a flagged if / while / for statement,
@@ -645,7 +652,8 @@ class _Walker:
         return loop
 
     def _covered(self, node, region):
-        """A NoFix when an enclosing flagged statement's rewrite replaces this one too. The
+        """A NoFix when an enclosing flagged statement's rewrite replaces this one too (an
+        applied one: a display-only loop rewrite leaves the statements inside it their own). The
         enclosing statements are tried from the outermost in: the outermost rewrite is the one
         offered, and asking each nearer one first built the rest of an elif chain once per
         branch (quadratic and worse)."""
@@ -658,11 +666,11 @@ class _Walker:
             if isinstance(p, ast.For) and not (isinstance(node, ast.If) and self._static_break_loop(node, region) is p):
                 # another traced statement of a loop whose early exit is rewritten as a whole
                 breaks = [s for s in p.body if isinstance(s, ast.If) and self.traced(s.test, region) and self._static_break_loop(s, region) is p]
-                if breaks and isinstance(self._rewrite(breaks[0], region), rewrites.Fix):
+                if breaks and _applied(self._rewrite(breaks[0], region)):
                     return rewrites.NoFix(f"the rewrite offered at line {breaks[0].lineno} covers this statement")
             flagged = isinstance(p, (ast.If, ast.While)) and self.traced(p.test, region) or isinstance(p, ast.For) and region.kind == "jax" \
                 and isinstance(p.iter, ast.Call) and dotted(p.iter.func) == "range" and any(self.traced(a, region) or self._host_value(a, region) for a in p.iter.args)
-            if flagged and isinstance(self._rewrite(p, region), rewrites.Fix):
+            if flagged and _applied(self._rewrite(p, region)):
                 return rewrites.NoFix(f"the rewrite offered at line {p.lineno} covers this statement")
         return None
 
@@ -705,7 +713,8 @@ class _Walker:
             fix = self._covered(node, region) or self._rewrite(node, region)
         if region.kind == "jax":
             effect = "the trip count is not known when jax.jit traces (ConcretizationTypeError)"
-            sugg = "Use jax.lax.fori_loop(lo, hi, body, init) (hi may be traced), jax.lax.scan, or a static bound with masking."
+            sugg = ("Use a static bound with masking (`range(min(n, 8))` is rewritten so), jax.lax.scan, or jax.lax.fori_loop(lo, hi, body, init) "
+                    "with a traced hi where no gradient is taken (it becomes a while_loop, which jax.grad cannot differentiate).")
         else:
             effect = "each trip count is a different graph (recompile) and reading it syncs with the host"
             sugg = "Use a fixed trip count with masking, or keep the count as a Python int that does not come from a tensor."
@@ -787,7 +796,8 @@ class _Walker:
             sync = "sum()"  # Python's sum iterates the tensor: one 0-d tensor per element, added on the host side
             conf = self.confidence(region, self.traced(node.args[0], region))
         if sync is None and isinstance(func, ast.Name) and name in _COMPARING_BUILTINS and self._compares_traced(node, region):
-            self.report_801(node, region, f"{func.id}()", None,
+            # in a loop's range (`range(min(n, 8))`) the loop's rewrite, when one is applied, replaces it
+            self.report_801(node, region, f"{func.id}()", self._covered(node, region) if jax and self._in_range_bound(node) else None,
                             None if jax else "Compare on the device: torch.maximum(a, b) / torch.clamp, or tensor.max() of a stacked tensor.")
             return
         if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
