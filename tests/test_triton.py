@@ -188,3 +188,44 @@ def test_ptl710_for_gaudi_needs_a_module_level_import(tmp_path):
     found = [f for f in result.findings if f.rule_id == "PTL710"]
     assert [(f.path, set(f.targets)) for f in found] == [("gaudi_model.py", {"gaudi"})]
     assert "hpu" in found[0].suggestion and "pallas" not in found[0].suggestion.lower()
+
+
+def test_ptl707_verdict_follows_the_configured_triton_release(tmp_path):
+    """[tool.portlint.versions] triton, through the command line. The AMD backend accepts
+    input_precision="bf16x3"/"bf16x6" from Triton 3.6 (3.5.0's HIPOptions allow "ieee" and, on
+    gfx942, "tf32"; 3.6.0's add bf16x3 and bf16x6) and "tf32" on gfx942 from 3.3 (3.2.0: "ieee"
+    only). On the default (3.9) bf16x3 is quiet; on 3.5 it is an error naming the release that
+    brings it; on 3.2 "tf32" is an error too."""
+    import json
+
+    (tmp_path / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(a, b, c):\n"
+        "    x = tl.dot(a, b, input_precision=\"bf16x3\")\n"
+        "    y = tl.dot(a, b, input_precision=\"tf32\")\n"
+        "    z = tl.dot(a, b, input_precision=\"tf32x3\")\n",
+        encoding="utf-8",
+    )
+
+    def verdicts(config: str) -> dict[int, tuple[str, str]]:
+        (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
+        proc = run_portlint("scan", "k.py", "--format", "json", "--no-cache", "--select", "PTL707", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        return {f["start_line"]: (f["severity"], f["message"]) for f in json.loads(proc.stdout)["findings"]}
+
+    default = verdicts("[tool.portlint]\n")
+    assert sorted(default) == [8, 9]
+    assert default[8][0] == "warning" and default[9][0] == "error"
+    assert 'Triton 3.9 allows "ieee", "bf16x3", "bf16x6", and "tf32" on gfx942 only' in default[9][1]
+    assert verdicts('[tool.portlint.versions]\ntriton = "3.6"\n').keys() == {8, 9}
+
+    old = verdicts('[tool.portlint.versions]\ntriton = "3.5"\n')
+    assert sorted(old) == [7, 8, 9]
+    assert old[7][0] == "error" and "fails to compile for AMD with Triton 3.5" in old[7][1]
+    assert "Triton 3.6 brings bf16x3/bf16x6 on AMD" in old[7][1]
+    assert old[8][0] == "warning"
+    assert 'Triton 3.5 allows "ieee", and "tf32" on gfx942 only' in old[9][1]
+
+    oldest = verdicts('[tool.portlint.versions]\ntriton = "3.2"\n')
+    assert oldest[8][0] == "error" and "Triton 3.3 brings \"tf32\" on gfx942" in oldest[8][1]
+    assert 'Triton 3.2 allows "ieee")' in oldest[9][1]

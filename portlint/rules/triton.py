@@ -488,6 +488,25 @@ def triton_nvidia_only_scheduling(node, ctx) -> None:
 
 # ---- PTL707 dot precision -----------------------------------------------------------------------------
 
+# The Triton releases whose AMD backend (triton/backends/amd/compiler.py: HIPOptions.
+# allowed_dot_input_precisions and HIPBackend.parse_options) first accepts a dot precision:
+# "tf32" on gfx942 from 3.3 (3.2.0 allows "ieee" alone), "bf16x3"/"bf16x6" on every AMD GPU from
+# 3.6 (3.5.0 allows "ieee", plus "tf32" on gfx942). Read from the release wheels; the 3.5/3.6
+# edge also compiled for gfx942 and gfx90a (tests/test_oracle_triton.py for 3.9).
+AMD_TF32_FROM = (3, 3)
+AMD_BF16X_FROM = (3, 6)
+
+
+def _version_text(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def amd_dot_precisions(triton: tuple[int, ...]) -> str:
+    """The dot precisions the AMD backend of Triton release `triton` accepts, as a reader sees them."""
+    allowed = '"ieee", "bf16x3", "bf16x6"' if triton >= AMD_BF16X_FROM else '"ieee"'
+    return allowed + (', and "tf32" on gfx942 only' if triton >= AMD_TF32_FROM else "")
+
+
 @detector("PTL707", nodes=("Call",), tokens=("input_precision", "allow_tf32"))
 def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
     if not _triton(ctx):
@@ -495,19 +514,29 @@ def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
     name = _canon(ctx, node.func)
     if not (name == f"{TL}.dot" or name == f"{TL}.dot_scaled" or name.endswith(".dot")):
         return
+    triton = ctx.settings.version("triton")
+    release = f"Triton {_version_text(triton)}"
     for kw in node.keywords:
         val = kw.value.value if isinstance(kw.value, ast.Constant) else None
         severity = None
         if kw.arg == "input_precision" and isinstance(val, str):
             if val == "tf32x3":
                 severity = "error"
-                why = "input_precision=\"tf32x3\" is not an allowed dot precision on AMD (\"ieee\", \"bf16x3\", \"bf16x6\", and \"tf32\" on gfx942 only)"
+                why = f"input_precision=\"tf32x3\" is not an allowed dot precision on AMD ({release} allows {amd_dot_precisions(triton)})"
             elif val in ("bf16x3", "bf16x6"):
-                severity = "warning"
-                why = f"input_precision=\"{val}\" is accepted by recent Triton AMD backends (3.9) but rejected by older ones, which allow only \"ieee\""
+                if triton >= AMD_BF16X_FROM:
+                    continue  # the AMD backend emulates it as NVIDIA's does
+                severity = "error"
+                why = (f"input_precision=\"{val}\" fails to compile for AMD with {release}, whose AMD backend allows "
+                       f"{amd_dot_precisions(triton)}; Triton {_version_text(AMD_BF16X_FROM)} brings bf16x3/bf16x6 on AMD")
             elif val == "tf32":
-                severity = "warning"
-                why = "input_precision=\"tf32\" is accepted on gfx942 only; MI355X (gfx950) and other AMD GPUs reject it"
+                if triton >= AMD_TF32_FROM:
+                    severity = "warning"
+                    why = "input_precision=\"tf32\" is accepted on gfx942 only; MI355X (gfx950) and other AMD GPUs reject it"
+                else:
+                    severity = "error"
+                    why = (f"input_precision=\"tf32\" fails to compile for every AMD GPU with {release}, whose AMD backend "
+                           f"allows \"ieee\" only; Triton {_version_text(AMD_TF32_FROM)} brings \"tf32\" on gfx942")
         elif kw.arg == "allow_tf32" and val is True:
             severity = "warning"
             why = "allow_tf32=True asks for TF32, which AMD provides on gfx942 only; results and tolerances differ"
