@@ -229,3 +229,39 @@ def test_ptl707_verdict_follows_the_configured_triton_release(tmp_path):
     oldest = verdicts('[tool.portlint.versions]\ntriton = "3.2"\n')
     assert oldest[8][0] == "error" and "Triton 3.3 brings \"tf32\" on gfx942" in oldest[8][1]
     assert 'Triton 3.2 allows "ieee")' in oldest[9][1]
+
+
+def test_ptl710_pallas_translation_names_the_jax_release_its_spelling_needs(tmp_path):
+    """[tool.portlint.versions] jax, through the command line. The Pallas text PTL710 offers
+    writes `pl.BlockSpec(block_shape, index_map)` (jax 0.4.31's order; 0.4.30's dataclass takes
+    index_map first) and `memory_space=pl.ANY` (jax 0.4.34; before it only `pltpu.ANY`). On the
+    default jax (0.10) the suggestion says nothing of releases; on 0.4.33 it names 0.4.34 for
+    pl.ANY; on 0.4.30 it names 0.4.31 for the argument order too."""
+    import json
+    import shutil
+
+    for name in ("kernel_for_tpu.py", "grouped_matmul_bad_order_for_tpu.py"):
+        shutil.copy(FIXTURES / "triton" / name, tmp_path / name)
+
+    def suggestions(config: str) -> dict[str, str]:
+        (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
+        proc = run_portlint("scan", ".", "--target", "tpu", "--format", "json", "--no-cache", "--select", "PTL710", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        # the kernels whose translation has block specs (a device helper's has none)
+        found = [f for f in json.loads(proc.stdout)["findings"] if "pl.BlockSpec(" in f["suggestion"]]
+        assert len(found) >= 2
+        return {f"{f['path']}:{f['start_line']}": f["suggestion"] for f in found}
+
+    default = suggestions("[tool.portlint]\n")
+    assert any("memory_space=pl.ANY" in s for s in default.values())
+    assert not any("With jax" in s or "brings it" in s for s in default.values())
+
+    mid = suggestions('[tool.portlint.versions]\njax = "0.4.33"\n')
+    assert mid.keys() == default.keys()
+    for where, text in mid.items():
+        assert ("jax 0.4.33 has no `pl.ANY` (jax 0.4.34 brings it)" in text) == ("pl.ANY" in default[where])
+        assert "takes `(index_map, block_shape)`" not in text
+
+    old = suggestions('[tool.portlint.versions]\njax = "0.4.30"\n')
+    assert all("With jax 0.4.30, `pl.BlockSpec` takes `(index_map, block_shape)`" in s and "jax 0.4.31 and later" in s
+               for s in old.values())

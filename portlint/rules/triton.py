@@ -738,6 +738,27 @@ def _def_line(ctx, node) -> Span:
     return Span(line, start, line, len(text.rstrip()) + 1)
 
 
+# JAX releases the Pallas translation's spelling needs (read from the jax wheels' jax/_src/pallas/
+# core.py and jax/experimental/pallas/__init__.py): `pl.BlockSpec(block_shape, index_map)` from
+# 0.4.31 (0.4.30's dataclass takes index_map first, so the same positional call swaps them);
+# `pl.ANY` from 0.4.34 (0.4.30-0.4.33 have it only as `pltpu.ANY`).
+JAX_BLOCKSPEC_SHAPE_FIRST = (0, 4, 31)
+JAX_PALLAS_ANY = (0, 4, 34)
+
+
+def pallas_release_notes(kernel: str, jax: tuple[int, ...]) -> list[str]:
+    """What the Pallas text `kernel` writes that the configured JAX release `jax` spells otherwise."""
+    notes = []
+    if jax < JAX_BLOCKSPEC_SHAPE_FIRST and "pl.BlockSpec(" in kernel:
+        notes.append(f"With jax {_version_text(jax)}, `pl.BlockSpec` takes `(index_map, block_shape)`: the "
+                     f"`(block_shape, index_map)` order above is that of jax {_version_text(JAX_BLOCKSPEC_SHAPE_FIRST)} "
+                     "and later; swap the two arguments (or pass them by keyword) on the older release.")
+    if jax < JAX_PALLAS_ANY and "pl.ANY" in kernel:
+        notes.append(f"jax {_version_text(jax)} has no `pl.ANY` (jax {_version_text(JAX_PALLAS_ANY)} brings it): "
+                     "write `pltpu.ANY` (`from jax.experimental.pallas import tpu as pltpu`).")
+    return notes
+
+
 @detector("PTL710", nodes=("FunctionDef",), tokens=("jit",))
 def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
     if not _triton(ctx) or not is_triton_kernel(ctx, node):
@@ -754,6 +775,7 @@ def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
             # a translation the tests run against Triton's interpreter is a kernel, not a skeleton
             kind = "skeleton" if NOT_RUNNABLE_MARK in kernel else "kernel (runnable: checked against TRITON_INTERPRET=1 for this shape)"
             parts.append("Pallas (TPU) %s, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (kind, node.name, kernel))
+            parts.extend(pallas_release_notes(kernel, ctx.settings.version("jax")))
         if "trainium" in targets:
             parts.append("NKI (Trainium) skeleton, also `portlint suggest FILE::%s --to nki`:\n\n%s" % (node.name, nki_skeleton(ctx.module, node.name, ctx.path)))
     except SkeletonError as exc:
