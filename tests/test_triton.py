@@ -265,3 +265,39 @@ def test_ptl710_pallas_translation_names_the_jax_release_its_spelling_needs(tmp_
     old = suggestions('[tool.portlint.versions]\njax = "0.4.30"\n')
     assert all("With jax 0.4.30, `pl.BlockSpec` takes `(index_map, block_shape)`" in s and "jax 0.4.31 and later" in s
                for s in old.values())
+
+
+def test_ptl708_verdict_follows_the_configured_triton_release(tmp_path):
+    """[tool.portlint.versions] triton, through the command line. OCP e4m3 compiles for gfx942
+    from Triton 3.3 and for gfx90a from 3.5; the FNUZ formats compile off gfx942 (gfx950, gfx90a)
+    from 3.7 (3.5.0 and 3.6.0 stop on a compiler assertion). On the default (3.9) both are
+    warnings about the format; on older releases errors that name the release that brings them."""
+    import json
+
+    (tmp_path / "q.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def ocp(x):\n    return x.to(tl.float8e4nv)\n\n\n@triton.jit\n"
+        "def mi300(x):\n    return x.to(tl.float8e5b16)\n",
+        encoding="utf-8",
+    )
+
+    def verdicts(config: str) -> dict[int, tuple[str, str]]:
+        (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
+        proc = run_portlint("scan", "q.py", "--format", "json", "--no-cache", "--select", "PTL708", cwd=tmp_path)
+        assert proc.returncode in (0, 1), proc.stderr
+        return {f["start_line"]: (f["severity"], f["message"]) for f in json.loads(proc.stdout)["findings"]}
+
+    default = verdicts("[tool.portlint]\n")
+    assert {line: sev for line, (sev, _) in default.items()} == {7: "warning", 12: "warning"}
+    assert not any("brings it" in m for _, m in default.values())
+    assert verdicts('[tool.portlint.versions]\ntriton = "3.7"\n') == default
+
+    v36 = verdicts('[tool.portlint.versions]\ntriton = "3.6"\n')
+    assert v36[7] == default[7]
+    assert v36[12][0] == "error" and "Triton 3.6 cannot compile for MI355X (gfx950) or MI250X (gfx90a)" in v36[12][1]
+    assert "Triton 3.7 brings it there" in v36[12][1]
+
+    v34 = verdicts('[tool.portlint.versions]\ntriton = "3.4"\n')
+    assert v34[7][0] == "error" and "Triton 3.4 cannot compile for gfx90a (Triton 3.5 brings it there" in v34[7][1]
+    v32 = verdicts('[tool.portlint.versions]\ntriton = "3.2"\n')
+    assert "Triton 3.2 cannot compile for gfx942 or gfx90a (Triton 3.5 brings it there" in v32[7][1]

@@ -560,7 +560,7 @@ _FP8 = {
     "float8e4b15": ((), "error", "an NVIDIA-only format: no AMD backend supports fp8e4b15"),
     "float8e4nv": (("float8e4b8", "fnuz"), "warning",
                    "OCP e4m3; MI300X/MI325X (gfx942) implement FNUZ e4m3 (float8e4b8) in hardware, so Triton emulates it "
-                   "there (slowly; older Triton AMD backends reject it)"),
+                   "there (slowly)"),
     "float8e4b8": (("float8e4nv",), "warning",
                    "the FNUZ e4m3 of MI300 (gfx942); MI355X (gfx950) and NVIDIA use OCP float8e4nv (gfx950 deprecates "
                    "FNUZ dot operands, NVIDIA rejects them)"),
@@ -568,6 +568,34 @@ _FP8 = {
                     "the FNUZ e5m2 of MI300 (gfx942); MI355X (gfx950) and NVIDIA use OCP float8e5 (gfx950 deprecates "
                     "FNUZ dot operands, NVIDIA rejects them)"),
 }
+
+
+# Triton releases from which the AMD backend compiles an FP8 format off its native GPU. Read from
+# the release wheels' triton/backends/amd/compiler.py (supported_fp8_dtypes per arch) and compiled
+# (a cast from fp32, no GPU): OCP e4m3 on gfx942 from 3.3 (3.2.0: fp8e5, fp8e4b8, fp8e5b16 only),
+# on gfx90a from 3.5 (3.3.1/3.4.0 list only fp8e5 there); the FNUZ formats on gfx90a and gfx950
+# from 3.7 (rejected by 3.4.0's list, a compiler assertion in Fp32_to_Fp8E4M3FNUZ_HW in 3.5.0 and
+# 3.6.0, compiled by 3.7.0, 3.8.0, 3.9.0).
+AMD_OCP_E4M3_FROM = {"gfx942": (3, 3), "gfx90a": (3, 5)}
+AMD_FNUZ_OFF_GFX942_FROM = (3, 7)
+
+
+def _fp8_on_release(dtype: str, severity: str, why: str, triton: tuple[int, ...]) -> tuple[str, str]:
+    """PTL708's verdict for the configured Triton release: an error where that release's AMD
+    backend cannot compile the format on an AMD GPU it could meet, naming the release that can."""
+    release = f"Triton {_version_text(triton)}"
+    if dtype == "float8e4nv":
+        failing = [arch for arch, first in AMD_OCP_E4M3_FROM.items() if triton < first]
+        if failing:
+            first = max(AMD_OCP_E4M3_FROM[a] for a in failing)
+            return "error", (f"OCP e4m3, which the AMD backend of {release} cannot compile for {' or '.join(failing)} "
+                             f"(Triton {_version_text(first)} brings it there, emulated; MI300X/MI325X implement FNUZ "
+                             "e4m3, float8e4b8, in hardware)")
+    elif dtype in ("float8e4b8", "float8e5b16") and triton < AMD_FNUZ_OFF_GFX942_FROM:
+        return "error", (f"a FNUZ format of MI300 (gfx942) that the AMD backend of {release} cannot compile for "
+                         f"MI355X (gfx950) or MI250X (gfx90a) (Triton {_version_text(AMD_FNUZ_OFF_GFX942_FROM)} brings "
+                         "it there, emulated); gfx950 and NVIDIA use OCP FP8")
+    return severity, why
 
 
 @detector("PTL708", nodes=("Attribute",), tokens=("float8e",))
@@ -578,13 +606,15 @@ def triton_fp8_dtype(node: ast.Attribute, ctx) -> None:
         return
     counterparts, severity, why = _FP8[node.attr]
     text = ctx.text.lower()
-    if any(c in text for c in counterparts):
+    # a dtype name as a whole word (float8e5 is not the start of float8e5b16); "fnuz" anywhere
+    if any(re.search(rf"\b{c}\b", text) if c.startswith("float8") else c in text for c in counterparts):
         return  # the file chooses the format per architecture
     if _guarded(ctx, node):
         return
     fn = _enclosing_function(ctx, node)
     if not _once(ctx, ("PTL708", node.attr, id(fn) if fn is not None else None)):
         return  # one finding per dtype and function
+    severity, why = _fp8_on_release(node.attr, severity, why, ctx.settings.version("triton"))
     ctx.report(
         node,
         targets={"rocm": severity},
