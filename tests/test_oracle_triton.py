@@ -452,6 +452,7 @@ NEAR_MISSES = [
     # (fixture, kernel, pointer types, constexprs, options)
     ("portable_negative.py", "softmax_kernel", {}, {"BLOCK_SIZE": 1024}, {"num_warps": 16}),
     ("portable_negative.py", "tiled_dot", {}, {"BLOCK": 32}, {}),
+    ("portable_negative.py", "split_bf16_dot", {}, {"BLOCK": 32}, {}),
     ("portable_negative.py", "fp8_e5", {}, {"BLOCK": 256}, {}),
     ("portable_negative.py", "small_fallback", {}, {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, {"num_stages": 4, "num_warps": 8}),
     ("portable_negative.py", "small_fallback", {}, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, {"num_stages": 2, "num_warps": 4}),

@@ -106,3 +106,30 @@ def test_a_bad_docs_url_in_config_is_a_one_line_usage_error(tmp_path):
     proc = run_portlint("scan", "k.cu", "--no-cache", cwd=tmp_path)
     assert proc.returncode == 2
     assert "docs-url must be an https:// URL" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_text_docs_pointer_is_the_absolute_page_when_portlint_declares_a_documentation_url(tmp_path, monkeypatch):
+    """With no docs-url configured, a Documentation URL in portlint's metadata gives the text
+    output an absolute link to the page; without one it names `portlint rule PTLnnn`; never the
+    relative docs/rules/PTLnnn.md, which resolves nowhere in the scanned repository."""
+    from conftest import scan_paths
+
+    from portlint.core import rule_links
+    from portlint.core.config import Settings
+    from portlint.output.formats.text import render_text
+
+    (tmp_path / "k.cu").write_text(KERNEL)
+    settings = Settings(root=tmp_path)
+    result = scan_paths([tmp_path / "k.cu"], root=tmp_path)
+    rules = sorted({f.rule_id for f in result.findings})
+    assert rules
+
+    def pointers() -> list[str]:
+        text = render_text(result, settings, {"color": False, "show_source": False})
+        return [ln.split("; docs: ", 1)[1] for ln in text.splitlines() if ln.startswith("  targets:")]
+
+    monkeypatch.setattr(rule_links, "documentation_url", lambda: "https://portlint.example.org/docs/rules/{id}.md")
+    assert sorted(set(pointers())) == [f"https://portlint.example.org/docs/rules/{r}.md" for r in rules]
+    monkeypatch.setattr(rule_links, "documentation_url", lambda: None)
+    assert sorted(set(pointers())) == [f"`portlint rule {r}`" for r in rules]
+    assert not any("docs/rules/" in p for p in pointers())

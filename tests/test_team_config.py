@@ -232,9 +232,24 @@ def test_ptl055_names_the_counterparts_of_the_targets_in_scope_only(tmp_path, ho
     lines = [line for line in proc.stdout.splitlines() if " PTL055 " in line]
     assert len(lines) == 3 and proc.returncode == 1, proc.stdout + proc.stderr
     for line in lines:
-        advice = line.split("has no build for this target: ", 1)[1]
+        # the message names the targets whose counterparts it lists, not "this target" for several
+        assert "this target" not in line, line
+        where = targets[0] if len(targets) == 1 else ", ".join(targets[:-1]) + " or " + targets[-1]
+        advice = line.split(f"has no build for {where}: ", 1)[1]
         named = [t for t, prefix in _COUNTERPART.items() if advice.startswith(prefix) or f"; {prefix}" in advice]
         assert named == targets, line
+
+
+def test_ptl055_message_leaves_out_the_target_a_sibling_file_ports_to(tmp_path):
+    """requirements-cuda.txt beside requirements-rocm.txt: rocm is that sibling's business, so
+    the findings are for the other targets, and the message names and advises those alone."""
+    (tmp_path / "requirements-rocm.txt").write_text("torch\n")
+    _project(tmp_path, 'targets = ["rocm", "tpu"]\n', name="requirements-cuda.txt", text=REQS)
+    proc = run_portlint("scan", "requirements-cuda.txt", "--no-cache", "--format", "concise", "--select", "PTL055", cwd=tmp_path)
+    lines = [line for line in proc.stdout.splitlines() if " PTL055 " in line]
+    assert len(lines) == 3 and proc.returncode == 1, proc.stdout + proc.stderr
+    for line in lines:
+        assert "has no build for tpu: tpu: " in line and "rocm: " not in line, line
 
 
 def test_report_header_names_targets_once_and_rule_badges_follow_the_configuration(tmp_path):

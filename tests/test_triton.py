@@ -188,3 +188,116 @@ def test_ptl710_for_gaudi_needs_a_module_level_import(tmp_path):
     found = [f for f in result.findings if f.rule_id == "PTL710"]
     assert [(f.path, set(f.targets)) for f in found] == [("gaudi_model.py", {"gaudi"})]
     assert "hpu" in found[0].suggestion and "pallas" not in found[0].suggestion.lower()
+
+
+def test_ptl707_verdict_follows_the_configured_triton_release(tmp_path):
+    """[tool.portlint.versions] triton, through the command line. The AMD backend accepts
+    input_precision="bf16x3"/"bf16x6" from Triton 3.6 (3.5.0's HIPOptions allow "ieee" and, on
+    gfx942, "tf32"; 3.6.0's add bf16x3 and bf16x6) and "tf32" on gfx942 from 3.3 (3.2.0: "ieee"
+    only). On the default (3.9) bf16x3 is quiet; on 3.5 it is an error naming the release that
+    brings it; on 3.2 "tf32" is an error too."""
+    import json
+
+    (tmp_path / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(a, b, c):\n"
+        "    x = tl.dot(a, b, input_precision=\"bf16x3\")\n"
+        "    y = tl.dot(a, b, input_precision=\"tf32\")\n"
+        "    z = tl.dot(a, b, input_precision=\"tf32x3\")\n",
+        encoding="utf-8",
+    )
+
+    def verdicts(config: str) -> dict[int, tuple[str, str]]:
+        (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
+        proc = run_portlint("scan", "k.py", "--format", "json", "--no-cache", "--select", "PTL707", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        return {f["start_line"]: (f["severity"], f["message"]) for f in json.loads(proc.stdout)["findings"]}
+
+    default = verdicts("[tool.portlint]\n")
+    assert sorted(default) == [8, 9]
+    assert default[8][0] == "warning" and default[9][0] == "error"
+    assert 'Triton 3.9 allows "ieee", "bf16x3", "bf16x6", and "tf32" on gfx942 only' in default[9][1]
+    assert verdicts('[tool.portlint.versions]\ntriton = "3.6"\n').keys() == {8, 9}
+
+    old = verdicts('[tool.portlint.versions]\ntriton = "3.5"\n')
+    assert sorted(old) == [7, 8, 9]
+    assert old[7][0] == "error" and "fails to compile for AMD with Triton 3.5" in old[7][1]
+    assert "Triton 3.6 brings bf16x3/bf16x6 on AMD" in old[7][1]
+    assert old[8][0] == "warning"
+    assert 'Triton 3.5 allows "ieee", and "tf32" on gfx942 only' in old[9][1]
+
+    oldest = verdicts('[tool.portlint.versions]\ntriton = "3.2"\n')
+    assert oldest[8][0] == "error" and "Triton 3.3 brings \"tf32\" on gfx942" in oldest[8][1]
+    assert 'Triton 3.2 allows "ieee")' in oldest[9][1]
+
+
+def test_ptl710_pallas_translation_names_the_jax_release_its_spelling_needs(tmp_path):
+    """[tool.portlint.versions] jax, through the command line. The Pallas text PTL710 offers
+    writes `pl.BlockSpec(block_shape, index_map)` (jax 0.4.31's order; 0.4.30's dataclass takes
+    index_map first) and `memory_space=pl.ANY` (jax 0.4.34; before it only `pltpu.ANY`). On the
+    default jax (0.10) the suggestion says nothing of releases; on 0.4.33 it names 0.4.34 for
+    pl.ANY; on 0.4.30 it names 0.4.31 for the argument order too."""
+    import json
+    import shutil
+
+    for name in ("kernel_for_tpu.py", "grouped_matmul_bad_order_for_tpu.py"):
+        shutil.copy(FIXTURES / "triton" / name, tmp_path / name)
+
+    def suggestions(config: str) -> dict[str, str]:
+        (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
+        proc = run_portlint("scan", ".", "--target", "tpu", "--format", "json", "--no-cache", "--select", "PTL710", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        # the kernels whose translation has block specs (a device helper's has none)
+        found = [f for f in json.loads(proc.stdout)["findings"] if "pl.BlockSpec(" in f["suggestion"]]
+        assert len(found) >= 2
+        return {f"{f['path']}:{f['start_line']}": f["suggestion"] for f in found}
+
+    default = suggestions("[tool.portlint]\n")
+    assert any("memory_space=pl.ANY" in s for s in default.values())
+    assert not any("With jax" in s or "brings it" in s for s in default.values())
+
+    mid = suggestions('[tool.portlint.versions]\njax = "0.4.33"\n')
+    assert mid.keys() == default.keys()
+    for where, text in mid.items():
+        assert ("jax 0.4.33 has no `pl.ANY` (jax 0.4.34 brings it)" in text) == ("pl.ANY" in default[where])
+        assert "takes `(index_map, block_shape)`" not in text
+
+    old = suggestions('[tool.portlint.versions]\njax = "0.4.30"\n')
+    assert all("With jax 0.4.30, `pl.BlockSpec` takes `(index_map, block_shape)`" in s and "jax 0.4.31 and later" in s
+               for s in old.values())
+
+
+def test_ptl708_verdict_follows_the_configured_triton_release(tmp_path):
+    """[tool.portlint.versions] triton, through the command line. OCP e4m3 compiles for gfx942
+    from Triton 3.3 and for gfx90a from 3.5; the FNUZ formats compile off gfx942 (gfx950, gfx90a)
+    from 3.7 (3.5.0 and 3.6.0 stop on a compiler assertion). On the default (3.9) both are
+    warnings about the format; on older releases errors that name the release that brings them."""
+    import json
+
+    (tmp_path / "q.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def ocp(x):\n    return x.to(tl.float8e4nv)\n\n\n@triton.jit\n"
+        "def mi300(x):\n    return x.to(tl.float8e5b16)\n",
+        encoding="utf-8",
+    )
+
+    def verdicts(config: str) -> dict[int, tuple[str, str]]:
+        (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
+        proc = run_portlint("scan", "q.py", "--format", "json", "--no-cache", "--select", "PTL708", cwd=tmp_path)
+        assert proc.returncode in (0, 1), proc.stderr
+        return {f["start_line"]: (f["severity"], f["message"]) for f in json.loads(proc.stdout)["findings"]}
+
+    default = verdicts("[tool.portlint]\n")
+    assert {line: sev for line, (sev, _) in default.items()} == {7: "warning", 12: "warning"}
+    assert not any("brings it" in m for _, m in default.values())
+    assert verdicts('[tool.portlint.versions]\ntriton = "3.7"\n') == default
+
+    v36 = verdicts('[tool.portlint.versions]\ntriton = "3.6"\n')
+    assert v36[7] == default[7]
+    assert v36[12][0] == "error" and "Triton 3.6 cannot compile for MI355X (gfx950) or MI250X (gfx90a)" in v36[12][1]
+    assert "Triton 3.7 brings it there" in v36[12][1]
+
+    v34 = verdicts('[tool.portlint.versions]\ntriton = "3.4"\n')
+    assert v34[7][0] == "error" and "Triton 3.4 cannot compile for gfx90a (Triton 3.5 brings it there" in v34[7][1]
+    v32 = verdicts('[tool.portlint.versions]\ntriton = "3.2"\n')
+    assert "Triton 3.2 cannot compile for gfx942 or gfx90a (Triton 3.5 brings it there" in v32[7][1]

@@ -411,14 +411,23 @@ def _judge(ctx, text: str, span: Span) -> None:
         return
     targets = {t: ("error" if a.status == "missing" else "note") for t, a in dep.targets.items() if a.status != "available"}
     # only the targets in scope (`targets` / --target): the message names their counterparts alone
-    targets = {t: s for t, s in targets.items() if t in ctx.rule.severity and t in ctx.settings.targets}
+    # (and not those a sibling requirements file or Dockerfile is the port for)
+    ported = ctx.fact(ported_targets)
+    targets = {t: s for t, s in targets.items() if t in ctx.rule.severity and t in ctx.settings.targets and t not in ported}
     if not targets:
         return
     advice = "; ".join(f"{t}: {dep.targets[t].counterpart}" + (" (drop it)" if dep.targets[t].status == "drop" else "")
                        for t in targets)
     # the fact's source stays in the table (a report page links nowhere)
-    _report(ctx, span, targets=targets, requirement=text, what=dep.what, counterparts=advice,
-               suggestion=f"{advice} (rules/build/dependencies.toml, checked {dep.checked})")
+    _report(ctx, span, targets=targets, requirement=text, what=dep.what, named=_target_names(targets),
+            counterparts=advice, suggestion=f"{advice} (rules/build/dependencies.toml, checked {dep.checked})")
+
+
+def _target_names(targets) -> str:
+    """The targets a PTL055 message is about, as its text names them: `rocm`, `tpu or gaudi`,
+    `rocm, tpu, trainium or gaudi` (never "this target" for a list of several)."""
+    names = list(targets)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 # what replaces a CUDA wheel index on each target
@@ -427,12 +436,14 @@ _INDEX_COUNTERPARTS = {"rocm": "PyTorch's ROCm index (`/whl/rocmX.Y`)", "tpu": "
 
 
 def _report_index(ctx, text: str, span: Span) -> None:
-    targets = {t: "error" for t in ctx.rule.severity if t in ctx.settings.targets}
+    ported = ctx.fact(ported_targets)
+    targets = {t: "error" for t in ctx.rule.severity if t in ctx.settings.targets and t not in ported}
     if not targets:
         return
     advice = "; ".join(f"{t}: {_INDEX_COUNTERPARTS[t]}" for t in targets)
     shown = re.sub(r"https?://[^/\s]+", "...", text)  # the index's path says CUDA; no address in the message
-    _report(ctx, span, targets=targets, requirement=shown, what="a CUDA wheel index", counterparts=advice, suggestion=advice)
+    _report(ctx, span, targets=targets, requirement=shown, what="a CUDA wheel index", named=_target_names(targets),
+            counterparts=advice, suggestion=advice)
 
 
 @detector("PTL056", tokens=("FROM", "from"))

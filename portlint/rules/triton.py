@@ -488,6 +488,25 @@ def triton_nvidia_only_scheduling(node, ctx) -> None:
 
 # ---- PTL707 dot precision -----------------------------------------------------------------------------
 
+# The Triton releases whose AMD backend (triton/backends/amd/compiler.py: HIPOptions.
+# allowed_dot_input_precisions and HIPBackend.parse_options) first accepts a dot precision:
+# "tf32" on gfx942 from 3.3 (3.2.0 allows "ieee" alone), "bf16x3"/"bf16x6" on every AMD GPU from
+# 3.6 (3.5.0 allows "ieee", plus "tf32" on gfx942). Read from the release wheels; the 3.5/3.6
+# edge also compiled for gfx942 and gfx90a (tests/test_oracle_triton.py for 3.9).
+AMD_TF32_FROM = (3, 3)
+AMD_BF16X_FROM = (3, 6)
+
+
+def _version_text(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def amd_dot_precisions(triton: tuple[int, ...]) -> str:
+    """The dot precisions the AMD backend of Triton release `triton` accepts, as a reader sees them."""
+    allowed = '"ieee", "bf16x3", "bf16x6"' if triton >= AMD_BF16X_FROM else '"ieee"'
+    return allowed + (', and "tf32" on gfx942 only' if triton >= AMD_TF32_FROM else "")
+
+
 @detector("PTL707", nodes=("Call",), tokens=("input_precision", "allow_tf32"))
 def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
     if not _triton(ctx):
@@ -495,19 +514,29 @@ def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
     name = _canon(ctx, node.func)
     if not (name == f"{TL}.dot" or name == f"{TL}.dot_scaled" or name.endswith(".dot")):
         return
+    triton = ctx.settings.version("triton")
+    release = f"Triton {_version_text(triton)}"
     for kw in node.keywords:
         val = kw.value.value if isinstance(kw.value, ast.Constant) else None
         severity = None
         if kw.arg == "input_precision" and isinstance(val, str):
             if val == "tf32x3":
                 severity = "error"
-                why = "input_precision=\"tf32x3\" is not an allowed dot precision on AMD (\"ieee\", \"bf16x3\", \"bf16x6\", and \"tf32\" on gfx942 only)"
+                why = f"input_precision=\"tf32x3\" is not an allowed dot precision on AMD ({release} allows {amd_dot_precisions(triton)})"
             elif val in ("bf16x3", "bf16x6"):
-                severity = "warning"
-                why = f"input_precision=\"{val}\" is accepted by recent Triton AMD backends (3.9) but rejected by older ones, which allow only \"ieee\""
+                if triton >= AMD_BF16X_FROM:
+                    continue  # the AMD backend emulates it as NVIDIA's does
+                severity = "error"
+                why = (f"input_precision=\"{val}\" fails to compile for AMD with {release}, whose AMD backend allows "
+                       f"{amd_dot_precisions(triton)}; Triton {_version_text(AMD_BF16X_FROM)} brings bf16x3/bf16x6 on AMD")
             elif val == "tf32":
-                severity = "warning"
-                why = "input_precision=\"tf32\" is accepted on gfx942 only; MI355X (gfx950) and other AMD GPUs reject it"
+                if triton >= AMD_TF32_FROM:
+                    severity = "warning"
+                    why = "input_precision=\"tf32\" is accepted on gfx942 only; MI355X (gfx950) and other AMD GPUs reject it"
+                else:
+                    severity = "error"
+                    why = (f"input_precision=\"tf32\" fails to compile for every AMD GPU with {release}, whose AMD backend "
+                           f"allows \"ieee\" only; Triton {_version_text(AMD_TF32_FROM)} brings \"tf32\" on gfx942")
         elif kw.arg == "allow_tf32" and val is True:
             severity = "warning"
             why = "allow_tf32=True asks for TF32, which AMD provides on gfx942 only; results and tolerances differ"
@@ -531,7 +560,7 @@ _FP8 = {
     "float8e4b15": ((), "error", "an NVIDIA-only format: no AMD backend supports fp8e4b15"),
     "float8e4nv": (("float8e4b8", "fnuz"), "warning",
                    "OCP e4m3; MI300X/MI325X (gfx942) implement FNUZ e4m3 (float8e4b8) in hardware, so Triton emulates it "
-                   "there (slowly; older Triton AMD backends reject it)"),
+                   "there (slowly)"),
     "float8e4b8": (("float8e4nv",), "warning",
                    "the FNUZ e4m3 of MI300 (gfx942); MI355X (gfx950) and NVIDIA use OCP float8e4nv (gfx950 deprecates "
                    "FNUZ dot operands, NVIDIA rejects them)"),
@@ -539,6 +568,34 @@ _FP8 = {
                     "the FNUZ e5m2 of MI300 (gfx942); MI355X (gfx950) and NVIDIA use OCP float8e5 (gfx950 deprecates "
                     "FNUZ dot operands, NVIDIA rejects them)"),
 }
+
+
+# Triton releases from which the AMD backend compiles an FP8 format off its native GPU. Read from
+# the release wheels' triton/backends/amd/compiler.py (supported_fp8_dtypes per arch) and compiled
+# (a cast from fp32, no GPU): OCP e4m3 on gfx942 from 3.3 (3.2.0: fp8e5, fp8e4b8, fp8e5b16 only),
+# on gfx90a from 3.5 (3.3.1/3.4.0 list only fp8e5 there); the FNUZ formats on gfx90a and gfx950
+# from 3.7 (rejected by 3.4.0's list, a compiler assertion in Fp32_to_Fp8E4M3FNUZ_HW in 3.5.0 and
+# 3.6.0, compiled by 3.7.0, 3.8.0, 3.9.0).
+AMD_OCP_E4M3_FROM = {"gfx942": (3, 3), "gfx90a": (3, 5)}
+AMD_FNUZ_OFF_GFX942_FROM = (3, 7)
+
+
+def _fp8_on_release(dtype: str, severity: str, why: str, triton: tuple[int, ...]) -> tuple[str, str]:
+    """PTL708's verdict for the configured Triton release: an error where that release's AMD
+    backend cannot compile the format on an AMD GPU it could meet, naming the release that can."""
+    release = f"Triton {_version_text(triton)}"
+    if dtype == "float8e4nv":
+        failing = [arch for arch, first in AMD_OCP_E4M3_FROM.items() if triton < first]
+        if failing:
+            first = max(AMD_OCP_E4M3_FROM[a] for a in failing)
+            return "error", (f"OCP e4m3, which the AMD backend of {release} cannot compile for {' or '.join(failing)} "
+                             f"(Triton {_version_text(first)} brings it there, emulated; MI300X/MI325X implement FNUZ "
+                             "e4m3, float8e4b8, in hardware)")
+    elif dtype in ("float8e4b8", "float8e5b16") and triton < AMD_FNUZ_OFF_GFX942_FROM:
+        return "error", (f"a FNUZ format of MI300 (gfx942) that the AMD backend of {release} cannot compile for "
+                         f"MI355X (gfx950) or MI250X (gfx90a) (Triton {_version_text(AMD_FNUZ_OFF_GFX942_FROM)} brings "
+                         "it there, emulated); gfx950 and NVIDIA use OCP FP8")
+    return severity, why
 
 
 @detector("PTL708", nodes=("Attribute",), tokens=("float8e",))
@@ -549,13 +606,15 @@ def triton_fp8_dtype(node: ast.Attribute, ctx) -> None:
         return
     counterparts, severity, why = _FP8[node.attr]
     text = ctx.text.lower()
-    if any(c in text for c in counterparts):
+    # a dtype name as a whole word (float8e5 is not the start of float8e5b16); "fnuz" anywhere
+    if any(re.search(rf"\b{c}\b", text) if c.startswith("float8") else c in text for c in counterparts):
         return  # the file chooses the format per architecture
     if _guarded(ctx, node):
         return
     fn = _enclosing_function(ctx, node)
     if not _once(ctx, ("PTL708", node.attr, id(fn) if fn is not None else None)):
         return  # one finding per dtype and function
+    severity, why = _fp8_on_release(node.attr, severity, why, ctx.settings.version("triton"))
     ctx.report(
         node,
         targets={"rocm": severity},
@@ -709,6 +768,27 @@ def _def_line(ctx, node) -> Span:
     return Span(line, start, line, len(text.rstrip()) + 1)
 
 
+# JAX releases the Pallas translation's spelling needs (read from the jax wheels' jax/_src/pallas/
+# core.py and jax/experimental/pallas/__init__.py): `pl.BlockSpec(block_shape, index_map)` from
+# 0.4.31 (0.4.30's dataclass takes index_map first, so the same positional call swaps them);
+# `pl.ANY` from 0.4.34 (0.4.30-0.4.33 have it only as `pltpu.ANY`).
+JAX_BLOCKSPEC_SHAPE_FIRST = (0, 4, 31)
+JAX_PALLAS_ANY = (0, 4, 34)
+
+
+def pallas_release_notes(kernel: str, jax: tuple[int, ...]) -> list[str]:
+    """What the Pallas text `kernel` writes that the configured JAX release `jax` spells otherwise."""
+    notes = []
+    if jax < JAX_BLOCKSPEC_SHAPE_FIRST and "pl.BlockSpec(" in kernel:
+        notes.append(f"With jax {_version_text(jax)}, `pl.BlockSpec` takes `(index_map, block_shape)`: the "
+                     f"`(block_shape, index_map)` order above is that of jax {_version_text(JAX_BLOCKSPEC_SHAPE_FIRST)} "
+                     "and later; swap the two arguments (or pass them by keyword) on the older release.")
+    if jax < JAX_PALLAS_ANY and "pl.ANY" in kernel:
+        notes.append(f"jax {_version_text(jax)} has no `pl.ANY` (jax {_version_text(JAX_PALLAS_ANY)} brings it): "
+                     "write `pltpu.ANY` (`from jax.experimental.pallas import tpu as pltpu`).")
+    return notes
+
+
 @detector("PTL710", nodes=("FunctionDef",), tokens=("jit",))
 def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
     if not _triton(ctx) or not is_triton_kernel(ctx, node):
@@ -725,6 +805,7 @@ def triton_kernel_for_tpu_or_trainium(node: ast.FunctionDef, ctx) -> None:
             # a translation the tests run against Triton's interpreter is a kernel, not a skeleton
             kind = "skeleton" if NOT_RUNNABLE_MARK in kernel else "kernel (runnable: checked against TRITON_INTERPRET=1 for this shape)"
             parts.append("Pallas (TPU) %s, also `portlint suggest FILE::%s --to pallas`:\n\n%s" % (kind, node.name, kernel))
+            parts.extend(pallas_release_notes(kernel, ctx.settings.version("jax")))
         if "trainium" in targets:
             parts.append("NKI (Trainium) skeleton, also `portlint suggest FILE::%s --to nki`:\n\n%s" % (node.name, nki_skeleton(ctx.module, node.name, ctx.path)))
     except SkeletonError as exc:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from portlint.core.config import targets_line
 from portlint.core.model import TARGETS, Severity
-from portlint.core.rule_links import rule_url
+from portlint.core.rule_links import absolute_rule_url, rule_url
 from portlint.findings.roots import more_uses
 from portlint.findings.selection import selection_note
 from portlint.output.escape import controls
@@ -25,10 +25,13 @@ from portlint.output.report.summary import outside_library_line, role_counts
 
 
 def _docs_pointer(rule_id: str, docs_url: str | None) -> str:
-    """Where a reader finds the rule's page: the configured docs-url, or else the command that
-    prints it from the installed package (a relative docs/rules/PTLnnn.md exists in portlint's
-    repository, not in the scanned one)."""
-    return rule_url(rule_id, docs_url) if docs_url else f"`portlint rule {rule_id}`"
+    """Where a reader finds the rule's page: the configured docs-url; else the absolute link of
+    the Documentation URL in portlint's own metadata, when the package declares one; else the
+    command that prints the page from the installed package. Never the relative
+    docs/rules/PTLnnn.md, which exists in portlint's repository, not in the scanned one."""
+    if docs_url:
+        return rule_url(rule_id, docs_url)
+    return absolute_rule_url(rule_id) or f"`portlint rule {rule_id}`"
 
 
 def escape_controls(text: str) -> str:
