@@ -138,6 +138,8 @@ def test_diagnostics_fix_clean_change_and_hover(tmp_path):
                 text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=1, character=20))), TIMEOUT)
             assert hovered is not None and hovered.contents.kind == types.MarkupKind.Markdown
             assert hovered.contents.value.startswith("# PTL102") and "docs/rules/PTL102.md" in hovered.contents.value
+            # a link the editor can open (the shipped page as a file: URI), never the bare relative path
+            assert "Documentation: file:///" in hovered.contents.value, hovered.contents.value
             nothing = await asyncio.wait_for(s.client.text_document_hover_async(types.HoverParams(
                 text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0))), TIMEOUT)
             assert nothing is None

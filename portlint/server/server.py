@@ -31,7 +31,7 @@ from portlint.core.config import ConfigError
 from portlint.server.buffers import LANGUAGE_SUFFIX, BufferResult, SettingsCache, scan_buffer
 from portlint.server.positions import UTF8, UTF16, UTF32, PositionMap
 from portlint.core.model import Finding, Severity, Span
-from portlint.core.rule_links import editor_rule_url, rule_url
+from portlint.core.rule_links import editor_rule_url
 
 DEBOUNCE = 0.3  # seconds of quiet after a change before the buffer is analysed
 SOURCE = "portlint"
@@ -239,7 +239,8 @@ def hover(analysis: Analysis, line: int, character: int) -> types.Hover | None:
         if f.rule_id in seen or not _contains(r, here):
             continue
         seen.add(f.rule_id)
-        parts.append(f"{rules[f.rule_id].markdown_doc().rstrip()}\n\nDocumentation: {rule_url(f.rule_id, analysis.docs_url)}")
+        link = editor_rule_url(f.rule_id, analysis.docs_url)
+        parts.append(f"{rules[f.rule_id].markdown_doc().rstrip()}\n\nDocumentation: " + (link or f"`portlint rule {f.rule_id}`"))
     if not parts:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
