@@ -30,13 +30,13 @@ import random
 import sys
 from pathlib import Path
 
-FAMILIES = ("PTL8", "PTL9", "PTL31", "PTL7")
-EXACT = ("PTL501", "PTL504")
+FAMILIES = ("PTL8", "PTL9", "PTL7")
+EXACT = ("PTL310", "PTL501", "PTL504")
 # the CUDA/C++/build families: suppression bookkeeping, CMake/setup/Docker, warp width, PTX and
-# intrinsics, Hopper/Blackwell features (PTL30x; PTL31x are the Python capability gates), async
+# intrinsics, Hopper/Blackwell features (PTL30x), the C++ capability gate PTL311 (PTL310 is the Python one), async
 # copies and MMA, RCCL drift and environment, CUDA libraries and APIs
 CUDA_FAMILIES = ("PTL0", "PTL1", "PTL2", "PTL30", "PTL4", "PTL6")
-CUDA_EXACT = ("PTL502", "PTL503", "PTL505")
+CUDA_EXACT = ("PTL311", "PTL502", "PTL503", "PTL505")
 # --families NAME: (rule-id prefixes, exact ids, how the summary line names the group)
 GROUPS = {
     "python": (FAMILIES, EXACT, "Python-family"),
