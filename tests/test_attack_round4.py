@@ -5,6 +5,7 @@ that must keep working beside them."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -258,3 +259,88 @@ def test_g_a_cut_file_gets_one_notice_and_no_fix(tmp_path):
     found, notices = _scan_chain(tmp_path, 500)
     assert [(f["start_line"], f.get("fix")) for f in found] == [(5, None)], found
     assert len(notices) == 1 and b"line 7" in notices[0], notices
+
+
+# --- M (medium). Preprocessor spellings the guard reader does not know hide findings ------------
+
+KERNEL = "__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\");\n}\n"
+
+
+def _gcc_builds(src: str) -> bool:
+    """Does g++'s preprocessor (as C++, the language nvcc and hipcc read) keep the kernel?"""
+    gxx = shutil.which("g++") or shutil.which("cpp")
+    if gxx is None:
+        pytest.skip("no g++ to check the trick with")
+    args = [gxx, "-E", "-P", "-x", "c++", "-"] if gxx.endswith("g++") else [gxx, "-P", "-x", "c++", "-"]
+    out = subprocess.run(args, input=src.encode(), capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return b"membar.gl" in out.stdout
+
+
+GUARD_TRICKS = {
+    # `%:` is the digraph of `#` (C99, C++): `#if 0` closed by `%:endif`; the compiler builds
+    # everything after it, portlint reads the whole rest of the file as `#if 0`
+    "digraph_endif": ("#if 0\n%:endif\n", ""),
+    "digraph_else": ("#if 0\n%:else\n", "#endif\n"),
+    # comments become one space before directives are read: this is `#if 0 || 1`
+    "comment_across_lines": ("#if 0 /* off\n */ || 1\n", "#endif\n"),
+    # a backslash-newline inside the directive name: this is `#else`
+    "spliced_directive": ("#if 0\n#\\\nelse\n", "#endif\n"),
+    # `#if 0` inside a raw string literal is text, not a directive
+    "raw_string": ('const char* s = R"(\n#if 0\n)";\n', ""),
+    # the same splice between `#` and the name, with blanks (gcc and clang accept them)
+    "spliced_endif": ("#if 0\n# \\\n endif\n", ""),
+    # a comment between `#` and the name is one space: this is `#else`
+    "comment_in_directive": ("#if 0\n#/**/else\n", "#endif\n"),
+}
+
+
+@pytest.mark.parametrize("trick", sorted(GUARD_TRICKS))
+def test_m_a_branch_the_compiler_builds_is_not_read_as_dead(tmp_path, trick):
+    """Each prefix below makes the compiler build the kernel after it (checked with gcc -E as
+    C++, and hipcc -E for the digraph), while portlint's guard reader (frontends/cuda/preprocessor.py directives /
+    logical_lines) takes it as inside `#if 0`: every finding after it is 'suppressed
+    (inline comments or guarded branches already ported)', no suppression comment, exit 0.
+    With `#if 0` / `%:endif` as the first two lines a whole file reports 'No portability
+    problems found'. Directives should be read as the preprocessor reads them (digraphs,
+    comments spanning lines, line splices, raw strings), or an unknown spelling make the branch unknown,
+    never dead."""
+    prefix, suffix = GUARD_TRICKS[trick]
+    src = prefix + KERNEL + suffix
+    assert _gcc_builds(src), "the compiler builds the kernel"
+    (tmp_path / "g.cu").write_text(src)
+    line = src.splitlines().index('  asm volatile("membar.gl;");') + 1
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
+    assert f"g.cu:{line}:3: PTL201".encode() in proc.stdout, (proc.stdout, proc.stderr)
+    assert proc.returncode == 1
+
+
+# the near misses: the same spellings where the compiler does leave the kernel out
+DEAD_SPELLINGS = {
+    "digraph_if": ("%:if 0\n", "%:endif\n"),
+    "digraph_else": ("#if 1\n%:else\n", "#endif\n"),
+    "comment_across_lines": ("#if 1 /* on\n */ && 0\n", "#endif\n"),
+    "spliced_directive": ("#if 1\n#\\\nelse\n", "#endif\n"),
+    "spliced_condition": ("#if 1 && \\\n 0\n", "#endif\n"),
+    "raw_string_then_if": ('const char* s = R"(\n#endif\n)";\n#if 0\n', "#endif\n"),
+    "comment_in_directive": ("#/**/if 0\n", "#/**/endif\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DEAD_SPELLINGS))
+def test_m_a_branch_the_compiler_leaves_out_is_still_read_as_dead(tmp_path, spelling):
+    prefix, suffix = DEAD_SPELLINGS[spelling]
+    src = prefix + KERNEL + suffix
+    assert not _gcc_builds(src), "the compiler leaves the kernel out"
+    (tmp_path / "g.cu").write_text(src)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
+    assert b"PTL201" not in proc.stdout and proc.returncode == 0, (proc.stdout, proc.stderr)
+
+
+def test_m_a_finding_after_a_spliced_directive_keeps_its_line(tmp_path):
+    """Line splices and comments spanning lines join lines for the preprocessor, not for the
+    report: the finding after them is on its physical line."""
+    src = "#if 1 /* a\n   comment */ || \\\n  0\n#define X \\\n  1\n#endif\n" + KERNEL
+    (tmp_path / "g.cu").write_text(src)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
+    assert b"g.cu:8:3: PTL201" in proc.stdout, (proc.stdout, proc.stderr)

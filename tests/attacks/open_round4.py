@@ -310,38 +310,3 @@ def test_k_a_tracked_file_matching_gitignore_is_scanned(tmp_path):
     for extra in ((), ("--diff-base", "HEAD~1")):
         proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", *extra, ".", cwd=repo)
         assert {"gen/k.cu", "x.generated.cu"} <= concise_paths(proc), (extra, proc.stdout, proc.stderr)
-
-
-# --- M (medium). Preprocessor spellings the guard reader does not know hide findings ------------
-
-GUARD_TRICKS = {
-    # `%:` is the digraph of `#` (C99, C++): `#if 0` closed by `%:endif`; the compiler builds
-    # everything after it, portlint reads the whole rest of the file as `#if 0`
-    "digraph_endif": ("#if 0\n%:endif\n", ""),
-    "digraph_else": ("#if 0\n%:else\n", "#endif\n"),
-    # comments become one space before directives are read: this is `#if 0 || 1`
-    "comment_across_lines": ("#if 0 /* off\n */ || 1\n", "#endif\n"),
-    # a backslash-newline inside the directive name: this is `#else`
-    "spliced_directive": ("#if 0\n#\\\nelse\n", "#endif\n"),
-    # `#if 0` inside a raw string literal is text, not a directive
-    "raw_string": ('const char* s = R"(\n#if 0\n)";\n', ""),
-}
-
-
-@pytest.mark.parametrize("trick", sorted(GUARD_TRICKS))
-def test_m_a_branch_the_compiler_builds_is_not_read_as_dead(tmp_path, trick):
-    """Each prefix below makes the compiler build the kernel after it (checked with gcc -E as
-    C++, and hipcc -E for the digraph), while portlint's guard reader (frontends/cuda/preprocessor.py directives /
-    logical_lines) takes it as inside `#if 0`: every finding after it is 'suppressed
-    (inline comments or guarded branches already ported)', no suppression comment, exit 0.
-    With `#if 0` / `%:endif` as the first two lines a whole file reports 'No portability
-    problems found'. Directives should be read as the preprocessor reads them (digraphs,
-    comments spanning lines, line splices, raw strings), or an unknown spelling make the branch unknown,
-    never dead."""
-    prefix, suffix = GUARD_TRICKS[trick]
-    src = prefix + "__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\");\n}\n" + suffix
-    (tmp_path / "g.cu").write_text(src)
-    line = src.splitlines().index('  asm volatile("membar.gl;");') + 1
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
-    assert f"g.cu:{line}:3: PTL201".encode() in proc.stdout, (proc.stdout, proc.stderr)
-    assert proc.returncode == 1
