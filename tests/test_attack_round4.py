@@ -4,6 +4,7 @@ that must keep working beside them."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,6 +13,9 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_portlint_bytes as run
+
+
+ASM = b'__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n'
 
 
 # --- E (low). An in-tree `[tool.portlint.versions]` value that passes validation, then crashes ---
@@ -344,3 +348,91 @@ def test_m_a_finding_after_a_spliced_directive_keeps_its_line(tmp_path):
     (tmp_path / "g.cu").write_text(src)
     proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
     assert b"g.cu:8:3: PTL201" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# --- H (low). Two different files with one JSON path ------------------------------------------
+
+def _reported_paths(fmt: str, out: bytes) -> list[str]:
+    if fmt == "json":
+        return [f["path"] for f in json.loads(out)["findings"]]
+    if fmt == "gitlab":
+        return [f["location"]["path"] for f in json.loads(out)]
+    return [line.split(b"file=", 1)[1].split(b",", 1)[0].decode() for line in out.splitlines() if b"file=" in line]
+
+
+@pytest.mark.parametrize("fmt", ["json", "gitlab", "github"])
+def test_h_machine_readable_paths_name_the_file_with_the_finding(tmp_path, fmt):
+    """A file named with the raw byte 0xff (`c\\xff.cu` on disk as bytes 63 ff 2e 63 75) is
+    reported in `--format json` and `gitlab` with the path `c\\xff.cu` and in `github` as
+    `file=c\\xff.cu`: the same text as a second, committed file whose name is the eight
+    characters `c\\xff.cu`. SARIF keeps them apart (`c%FF.cu`, `c%5Cxff.cu`) and text output
+    writes the literal one as `c\\\\xff.cu`. So the GitHub annotation and the GitLab
+    code-quality entry land on the harmless twin, and a tool following the path opens it. A
+    path in a report should name the file that has the finding (or no existing file)."""
+    (tmp_path / os.fsdecode(b"c\xff.cu")).write_bytes(ASM)
+    (tmp_path / "c\\xff.cu").write_bytes(b"int ok;\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", fmt, ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    paths = _reported_paths(fmt, proc.stdout)
+    assert paths, proc.stdout[:300]
+    for path in paths:
+        named = tmp_path / path
+        # a path that names an existing file must name the one with the finding
+        assert not named.exists() or named.read_bytes() == ASM, (path, "names the harmless twin")
+
+def test_h_an_ordinary_name_is_written_as_it_is_and_the_report_says_how(tmp_path):
+    """The near miss: a UTF-8 name without a backslash keeps its spelling in every
+    machine-readable format, and the JSON report declares how its paths are written."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "k é.cu").write_bytes(ASM)
+    for fmt in ("json", "gitlab", "github"):
+        proc = run("scan", "--no-progress", "--no-cache", "--format", fmt, ".", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert _reported_paths(fmt, proc.stdout) == ["sub/k é.cu"], (fmt, proc.stdout[:300])
+    doc = json.loads(run("scan", "--no-progress", "--no-cache", "--format", "json", ".", cwd=tmp_path).stdout)
+    assert doc["path_escape"] == "percent"
+    concise = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=tmp_path)
+    assert concise.stdout.startswith("sub/k é.cu:2:3: PTL201".encode()), concise.stdout
+
+
+def test_h_a_baseline_keeps_the_twins_apart(tmp_path):
+    """A baseline holding the finding of the file named with the byte 0xff does not absorb
+    the same finding added later to its twin spelled `c\\xff.cu`."""
+    (tmp_path / os.fsdecode(b"c\xff.cu")).write_bytes(ASM)
+    (tmp_path / "c\\xff.cu").write_bytes(b"int ok;\n")
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=tmp_path)
+    assert base.returncode == 1, base.stderr
+    same = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "base.json", ".", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout
+    (tmp_path / "c\\xff.cu").write_bytes(ASM)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "json", "--baseline", "base.json", ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [f["path"] for f in json.loads(proc.stdout)["findings"]] == ["c\\xff.cu"]
+
+
+@pytest.mark.parametrize("name", ["k.cu", "w%k.cu"])
+def test_h_a_baseline_written_before_still_matches(tmp_path, name):
+    """A report from before `path_escape` wrote a `%` as it is; as a baseline it
+    matches the names it was written for, ordinary ones and those with a `%` (written
+    `%25` now)."""
+    (tmp_path / name).write_bytes(ASM)
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    doc = json.loads(base.stdout)
+    del doc["path_escape"]
+    for f in doc["findings"]:
+        f["path"] = name  # as the earlier writer spelled it
+    (tmp_path / "old.json").write_text(json.dumps(doc), encoding="utf-8")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "old.json", ".", cwd=tmp_path)
+    assert proc.returncode == 0 and b"1 finding in the baseline" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
+
+
+def test_h_the_key_spelling_is_one_to_one_and_gives_the_bytes_back():
+    from urllib.parse import unquote_to_bytes
+
+    from portlint.core.names import name_key
+
+    names = [b"c\xff.cu", b"c\\xff.cu", b"c%FF.cu", b"c%25FF.cu", b"d/\xc3\xa9 x.cu", b"k.cu"]
+    keys = [name_key(os.fsdecode(n)) for n in names]
+    assert len(set(keys)) == len(names)
+    assert [unquote_to_bytes(k) for k in keys] == names
+    assert keys[-2:] == ["d/é x.cu", "k.cu"]  # a UTF-8 name without `%` as it is

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.jsonfile import expect, read_json
-from portlint.core.names import name_text
+from portlint.core.names import KEY_ESCAPE, name_key, name_text
 from portlint.findings.fingerprint import portlint_fingerprint
 
 
@@ -36,6 +36,13 @@ class BaselineEntries:
     name: str  # the file, as named on the command line
     counts: Counter  # (path, base fingerprint) -> how many active findings the report had
     contexts: Counter  # (path, base fingerprint, line hash without its `:k`) -> how many
+    # the report's paths are `name_key`'s (one to one); a report from before `path_escape`
+    # wrote them with `name_text` (`\\xNN`, `%` as it is), and is matched that way
+    keyed: bool = True
+
+    def path_of(self, path) -> str:
+        """`path` spelled as this baseline's report spells it."""
+        return name_key(path) if self.keyed else name_text(path)
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ def load_baseline(path: Path) -> BaselineEntries:
         line_hash = expect("" if line_hash is None else line_hash, str, BaselineError, f"{where}.fingerprints.primaryLocationLineHash")
         counts[key] += 1
         contexts[(*key, _base(line_hash))] += 1
-    return BaselineEntries(str(path), counts, contexts)
+    return BaselineEntries(str(path), counts, contexts, doc.get("path_escape") == KEY_ESCAPE)
 
 
 def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> BaselineOutcome:
@@ -77,8 +84,8 @@ def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> Baselin
     left = Counter(entries.counts)
     contexts = Counter(entries.contexts)
     active = [f for f in findings if not f.suppressed]
-    # the report wrote each path as text (a name that is not UTF-8 with its bytes as \xNN)
-    keys = {id(f): (name_text(f.path), portlint_fingerprint(f)) for f in active}
+    # the report wrote each path as a key (a name that is not UTF-8 with its bytes as %NN)
+    keys = {id(f): (entries.path_of(f.path), portlint_fingerprint(f)) for f in active}
     taken: set[int] = set()
     # 1. same construct, same surroundings; 2. same construct, in report order
     for f in active:
@@ -99,6 +106,6 @@ def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> Baselin
         else:
             f.baseline_state = "new"
     baselined = len(taken)
-    scanned = {name_text(p) for p in scanned_paths}
+    scanned = {entries.path_of(p) for p in scanned_paths}
     stale = sum(n for (path, _), n in left.items() if path in scanned and n > 0)
     return BaselineOutcome(baselined, stale)

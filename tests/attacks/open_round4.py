@@ -231,37 +231,6 @@ def test_d_new_uses_folded_under_a_baselined_root_are_reported(tmp_path):
     assert b"k.cu" in proc.stdout, proc.stdout
 
 
-# --- H (low). Two different files with one JSON path ------------------------------------------
-
-def _reported_paths(fmt: str, out: bytes) -> list[str]:
-    if fmt == "json":
-        return [f["path"] for f in json.loads(out)["findings"]]
-    if fmt == "gitlab":
-        return [f["location"]["path"] for f in json.loads(out)]
-    return [line.split(b"file=", 1)[1].split(b",", 1)[0].decode() for line in out.splitlines() if b"file=" in line]
-
-
-@pytest.mark.parametrize("fmt", ["json", "gitlab", "github"])
-def test_h_machine_readable_paths_name_the_file_with_the_finding(tmp_path, fmt):
-    """A file named with the raw byte 0xff (`c\\xff.cu` on disk as bytes 63 ff 2e 63 75) is
-    reported in `--format json` and `gitlab` with the path `c\\xff.cu` and in `github` as
-    `file=c\\xff.cu`: the same text as a second, committed file whose name is the eight
-    characters `c\\xff.cu`. SARIF keeps them apart (`c%FF.cu`, `c%5Cxff.cu`) and text output
-    writes the literal one as `c\\\\xff.cu`. So the GitHub annotation and the GitLab
-    code-quality entry land on the harmless twin, and a tool following the path opens it. A
-    path in a report should name the file that has the finding (or no existing file)."""
-    (tmp_path / os.fsdecode(b"c\xff.cu")).write_bytes(ASM)
-    (tmp_path / "c\\xff.cu").write_bytes(b"int ok;\n")
-    proc = run("scan", "--no-progress", "--no-cache", "--format", fmt, ".", cwd=tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    paths = _reported_paths(fmt, proc.stdout)
-    assert paths, proc.stdout[:300]
-    for path in paths:
-        named = tmp_path / path
-        # a path that names an existing file must name the one with the finding
-        assert not named.exists() or named.read_bytes() == ASM, (path, "names the harmless twin")
-
-
 # --- J (high). An elif chain in a jitted function: super-quadratic analysis ---------------------
 
 def test_j_an_elif_chain_in_a_jitted_function_is_near_linear(tmp_path):
