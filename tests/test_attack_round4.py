@@ -436,3 +436,86 @@ def test_h_the_key_spelling_is_one_to_one_and_gives_the_bytes_back():
     assert len(set(keys)) == len(names)
     assert [unquote_to_bytes(k) for k in keys] == names
     assert keys[-2:] == ["d/é x.cu", "k.cu"]  # a UTF-8 name without `%` as it is
+
+
+# --- D (medium). A baselined root swallows every new use folded under it -----------------------
+
+def test_d_new_uses_folded_under_a_baselined_root_are_reported(tmp_path):
+    """PTL603 folds every cuDNN use of a file under the `#include <cudnn.h>` (findings/roots.py),
+    and `--baseline` matches the group by the primary's fingerprint only. A baseline taken on
+    main with one include and two calls, then a pull request that adds any number of new cuDNN
+    calls to that file: 'No portability problems found', exit 0, '1 finding in the baseline
+    left out' (the group's 'and 5 more uses' is never shown). `--diff-base` on the same change
+    does report them, so the two CI gates disagree. The new uses should be reported (the group
+    shown as new when it has members the baseline did not have, or members matched one by
+    one)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    k = repo / "k.cu"
+    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n")
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=repo)
+    assert base.returncode == 1, base.stderr
+    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n"
+                 "void g() {\n  cudnnTensorDescriptor_t t;\n  cudnnCreateTensorDescriptor(&t);\n"
+                 "  cudnnDestroyTensorDescriptor(t);\n}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "base.json", ".", cwd=repo)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert b"k.cu" in proc.stdout, proc.stdout
+
+CUDNN_F = "void f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n"
+CUDNN_G = "void g() {\n  cudnnTensorDescriptor_t t;\n  cudnnCreateTensorDescriptor(&t);\n}\n"
+
+
+def _baselined_repo(tmp_path: Path, old_report: bool = False) -> Path:
+    """A file with one cuDNN root and two uses, and its baseline (`old_report`: as a report
+    from before `related` entries had fingerprints)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "k.cu").write_text("#include <cudnn.h>\n" + CUDNN_F)
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=repo)
+    assert base.returncode == 1, base.stderr
+    doc = json.loads((repo / "base.json").read_text())
+    assert [len(f["related"]) for f in doc["findings"]] == [2]
+    if old_report:
+        for f in doc["findings"]:
+            for r in f["related"]:
+                del r["fingerprint"]
+        (repo / "base.json").write_text(json.dumps(doc))
+    return repo
+
+
+def _with_baseline(repo: Path, fmt: str = "concise") -> subprocess.CompletedProcess:
+    return run("scan", "--no-progress", "--no-cache", "--format", fmt, "--baseline", "base.json", ".", cwd=repo)
+
+
+@pytest.mark.parametrize("old_report", [False, True])
+@pytest.mark.parametrize("change", ["none", "moved", "one_use_less"])
+def test_d_a_root_whose_uses_the_baseline_has_stays_left_out(tmp_path, change, old_report):
+    """The near misses: the same file, its lines moved (the uses' fingerprints hold no line)
+    or a use removed, stays clean under the baseline."""
+    repo = _baselined_repo(tmp_path, old_report)
+    text = {"none": "#include <cudnn.h>\n" + CUDNN_F,
+            "moved": "// moved\n\n#include <cudnn.h>\nint pad;\n\n" + CUDNN_F.replace("{\n", "{\n\n  // x\n"),
+            "one_use_less": "#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n}\n"}[change]
+    (repo / "k.cu").write_text(text)
+    proc = _with_baseline(repo)
+    assert proc.returncode == 0 and b"PTL603" not in proc.stdout, (proc.stdout, proc.stderr)
+    assert b"1 finding in the baseline left out" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("old_report", [False, True])
+def test_d_the_new_uses_alone_are_reported_under_the_root(tmp_path, old_report):
+    """New uses added beside the moved old ones: the root is new, its `related` the new
+    uses only (also against a baseline from before uses had fingerprints)."""
+    repo = _baselined_repo(tmp_path, old_report)
+    (repo / "k.cu").write_text("#include <cudnn.h>\n" + CUDNN_G + "\n" + CUDNN_F)
+    proc = _with_baseline(repo, "json")
+    assert proc.returncode == 1, proc.stderr
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert finding["rule"] == "PTL603" and finding["start_line"] == 1
+    assert [r["start_line"] for r in finding["related"]] == [3, 4], finding["related"]
+    # a second use of a name the baseline has once is new as well
+    (repo / "k.cu").write_text("#include <cudnn.h>\n" + CUDNN_F + "void h() { cudnnHandle_t again; }\n")
+    proc = _with_baseline(repo, "json")
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert [r["start_line"] for r in finding["related"]] == [6], finding["related"]

@@ -206,31 +206,6 @@ def test_c_gitignore_never_hides_a_file_git_keeps(tmp_path, case):
     assert git_keeps <= concise_paths(proc), (sorted(git_keeps - concise_paths(proc)), proc.stderr)
 
 
-# --- D (medium). A baselined root swallows every new use folded under it -----------------------
-
-def test_d_new_uses_folded_under_a_baselined_root_are_reported(tmp_path):
-    """PTL603 folds every cuDNN use of a file under the `#include <cudnn.h>` (findings/roots.py),
-    and `--baseline` matches the group by the primary's fingerprint only. A baseline taken on
-    main with one include and two calls, then a pull request that adds any number of new cuDNN
-    calls to that file: 'No portability problems found', exit 0, '1 finding in the baseline
-    left out' (the group's 'and 5 more uses' is never shown). `--diff-base` on the same change
-    does report them, so the two CI gates disagree. The new uses should be reported (the group
-    shown as new when it has members the baseline did not have, or members matched one by
-    one)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    k = repo / "k.cu"
-    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n")
-    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=repo)
-    assert base.returncode == 1, base.stderr
-    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n"
-                 "void g() {\n  cudnnTensorDescriptor_t t;\n  cudnnCreateTensorDescriptor(&t);\n"
-                 "  cudnnDestroyTensorDescriptor(t);\n}\n")
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "base.json", ".", cwd=repo)
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert b"k.cu" in proc.stdout, proc.stdout
-
-
 # --- J (high). An elif chain in a jitted function: super-quadratic analysis ---------------------
 
 def test_j_an_elif_chain_in_a_jitted_function_is_near_linear(tmp_path):

@@ -8,7 +8,7 @@ import json
 
 from portlint import __version__
 from portlint.core.config import STACK_TARGET
-from portlint.findings.fingerprint import portlint_fingerprint, portlint_fingerprints
+from portlint.findings.fingerprint import portlint_fingerprint, portlint_fingerprints, use_fingerprint
 from portlint.core.names import KEY_ESCAPE
 from portlint.output.escape import json_ready, path_key
 
@@ -45,6 +45,8 @@ def related_json(r) -> dict:
         "end_column": r.span.end_col,
         "message": r.message,
         "fix": _fix_json(r.fix),
+        # the use's own key (no line in it): a baseline counts the uses of each root by it
+        "fingerprint": use_fingerprint(r),
     }
 
 
