@@ -4,13 +4,18 @@ that must keep working beside them."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO, run_portlint_bytes as run
+
+
+ASM = b'__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n'
 
 
 # --- E (low). An in-tree `[tool.portlint.versions]` value that passes validation, then crashes ---
@@ -258,3 +263,259 @@ def test_g_a_cut_file_gets_one_notice_and_no_fix(tmp_path):
     found, notices = _scan_chain(tmp_path, 500)
     assert [(f["start_line"], f.get("fix")) for f in found] == [(5, None)], found
     assert len(notices) == 1 and b"line 7" in notices[0], notices
+
+
+# --- M (medium). Preprocessor spellings the guard reader does not know hide findings ------------
+
+KERNEL = "__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\");\n}\n"
+
+
+def _gcc_builds(src: str) -> bool:
+    """Does g++'s preprocessor (as C++, the language nvcc and hipcc read) keep the kernel?"""
+    gxx = shutil.which("g++") or shutil.which("cpp")
+    if gxx is None:
+        pytest.skip("no g++ to check the trick with")
+    args = [gxx, "-E", "-P", "-x", "c++", "-"] if gxx.endswith("g++") else [gxx, "-P", "-x", "c++", "-"]
+    out = subprocess.run(args, input=src.encode(), capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return b"membar.gl" in out.stdout
+
+
+GUARD_TRICKS = {
+    # `%:` is the digraph of `#` (C99, C++): `#if 0` closed by `%:endif`; the compiler builds
+    # everything after it, portlint reads the whole rest of the file as `#if 0`
+    "digraph_endif": ("#if 0\n%:endif\n", ""),
+    "digraph_else": ("#if 0\n%:else\n", "#endif\n"),
+    # comments become one space before directives are read: this is `#if 0 || 1`
+    "comment_across_lines": ("#if 0 /* off\n */ || 1\n", "#endif\n"),
+    # a backslash-newline inside the directive name: this is `#else`
+    "spliced_directive": ("#if 0\n#\\\nelse\n", "#endif\n"),
+    # `#if 0` inside a raw string literal is text, not a directive
+    "raw_string": ('const char* s = R"(\n#if 0\n)";\n', ""),
+    # the same splice between `#` and the name, with blanks (gcc and clang accept them)
+    "spliced_endif": ("#if 0\n# \\\n endif\n", ""),
+    # a comment between `#` and the name is one space: this is `#else`
+    "comment_in_directive": ("#if 0\n#/**/else\n", "#endif\n"),
+}
+
+
+@pytest.mark.parametrize("trick", sorted(GUARD_TRICKS))
+def test_m_a_branch_the_compiler_builds_is_not_read_as_dead(tmp_path, trick):
+    """Each prefix below makes the compiler build the kernel after it (checked with gcc -E as
+    C++, and hipcc -E for the digraph), while portlint's guard reader (frontends/cuda/preprocessor.py directives /
+    logical_lines) takes it as inside `#if 0`: every finding after it is 'suppressed
+    (inline comments or guarded branches already ported)', no suppression comment, exit 0.
+    With `#if 0` / `%:endif` as the first two lines a whole file reports 'No portability
+    problems found'. Directives should be read as the preprocessor reads them (digraphs,
+    comments spanning lines, line splices, raw strings), or an unknown spelling make the branch unknown,
+    never dead."""
+    prefix, suffix = GUARD_TRICKS[trick]
+    src = prefix + KERNEL + suffix
+    assert _gcc_builds(src), "the compiler builds the kernel"
+    (tmp_path / "g.cu").write_text(src)
+    line = src.splitlines().index('  asm volatile("membar.gl;");') + 1
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
+    assert f"g.cu:{line}:3: PTL201".encode() in proc.stdout, (proc.stdout, proc.stderr)
+    assert proc.returncode == 1
+
+
+# the near misses: the same spellings where the compiler does leave the kernel out
+DEAD_SPELLINGS = {
+    "digraph_if": ("%:if 0\n", "%:endif\n"),
+    "digraph_else": ("#if 1\n%:else\n", "#endif\n"),
+    "comment_across_lines": ("#if 1 /* on\n */ && 0\n", "#endif\n"),
+    "spliced_directive": ("#if 1\n#\\\nelse\n", "#endif\n"),
+    "spliced_condition": ("#if 1 && \\\n 0\n", "#endif\n"),
+    "raw_string_then_if": ('const char* s = R"(\n#endif\n)";\n#if 0\n', "#endif\n"),
+    "comment_in_directive": ("#/**/if 0\n", "#/**/endif\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DEAD_SPELLINGS))
+def test_m_a_branch_the_compiler_leaves_out_is_still_read_as_dead(tmp_path, spelling):
+    prefix, suffix = DEAD_SPELLINGS[spelling]
+    src = prefix + KERNEL + suffix
+    assert not _gcc_builds(src), "the compiler leaves the kernel out"
+    (tmp_path / "g.cu").write_text(src)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
+    assert b"PTL201" not in proc.stdout and proc.returncode == 0, (proc.stdout, proc.stderr)
+
+
+def test_m_a_finding_after_a_spliced_directive_keeps_its_line(tmp_path):
+    """Line splices and comments spanning lines join lines for the preprocessor, not for the
+    report: the finding after them is on its physical line."""
+    src = "#if 1 /* a\n   comment */ || \\\n  0\n#define X \\\n  1\n#endif\n" + KERNEL
+    (tmp_path / "g.cu").write_text(src)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
+    assert b"g.cu:8:3: PTL201" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# --- H (low). Two different files with one JSON path ------------------------------------------
+
+def _reported_paths(fmt: str, out: bytes) -> list[str]:
+    if fmt == "json":
+        return [f["path"] for f in json.loads(out)["findings"]]
+    if fmt == "gitlab":
+        return [f["location"]["path"] for f in json.loads(out)]
+    return [line.split(b"file=", 1)[1].split(b",", 1)[0].decode() for line in out.splitlines() if b"file=" in line]
+
+
+@pytest.mark.parametrize("fmt", ["json", "gitlab", "github"])
+def test_h_machine_readable_paths_name_the_file_with_the_finding(tmp_path, fmt):
+    """A file named with the raw byte 0xff (`c\\xff.cu` on disk as bytes 63 ff 2e 63 75) is
+    reported in `--format json` and `gitlab` with the path `c\\xff.cu` and in `github` as
+    `file=c\\xff.cu`: the same text as a second, committed file whose name is the eight
+    characters `c\\xff.cu`. SARIF keeps them apart (`c%FF.cu`, `c%5Cxff.cu`) and text output
+    writes the literal one as `c\\\\xff.cu`. So the GitHub annotation and the GitLab
+    code-quality entry land on the harmless twin, and a tool following the path opens it. A
+    path in a report should name the file that has the finding (or no existing file)."""
+    (tmp_path / os.fsdecode(b"c\xff.cu")).write_bytes(ASM)
+    (tmp_path / "c\\xff.cu").write_bytes(b"int ok;\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", fmt, ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    paths = _reported_paths(fmt, proc.stdout)
+    assert paths, proc.stdout[:300]
+    for path in paths:
+        named = tmp_path / path
+        # a path that names an existing file must name the one with the finding
+        assert not named.exists() or named.read_bytes() == ASM, (path, "names the harmless twin")
+
+def test_h_an_ordinary_name_is_written_as_it_is_and_the_report_says_how(tmp_path):
+    """The near miss: a UTF-8 name without a backslash keeps its spelling in every
+    machine-readable format, and the JSON report declares how its paths are written."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "k é.cu").write_bytes(ASM)
+    for fmt in ("json", "gitlab", "github"):
+        proc = run("scan", "--no-progress", "--no-cache", "--format", fmt, ".", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert _reported_paths(fmt, proc.stdout) == ["sub/k é.cu"], (fmt, proc.stdout[:300])
+    doc = json.loads(run("scan", "--no-progress", "--no-cache", "--format", "json", ".", cwd=tmp_path).stdout)
+    assert doc["path_escape"] == "percent"
+    concise = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=tmp_path)
+    assert concise.stdout.startswith("sub/k é.cu:2:3: PTL201".encode()), concise.stdout
+
+
+def test_h_a_baseline_keeps_the_twins_apart(tmp_path):
+    """A baseline holding the finding of the file named with the byte 0xff does not absorb
+    the same finding added later to its twin spelled `c\\xff.cu`."""
+    (tmp_path / os.fsdecode(b"c\xff.cu")).write_bytes(ASM)
+    (tmp_path / "c\\xff.cu").write_bytes(b"int ok;\n")
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=tmp_path)
+    assert base.returncode == 1, base.stderr
+    same = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "base.json", ".", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout
+    (tmp_path / "c\\xff.cu").write_bytes(ASM)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "json", "--baseline", "base.json", ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [f["path"] for f in json.loads(proc.stdout)["findings"]] == ["c\\xff.cu"]
+
+
+@pytest.mark.parametrize("name", ["k.cu", "w%k.cu"])
+def test_h_a_baseline_written_before_still_matches(tmp_path, name):
+    """A report from before `path_escape` wrote a `%` as it is; as a baseline it
+    matches the names it was written for, ordinary ones and those with a `%` (written
+    `%25` now)."""
+    (tmp_path / name).write_bytes(ASM)
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    doc = json.loads(base.stdout)
+    del doc["path_escape"]
+    for f in doc["findings"]:
+        f["path"] = name  # as the earlier writer spelled it
+    (tmp_path / "old.json").write_text(json.dumps(doc), encoding="utf-8")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "old.json", ".", cwd=tmp_path)
+    assert proc.returncode == 0 and b"1 finding in the baseline" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
+
+
+def test_h_the_key_spelling_is_one_to_one_and_gives_the_bytes_back():
+    from urllib.parse import unquote_to_bytes
+
+    from portlint.core.names import name_key
+
+    names = [b"c\xff.cu", b"c\\xff.cu", b"c%FF.cu", b"c%25FF.cu", b"d/\xc3\xa9 x.cu", b"k.cu"]
+    keys = [name_key(os.fsdecode(n)) for n in names]
+    assert len(set(keys)) == len(names)
+    assert [unquote_to_bytes(k) for k in keys] == names
+    assert keys[-2:] == ["d/é x.cu", "k.cu"]  # a UTF-8 name without `%` as it is
+
+
+# --- D (medium). A baselined root swallows every new use folded under it -----------------------
+
+def test_d_new_uses_folded_under_a_baselined_root_are_reported(tmp_path):
+    """PTL603 folds every cuDNN use of a file under the `#include <cudnn.h>` (findings/roots.py),
+    and `--baseline` matches the group by the primary's fingerprint only. A baseline taken on
+    main with one include and two calls, then a pull request that adds any number of new cuDNN
+    calls to that file: 'No portability problems found', exit 0, '1 finding in the baseline
+    left out' (the group's 'and 5 more uses' is never shown). `--diff-base` on the same change
+    does report them, so the two CI gates disagree. The new uses should be reported (the group
+    shown as new when it has members the baseline did not have, or members matched one by
+    one)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    k = repo / "k.cu"
+    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n")
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=repo)
+    assert base.returncode == 1, base.stderr
+    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n"
+                 "void g() {\n  cudnnTensorDescriptor_t t;\n  cudnnCreateTensorDescriptor(&t);\n"
+                 "  cudnnDestroyTensorDescriptor(t);\n}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "base.json", ".", cwd=repo)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert b"k.cu" in proc.stdout, proc.stdout
+
+CUDNN_F = "void f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n"
+CUDNN_G = "void g() {\n  cudnnTensorDescriptor_t t;\n  cudnnCreateTensorDescriptor(&t);\n}\n"
+
+
+def _baselined_repo(tmp_path: Path, old_report: bool = False) -> Path:
+    """A file with one cuDNN root and two uses, and its baseline (`old_report`: as a report
+    from before `related` entries had fingerprints)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "k.cu").write_text("#include <cudnn.h>\n" + CUDNN_F)
+    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=repo)
+    assert base.returncode == 1, base.stderr
+    doc = json.loads((repo / "base.json").read_text())
+    assert [len(f["related"]) for f in doc["findings"]] == [2]
+    if old_report:
+        for f in doc["findings"]:
+            for r in f["related"]:
+                del r["fingerprint"]
+        (repo / "base.json").write_text(json.dumps(doc))
+    return repo
+
+
+def _with_baseline(repo: Path, fmt: str = "concise") -> subprocess.CompletedProcess:
+    return run("scan", "--no-progress", "--no-cache", "--format", fmt, "--baseline", "base.json", ".", cwd=repo)
+
+
+@pytest.mark.parametrize("old_report", [False, True])
+@pytest.mark.parametrize("change", ["none", "moved", "one_use_less"])
+def test_d_a_root_whose_uses_the_baseline_has_stays_left_out(tmp_path, change, old_report):
+    """The near misses: the same file, its lines moved (the uses' fingerprints hold no line)
+    or a use removed, stays clean under the baseline."""
+    repo = _baselined_repo(tmp_path, old_report)
+    text = {"none": "#include <cudnn.h>\n" + CUDNN_F,
+            "moved": "// moved\n\n#include <cudnn.h>\nint pad;\n\n" + CUDNN_F.replace("{\n", "{\n\n  // x\n"),
+            "one_use_less": "#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n}\n"}[change]
+    (repo / "k.cu").write_text(text)
+    proc = _with_baseline(repo)
+    assert proc.returncode == 0 and b"PTL603" not in proc.stdout, (proc.stdout, proc.stderr)
+    assert b"1 finding in the baseline left out" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("old_report", [False, True])
+def test_d_the_new_uses_alone_are_reported_under_the_root(tmp_path, old_report):
+    """New uses added beside the moved old ones: the root is new, its `related` the new
+    uses only (also against a baseline from before uses had fingerprints)."""
+    repo = _baselined_repo(tmp_path, old_report)
+    (repo / "k.cu").write_text("#include <cudnn.h>\n" + CUDNN_G + "\n" + CUDNN_F)
+    proc = _with_baseline(repo, "json")
+    assert proc.returncode == 1, proc.stderr
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert finding["rule"] == "PTL603" and finding["start_line"] == 1
+    assert [r["start_line"] for r in finding["related"]] == [3, 4], finding["related"]
+    # a second use of a name the baseline has once is new as well
+    (repo / "k.cu").write_text("#include <cudnn.h>\n" + CUDNN_F + "void h() { cudnnHandle_t again; }\n")
+    proc = _with_baseline(repo, "json")
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert [r["start_line"] for r in finding["related"]] == [6], finding["related"]

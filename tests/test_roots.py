@@ -97,13 +97,18 @@ def test_root_fingerprint_stable_when_uses_are_added(tmp_path):
     assert len(first) == len(second) == 1
     assert len(first[0]["related"]) == 2 and len(second[0]["related"]) == 8
     assert first[0]["fingerprints"]["portlint/v1"] == second[0]["fingerprints"]["portlint/v1"]
-    # and a baseline written before the new uses holds the grown group: nothing new
+    # a baseline written before the new uses matches the root, moved or not, and no more:
+    # the grown group is new with the four uses the baseline did not have (round 4's D)
     (tmp_path / "k.cu").write_text(_KERNEL.format(before="", after=""))
     base = run_portlint("scan", "k.cu", "--no-cache", "--format", "json", "--select", "PTL104", cwd=tmp_path).stdout
     (tmp_path / "base.json").write_text(base)
-    (tmp_path / "k.cu").write_text(_KERNEL.format(before=_MORE.format(n=1), after=_MORE.format(n=2)))
+    (tmp_path / "k.cu").write_text(_KERNEL.format(before="\n\n", after=""))
     proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "json", "--select", "PTL104", "--baseline", "base.json", cwd=tmp_path)
     assert json.loads(proc.stdout)["summary"]["findings"] == 0, proc.stdout
+    (tmp_path / "k.cu").write_text(_KERNEL.format(before=_MORE.format(n=1), after=_MORE.format(n=2)))
+    proc = run_portlint("scan", "k.cu", "--no-cache", "--format", "json", "--select", "PTL104", "--baseline", "base.json", cwd=tmp_path)
+    [grown] = json.loads(proc.stdout)["findings"]
+    assert len(grown["related"]) == 4 and grown["fingerprints"]["portlint/v1"] == first[0]["fingerprints"]["portlint/v1"]
 
 
 def test_rootless_fingerprint_stable_when_a_use_comes_first(tmp_path):

@@ -12,7 +12,14 @@ and only the baseline's active entries count (a report written with
 
 A baselined finding stays in the result, marked suppressed (kind "external") with
 `baseline_state` "unchanged", so SARIF and JSON with `--sarif-include-suppressed` can show
-it; every other active finding is "new". An entry of the baseline for a file this scan
+it; every other active finding is "new".
+
+A finding that folds the uses of one root (portlint.findings.roots: the `#include <cudnn.h>`
+with every cuDNN call of the file in its `related` list) is matched by its primary, and then
+its uses by theirs: the baseline's `related` entries are counted by their `fingerprint`
+(rule, path and the use's text, no line), so moving a use changes nothing while a use the
+baseline did not have makes the finding "new", reported with those new uses only. A report
+written before uses had fingerprints is counted by the uses' messages. An entry of the baseline for a file this scan
 read that matched nothing is stale (the problem was fixed since): it is counted, so the
 baseline can be refreshed."""
 
@@ -23,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.jsonfile import expect, read_json
-from portlint.core.names import name_text
-from portlint.findings.fingerprint import portlint_fingerprint
+from portlint.core.names import KEY_ESCAPE, name_key, name_text
+from portlint.findings.fingerprint import portlint_fingerprint, use_fingerprint
 
 
 class BaselineError(Exception):
@@ -36,6 +43,16 @@ class BaselineEntries:
     name: str  # the file, as named on the command line
     counts: Counter  # (path, base fingerprint) -> how many active findings the report had
     contexts: Counter  # (path, base fingerprint, line hash without its `:k`) -> how many
+    # the report's paths are `name_key`'s (one to one); a report from before `path_escape`
+    # wrote them with `name_text` (`\\xNN`, `%` as it is), and is matched that way
+    keyed: bool = True
+    # (path, base fingerprint) -> the folded uses of the report's findings with that key,
+    # counted by the use's fingerprint (by its message in a report from before they had one)
+    uses: dict = None
+
+    def path_of(self, path) -> str:
+        """`path` spelled as this baseline's report spells it."""
+        return name_key(path) if self.keyed else name_text(path)
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,7 @@ def load_baseline(path: Path) -> BaselineEntries:
         raise BaselineError(f"the baseline {path} is not a portlint `--format json` report")
     counts: Counter = Counter()
     contexts: Counter = Counter()
+    uses: dict = {}
     for i, item in enumerate(doc["findings"]):
         where = f"the baseline {path}: findings[{i}]"
         expect(item, dict, BaselineError, where)
@@ -67,7 +85,14 @@ def load_baseline(path: Path) -> BaselineEntries:
         line_hash = expect("" if line_hash is None else line_hash, str, BaselineError, f"{where}.fingerprints.primaryLocationLineHash")
         counts[key] += 1
         contexts[(*key, _base(line_hash))] += 1
-    return BaselineEntries(str(path), counts, contexts)
+        related = item.get("related") or []
+        expect(related, list, BaselineError, f"{where}.related")
+        for j, use in enumerate(related):
+            expect(use, dict, BaselineError, f"{where}.related[{j}]")
+            mark = use.get("fingerprint")
+            mark = ("use", mark) if isinstance(mark, str) else ("message", str(use.get("message", "")))
+            uses.setdefault(key, Counter())[mark] += 1
+    return BaselineEntries(str(path), counts, contexts, doc.get("path_escape") == KEY_ESCAPE, uses)
 
 
 def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> BaselineOutcome:
@@ -77,8 +102,8 @@ def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> Baselin
     left = Counter(entries.counts)
     contexts = Counter(entries.contexts)
     active = [f for f in findings if not f.suppressed]
-    # the report wrote each path as text (a name that is not UTF-8 with its bytes as \xNN)
-    keys = {id(f): (name_text(f.path), portlint_fingerprint(f)) for f in active}
+    # the report wrote each path as a key (a name that is not UTF-8 with its bytes as %NN)
+    keys = {id(f): (entries.path_of(f.path), portlint_fingerprint(f)) for f in active}
     taken: set[int] = set()
     # 1. same construct, same surroundings; 2. same construct, in report order
     for f in active:
@@ -91,6 +116,21 @@ def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> Baselin
         if id(f) not in taken and left[keys[id(f)]] > 0:
             left[keys[id(f)]] -= 1
             taken.add(id(f))
+    # a matched root whose uses the baseline did not all have is new, with the new uses
+    pools = {key: Counter(c) for key, c in (entries.uses or {}).items()}
+    for f in active:
+        if id(f) in taken and f.related:
+            pool = pools.setdefault(keys[id(f)], Counter())
+            fresh = []
+            for use in f.related:
+                mark = next((m for m in (("use", use_fingerprint(use)), ("message", use.message)) if pool[m] > 0), None)
+                if mark is None:
+                    fresh.append(use)
+                else:
+                    pool[mark] -= 1
+            if fresh:
+                taken.discard(id(f))
+                f.related = fresh
     for f in active:
         if id(f) in taken:
             f.suppressed = f"in the baseline {entries.name}"
@@ -99,6 +139,6 @@ def apply_baseline(findings, entries: BaselineEntries, scanned_paths) -> Baselin
         else:
             f.baseline_state = "new"
     baselined = len(taken)
-    scanned = {name_text(p) for p in scanned_paths}
+    scanned = {entries.path_of(p) for p in scanned_paths}
     stale = sum(n for (path, _), n in left.items() if path in scanned and n > 0)
     return BaselineOutcome(baselined, stale)

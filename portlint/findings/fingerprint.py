@@ -114,6 +114,14 @@ def portlint_fingerprint(f) -> str:
     return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def use_fingerprint(f) -> str:
+    """The key of one use folded under a root (a `related` entry): rule, path and its own
+    normalised text, never its line, so moving the use keeps it and another use of the same
+    name is counted again (a baseline holds these as a multiset)."""
+    normalised = "use: " + " ".join(f.snippet.split())
+    return hashlib.sha256(f"{f.rule_id}\0{f.path}\0{normalised}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def portlint_fingerprints(findings) -> dict[int, str]:
     """id(finding) -> its unique `portlint/v1` fingerprint. Findings that share rule, path
     and matched text (the same call twice on one line, a pattern repeated in a file) are

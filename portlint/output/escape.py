@@ -12,7 +12,8 @@ Markdown code span or an HTML attribute.
   through a surrogate-escaping stream, the raw byte itself (0x9b is CSI in an 8-bit
   terminal). Each is written `\\xNN`, the byte it stands for; any other lone surrogate
   `\\udNNN`. `controls` does the same, so every human-facing format gets it too.
-- `path_text`: a path as output text (`text` of it); `path_uri`: a relative path as a
+- `path_text`: a path as output text (`text` of it); `path_key`: a path one to one,
+  its non-UTF-8 bytes `%NN` and `%` as `%25` (json, gitlab, github: a tool follows it); `path_uri`: a relative path as a
   percent-encoded URI reference of its bytes (SARIF), lossless for any name;
   `json_ready`: a JSON document (dicts, lists, strings) with every string through `text`.
 - `diff_line`: one line of a unified diff, its own line ending kept.
@@ -28,7 +29,7 @@ import os
 import re
 from urllib.parse import quote
 
-from portlint.core.names import SURROGATES, name_text, surrogate_text
+from portlint.core.names import SURROGATES, name_key, name_text, surrogate_text
 
 # C0 controls but tab, DEL, C1 controls, the line and paragraph separators (a line break
 # to some viewers, none to others), the bidirectional overrides and isolates that can make
@@ -59,6 +60,13 @@ def text(value: str) -> str:
 def path_text(path) -> str:
     """A path (str or PathLike, as portlint holds it) as output text (portlint.core.names)."""
     return name_text(path)
+
+
+def path_key(path) -> str:
+    """A path as the machine-readable outputs (JSON, GitLab, GitHub) write it: a byte that
+    is not UTF-8 as `%NN`, a `%` as `%25`, so that no two files share one spelling
+    (portlint.core.names `name_key`); an ordinary UTF-8 name is unchanged."""
+    return name_key(path)
 
 
 def path_uri(path) -> str:

@@ -206,62 +206,6 @@ def test_c_gitignore_never_hides_a_file_git_keeps(tmp_path, case):
     assert git_keeps <= concise_paths(proc), (sorted(git_keeps - concise_paths(proc)), proc.stderr)
 
 
-# --- D (medium). A baselined root swallows every new use folded under it -----------------------
-
-def test_d_new_uses_folded_under_a_baselined_root_are_reported(tmp_path):
-    """PTL603 folds every cuDNN use of a file under the `#include <cudnn.h>` (findings/roots.py),
-    and `--baseline` matches the group by the primary's fingerprint only. A baseline taken on
-    main with one include and two calls, then a pull request that adds any number of new cuDNN
-    calls to that file: 'No portability problems found', exit 0, '1 finding in the baseline
-    left out' (the group's 'and 5 more uses' is never shown). `--diff-base` on the same change
-    does report them, so the two CI gates disagree. The new uses should be reported (the group
-    shown as new when it has members the baseline did not have, or members matched one by
-    one)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    k = repo / "k.cu"
-    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n")
-    base = run("scan", "--no-progress", "--no-cache", "--format", "json", "-o", "base.json", ".", cwd=repo)
-    assert base.returncode == 1, base.stderr
-    k.write_text("#include <cudnn.h>\nvoid f() {\n  cudnnHandle_t h;\n  cudnnCreate(&h);\n}\n"
-                 "void g() {\n  cudnnTensorDescriptor_t t;\n  cudnnCreateTensorDescriptor(&t);\n"
-                 "  cudnnDestroyTensorDescriptor(t);\n}\n")
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--baseline", "base.json", ".", cwd=repo)
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert b"k.cu" in proc.stdout, proc.stdout
-
-
-# --- H (low). Two different files with one JSON path ------------------------------------------
-
-def _reported_paths(fmt: str, out: bytes) -> list[str]:
-    if fmt == "json":
-        return [f["path"] for f in json.loads(out)["findings"]]
-    if fmt == "gitlab":
-        return [f["location"]["path"] for f in json.loads(out)]
-    return [line.split(b"file=", 1)[1].split(b",", 1)[0].decode() for line in out.splitlines() if b"file=" in line]
-
-
-@pytest.mark.parametrize("fmt", ["json", "gitlab", "github"])
-def test_h_machine_readable_paths_name_the_file_with_the_finding(tmp_path, fmt):
-    """A file named with the raw byte 0xff (`c\\xff.cu` on disk as bytes 63 ff 2e 63 75) is
-    reported in `--format json` and `gitlab` with the path `c\\xff.cu` and in `github` as
-    `file=c\\xff.cu`: the same text as a second, committed file whose name is the eight
-    characters `c\\xff.cu`. SARIF keeps them apart (`c%FF.cu`, `c%5Cxff.cu`) and text output
-    writes the literal one as `c\\\\xff.cu`. So the GitHub annotation and the GitLab
-    code-quality entry land on the harmless twin, and a tool following the path opens it. A
-    path in a report should name the file that has the finding (or no existing file)."""
-    (tmp_path / os.fsdecode(b"c\xff.cu")).write_bytes(ASM)
-    (tmp_path / "c\\xff.cu").write_bytes(b"int ok;\n")
-    proc = run("scan", "--no-progress", "--no-cache", "--format", fmt, ".", cwd=tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    paths = _reported_paths(fmt, proc.stdout)
-    assert paths, proc.stdout[:300]
-    for path in paths:
-        named = tmp_path / path
-        # a path that names an existing file must name the one with the finding
-        assert not named.exists() or named.read_bytes() == ASM, (path, "names the harmless twin")
-
-
 # --- J (high). An elif chain in a jitted function: super-quadratic analysis ---------------------
 
 def test_j_an_elif_chain_in_a_jitted_function_is_near_linear(tmp_path):
@@ -310,38 +254,3 @@ def test_k_a_tracked_file_matching_gitignore_is_scanned(tmp_path):
     for extra in ((), ("--diff-base", "HEAD~1")):
         proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", *extra, ".", cwd=repo)
         assert {"gen/k.cu", "x.generated.cu"} <= concise_paths(proc), (extra, proc.stdout, proc.stderr)
-
-
-# --- M (medium). Preprocessor spellings the guard reader does not know hide findings ------------
-
-GUARD_TRICKS = {
-    # `%:` is the digraph of `#` (C99, C++): `#if 0` closed by `%:endif`; the compiler builds
-    # everything after it, portlint reads the whole rest of the file as `#if 0`
-    "digraph_endif": ("#if 0\n%:endif\n", ""),
-    "digraph_else": ("#if 0\n%:else\n", "#endif\n"),
-    # comments become one space before directives are read: this is `#if 0 || 1`
-    "comment_across_lines": ("#if 0 /* off\n */ || 1\n", "#endif\n"),
-    # a backslash-newline inside the directive name: this is `#else`
-    "spliced_directive": ("#if 0\n#\\\nelse\n", "#endif\n"),
-    # `#if 0` inside a raw string literal is text, not a directive
-    "raw_string": ('const char* s = R"(\n#if 0\n)";\n', ""),
-}
-
-
-@pytest.mark.parametrize("trick", sorted(GUARD_TRICKS))
-def test_m_a_branch_the_compiler_builds_is_not_read_as_dead(tmp_path, trick):
-    """Each prefix below makes the compiler build the kernel after it (checked with gcc -E as
-    C++, and hipcc -E for the digraph), while portlint's guard reader (frontends/cuda/preprocessor.py directives /
-    logical_lines) takes it as inside `#if 0`: every finding after it is 'suppressed
-    (inline comments or guarded branches already ported)', no suppression comment, exit 0.
-    With `#if 0` / `%:endif` as the first two lines a whole file reports 'No portability
-    problems found'. Directives should be read as the preprocessor reads them (digraphs,
-    comments spanning lines, line splices, raw strings), or an unknown spelling make the branch unknown,
-    never dead."""
-    prefix, suffix = GUARD_TRICKS[trick]
-    src = prefix + "__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\");\n}\n" + suffix
-    (tmp_path / "g.cu").write_text(src)
-    line = src.splitlines().index('  asm volatile("membar.gl;");') + 1
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "g.cu", cwd=tmp_path)
-    assert f"g.cu:{line}:3: PTL201".encode() in proc.stdout, (proc.stdout, proc.stderr)
-    assert proc.returncode == 1

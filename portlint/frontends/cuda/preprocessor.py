@@ -1,7 +1,8 @@
 """The preprocessor model: one directive tokenizer and one #if evaluator for every consumer.
 
-`directives(text)` turns a C/C++/CUDA text into its directives (comments blanked, backslash
-continuations joined, line numbers kept). Every module that needs `#include`, `#define` or
+`directives(text)` turns a C/C++/CUDA text into its directives as the compiler's
+translation phases leave them (line splices joined, comments one space, string and raw string
+literals skipped, `%:` read as `#`; physical line numbers kept). Every module that needs `#include`, `#define` or
 `#if` lines reads them from here: the include graph, the guard map, the shim and
 withheld-macro checks, the libclang pass key.
 
@@ -15,6 +16,7 @@ branch of one `#if` group a compiler takes."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable, Mapping, NamedTuple
 
@@ -27,7 +29,6 @@ class Directive(NamedTuple):
 
 
 _KINDS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "define", "undef", "include", "error"))
-_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([a-z]+)\b(.*)$", re.S)
 _COMMENT_OR_STRING = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.S)
 _INCLUDE_TARGET = re.compile(r'([<"])([^>"\n]+)[>"]')
 _DEFINE_HEAD = re.compile(r"([A-Za-z_]\w*)(\()?")
@@ -65,117 +66,190 @@ def logical_lines(text: str):
         i += 1
 
 
-_PREFIX_NOISE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|//")
+# Translation phases 2 and 3 as the compiler runs them before it reads a directive: a
+# backslash-newline (gcc and clang also accept blanks between the two) joins two lines, a
+# comment is one space (so `#if 0 /* ...\n */ || 1` is one directive and `#/**/if` an #if),
+# string, character and raw string literals are text (a raw string may span lines: a `#if`
+# inside it is no directive), and `%:` is the digraph of `#`.
+_SPLICE = re.compile(r"\\[ \t]*\r?\n")
+_LEXEME = re.compile(r"""
+    (?P<nl>\n(?:[^\n"'/\#%]*\n)*)  # a newline, and the lines after it that hold no token
+  | (?P<raw>(?<![\w$])(?:u8|[uUL])?R"(?P<delim>[^\s()\\"]{0,16})\()
+  | (?P<str>"(?:[^"\\\n]|\\.)*"?)
+  | (?P<chr>(?<![\w$])(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*'?)
+  | (?P<block>/\*)
+  | (?P<line>//)
+  | (?P<hash>\#|%:)
+""", re.X)
+_BLANKS = " \t\f\v\r"
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
-def _is_code(prefix: str) -> bool:
-    """Is the end of `prefix` (a line up to a `/*`) code, not a string or a line comment?"""
-    if "//" not in prefix and '"' not in prefix and "'" not in prefix:
-        return True
-    rest = _PREFIX_NOISE.sub(lambda m: "" if m.group(0)[0] in "\"'" else "//", prefix)
-    return "//" not in rest and '"' not in rest and "'" not in rest
-
-
-def _block_comments(text: str) -> list[tuple[int, int]]:
-    """Offsets of the block comments of a text: a `/*` opens one unless a string literal or
-    a line comment holds it (judged on its line, as literals do not span lines)."""
-    spans: list[tuple[int, int]] = []
-    i = text.find("/*")
-    while i != -1:
-        line_start = text.rfind("\n", 0, i) + 1
-        prefix = text[line_start:i]
-        if spans and line_start < spans[-1][1]:  # the line starts inside the previous comment
-            prefix = text[spans[-1][1]:i]
-        if not _is_code(prefix):
-            i = text.find("/*", i + 2)
-            continue
-        j = text.find("*/", i + 2)
-        end = len(text) if j == -1 else j + 2
-        spans.append((i, end))
-        i = text.find("/*", end)
-    return spans
-
-
-_HASH_WORD = re.compile(r"#[ \t]*([a-z]+)\b")
-_AFTER_COMMENT = re.compile(r"[ \t]*#[ \t]*([a-z]+)\b")
-_REST_NOISE = re.compile(r"/\*.*?(?:\*/|$)|//.*$|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", re.S)
-
-
-def _strip_comments(rest: str) -> str:
-    return _REST_NOISE.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " ", rest)
-
-
-def _candidates(text: str, comments: list[tuple[int, int]]):
-    """(offset of the line's start, match of `#kind`) for each line that may hold a
-    directive: `#` first on the line, or first after a block comment that covers the
-    line's start (`*/ #define X`, which the preprocessor reads as a directive)."""
-    found = []
-    for m in _HASH_WORD.finditer(text):  # a literal `#` is found fast; then is it first on its line?
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if line_start == m.start() or not text[line_start:m.start()].strip(" \t"):
-            found.append((line_start, m))
-    extra = []
-    for start, end in comments:
-        line_start = text.rfind("\n", 0, end) + 1
-        if start < line_start or not text[line_start:start].strip():
-            m = _AFTER_COMMENT.match(text, end)
-            if m:
-                extra.append((line_start, m))
-    if extra:
-        found = sorted(found + extra, key=lambda c: c[1].start())
-    return found
+def _splices(text: str) -> tuple[str, list[int], list[int]]:
+    """The text with its line splices removed, the offsets (in it) where each was removed,
+    and the characters removed up to and including each."""
+    if "\\" not in text:
+        return text, [], []
+    cut_at: list[int] = []
+    removed: list[int] = []
+    pieces = []
+    prev = gone = 0
+    for m in _SPLICE.finditer(text):
+        pieces.append(text[prev:m.start()])
+        gone += m.end() - m.start()
+        cut_at.append(m.start() - (gone - (m.end() - m.start())))
+        removed.append(gone)
+        prev = m.end()
+    if not cut_at:
+        return text, [], []
+    pieces.append(text[prev:])
+    return "".join(pieces), cut_at, removed
 
 
 def directives(text: str) -> tuple[Directive, ...]:
-    """The directives of a source text, in order (comments removed, continuations joined).
-    Only lines that can hold one are read; `directives_reference` is the obvious reading."""
-    if "#" not in text:
+    """The directives of a source text, in order, read as the preprocessor reads them (line
+    splices joined, comments one space, literals skipped, `%:` for `#`); `first` and `last`
+    are physical lines (1-based). `directives_reference` is the same reading done the slow,
+    obvious way, character by character."""
+    if "#" not in text and "%:" not in text:
         return ()
-    comments = _block_comments(text) if "/*" in text else []
+    s, cut_at, removed = _splices(text)
+    line, counted = 1, 0  # physical line of original offset `counted`
+
+    def line_of(offset: int) -> int:
+        nonlocal line, counted
+        if cut_at:
+            j = bisect_right(cut_at, offset)
+            offset += removed[j - 1] if j else 0
+        line += text.count("\n", counted, offset)
+        counted = offset
+        return line
+
     out = []
-    line, counted = 1, 0  # line number of offset `counted`
-    ci = 0
-    for start, m in _candidates(text, comments):
-        kind = m.group(1)
-        if kind not in _KINDS:
-            continue
-        hash_at = m.start(1)
-        while ci < len(comments) and comments[ci][1] <= hash_at:
-            ci += 1
-        if ci < len(comments) and comments[ci][0] <= hash_at < comments[ci][1]:
-            continue  # inside a block comment
-        line += text.count("\n", counted, start)
-        counted = start
-        end = text.find("\n", m.end())
-        end = len(text) if end == -1 else end
-        pieces = [text[m.end():end].rstrip("\r")]
-        last = line
-        while pieces[-1].endswith("\\") and end < len(text):
-            pieces[-1] = pieces[-1][:-1]
-            nxt = text.find("\n", end + 1)
-            nxt = len(text) if nxt == -1 else nxt
-            pieces.append(text[end + 1:nxt].rstrip("\r"))
-            end = nxt
-            last += 1
-        rest = " ".join(pieces)
-        if "/" in rest:
-            rest = _strip_comments(rest)
-        out.append(Directive(line, last, kind, rest.strip()))
+    n = len(s)
+    pos = 0
+    at_start = True  # nothing but blanks and comments since the last newline
+    directive = None  # (first line, kind, pieces of its text) while one is read
+    search = _LEXEME.search
+    while True:
+        m = search(s, pos)
+        start = n if m is None else m.start()
+        if directive is not None:
+            directive[2].append(s[pos:start])
+        elif at_start and pos < start and s[pos:start].strip(_BLANKS):
+            at_start = False
+        if m is None:
+            break
+        kind = m.lastgroup
+        end = m.end()
+        if kind == "nl":
+            if directive is not None:
+                out.append(Directive(directive[0], line_of(start), directive[1], "".join(directive[2]).strip()))
+                directive = None
+            at_start = True
+        elif kind == "block":
+            close = s.find("*/", end)
+            end = n if close == -1 else close + 2
+            if directive is not None:
+                directive[2].append(" ")
+        elif kind == "line":
+            close = s.find("\n", end)
+            end = n if close == -1 else close
+        elif kind == "hash" and at_start and directive is None:
+            at_start = False
+            p = end
+            while True:  # blanks and comments between the `#` and the directive's name
+                while p < n and s[p] in _BLANKS:
+                    p += 1
+                if not s.startswith("/*", p):
+                    break
+                close = s.find("*/", p + 2)
+                p = n if close == -1 else close + 2
+            name = _NAME.match(s, p)
+            if name and name.group(0) in _KINDS:
+                directive = (line_of(start), name.group(0), [])
+                end = name.end()
+        else:
+            if kind == "raw":
+                close = s.find(")" + m.group("delim") + '"', end)
+                # an unterminated one is no raw string: its `"` opens an ordinary one
+                end = m.start("delim") - 1 if close == -1 else close + len(m.group("delim")) + 2
+            if directive is not None:
+                directive[2].append(s[start:end])
+            at_start = False
+        pos = end
+    if directive is not None:
+        out.append(Directive(directive[0], line_of(n), directive[1], "".join(directive[2]).strip()))
     return tuple(out)
 
 
 def directives_reference(text: str) -> tuple[Directive, ...]:
-    """The same directives read the slow, obvious way (every comment blanked, every logical
-    line tried): the tests check `directives` against it."""
-    if "#" not in text:
-        return ()
-    out = []
-    for first, last, logical in logical_lines(blank_comments(text)):
-        if "#" not in logical:
+    """The same directives read the slow, obvious way: phase 2 character by character (each
+    character kept with its physical line), then phase 3 one character at a time, then every
+    logical line tried as a directive. The tests check `directives` against it."""
+    flat, lines = [], []
+    i, ln = 0, 1
+    while i < len(text):
+        m = _SPLICE.match(text, i) if text[i] == "\\" else None
+        if m:
+            i, ln = m.end(), ln + 1
             continue
-        m = _DIRECTIVE.match(logical)
-        if m and m.group(1) in _KINDS:
-            out.append(Directive(first, last, m.group(1), m.group(2).strip()))
+        flat.append(text[i])
+        lines.append(ln)
+        ln += text[i] == "\n"
+        i += 1
+    s = "".join(flat)
+
+    def word(k: int) -> bool:  # is s[k] part of an identifier (False before the text)?
+        return k >= 0 and (s[k].isalnum() or s[k] in "_$")
+
+    def literal_prefix(k: int, opener: str) -> int:
+        """Length of the literal that opens at k (`opener` after an optional prefix), or 0."""
+        for prefix in ("", "u8", "u", "U", "L"):
+            if s.startswith(prefix + opener, k) and not word(k - 1):
+                return len(prefix) + len(opener)
+        return 0
+
+    logical: list[list[int]] = [[]]  # per logical line, the indices into s it keeps (-1: a space)
+    k = 0
+    while k < len(s):
+        c = s[k]
+        if c == "\n":
+            logical[-1].append(k)
+            logical.append([])
+            k += 1
+        elif s.startswith("/*", k):
+            close = s.find("*/", k + 2)
+            logical[-1].append(-1 - k)  # one space, on the comment's first line
+            k = len(s) if close == -1 else close + 2
+        elif s.startswith("//", k):
+            while k < len(s) and s[k] != "\n":
+                k += 1
+        elif (n := literal_prefix(k, 'R"')) and (m := re.match(r'([^\s()\\"]{0,16})\(', s[k + n:])) \
+                and (close := s.find(")" + m.group(1) + '"', k + n + m.end())) != -1:
+            stop = close + len(m.group(1)) + 2
+            logical[-1].extend(range(k, stop))
+            k = stop
+        elif c == '"' or (n := literal_prefix(k, "'")):
+            quote, j = ('"', k + 1) if c == '"' else ("'", k + n)
+            while j < len(s) and s[j] not in (quote, "\n"):
+                j += 2 if s[j] == "\\" and j + 1 < len(s) and s[j + 1] != "\n" else 1
+            if j < len(s) and s[j] == quote:
+                j += 1
+            logical[-1].extend(range(k, j))
+            k = j
+        else:
+            logical[-1].append(k)
+            k += 1
+    out = []
+    for kept in logical:
+        joined = "".join(" " if x < 0 else s[x] for x in kept)
+        m = re.match(r"[ \t\f\v\r]*(#|%:)[ \t\f\v\r]*([A-Za-z_]\w*)", joined)
+        if not m or m.group(2) not in _KINDS:
+            continue
+        at = kept[m.start(1)]
+        last = lines[kept[-1]] if kept[-1] >= 0 and s[kept[-1]] == "\n" else text.count("\n") + 1  # else at the end
+        out.append(Directive(lines[at], last, m.group(2), joined[m.end():].strip()))
     return tuple(out)
 
 

@@ -8,8 +8,9 @@ import json
 
 from portlint import __version__
 from portlint.core.config import STACK_TARGET
-from portlint.findings.fingerprint import portlint_fingerprint, portlint_fingerprints
-from portlint.output.escape import json_ready
+from portlint.findings.fingerprint import portlint_fingerprint, portlint_fingerprints, use_fingerprint
+from portlint.core.names import KEY_ESCAPE
+from portlint.output.escape import json_ready, path_key
 
 
 SCHEMA_VERSION = 1
@@ -37,13 +38,15 @@ def _fix_json(fix) -> dict | None:
 def related_json(r) -> dict:
     """A use site folded under a finding (portlint.findings.roots): where, what, its fix."""
     return {
-        "path": r.path,
+        "path": path_key(r.path),
         "start_line": r.span.start_line,
         "start_column": r.span.start_col,
         "end_line": r.span.end_line,
         "end_column": r.span.end_col,
         "message": r.message,
         "fix": _fix_json(r.fix),
+        # the use's own key (no line in it): a baseline counts the uses of each root by it
+        "fingerprint": use_fingerprint(r),
     }
 
 
@@ -52,7 +55,7 @@ def finding_json(f, rules, fingerprint: str | None = None) -> dict:
     return {
         "rule": f.rule_id,
         "name": rule.name if rule else "",
-        "path": f.path,
+        "path": path_key(f.path),
         "start_line": f.span.start_line,
         "start_column": f.span.start_col,
         "end_line": f.span.end_line,
@@ -81,6 +84,8 @@ def render_json(result, settings, options) -> str:
         "schema": "portlint-report",
         "version": SCHEMA_VERSION,
         "tool": {"name": "portlint", "version": __version__},
+        # in every `path` below a byte that is not UTF-8 is written %NN and a `%` as %25
+        "path_escape": KEY_ESCAPE,
         "targets": list(settings.targets),
         # the releases the verdicts rest on ([tool.portlint.versions]), for the targets judged
         "versions": {k: v for k, v in settings.versions.items() if STACK_TARGET[k] in settings.targets},
@@ -94,7 +99,7 @@ def render_json(result, settings, options) -> str:
             "outside_library": sum(1 for f in active if f.role),
         },
         "findings": findings,
-        "notices": [{"path": n.path, "level": n.level, "message": n.message} for n in result.notices],
+        "notices": [{"path": path_key(n.path), "level": n.level, "message": n.message} for n in result.notices],
     }
-    # file names that are not UTF-8: their bytes written \xNN (portlint.output.escape)
+    # paths through path_key (one to one); any other string's non-UTF-8 bytes written \xNN
     return json.dumps(json_ready(doc), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
