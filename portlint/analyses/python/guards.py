@@ -236,6 +236,64 @@ _GPU_ATTENTION: dict[str, frozenset[str]] = {
 }
 
 
+# attention kernels from the Hugging Face kernel hub (`attn_implementation=
+# "kernels-community/flash-attn3"`): flash-attn builds and AMD's aiter run on GPUs only
+_HUB_GPU_ATTENTION = re.compile(r"^kernels-community/(?:vllm-)?(?:flash-?attn\d*|aiter[\w-]*)(?:@[\w.-]+)?$")
+
+
+def _gpu_attention_value(node: ast.AST, constants: dict[str, ast.AST]) -> frozenset[str] | None:
+    """Platforms of an `attn_implementation` value that can only name a GPU-only kernel: a
+    string (transformers' flash_attention_2/3, a kernel-hub flash-attn or aiter build), each
+    leg of a ternary, or a module-level name bound once to one; None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if node.value.lower() in _GPU_ATTENTION:
+            return _GPU_ATTENTION[node.value.lower()]
+        return CUDA_LIKE | {OTHER} if _HUB_GPU_ATTENTION.match(node.value) else None
+    if isinstance(node, ast.IfExp):
+        legs = (_gpu_attention_value(node.body, constants), _gpu_attention_value(node.orelse, constants))
+        return None if None in legs else legs[0] | legs[1]
+    if isinstance(node, ast.Name) and node.id in constants:
+        return _gpu_attention_value(constants[node.id], {})
+    return None
+
+
+def _module_strings(module: ast.Module) -> dict[str, ast.AST]:
+    """Module-level names assigned exactly once (`TREE_ATTENTION = "..."`), to their value."""
+    seen: dict[str, list[ast.AST]] = {}
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            seen.setdefault(stmt.targets[0].id, []).append(stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            seen.setdefault(stmt.target.id, []).append(stmt.value)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1}
+
+
+def _hard_wired_attention(cls: ast.ClassDef, constants: dict[str, ast.AST]) -> tuple[frozenset[str], int] | None:
+    """The platforms of the GPU-only attention kernel a class loads its model with, and the
+    line: every `attn_implementation` the class's own code sets (a call's keyword,
+    `kwargs.setdefault("attn_implementation", ...)`, a dict entry) names one, and at least
+    one is set. trl's AsyncDistillationTrainer trains padding-free on flash-attn3 or aiter
+    kernels only, so none of its methods runs on an XLA or HPU device."""
+    found: list[tuple[frozenset[str] | None, int]] = []
+    for n in walk(cls):
+        value = None
+        if isinstance(n, ast.keyword) and n.arg == "attn_implementation":
+            value = n.value
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "setdefault"
+              and len(n.args) == 2 and isinstance(n.args[0], ast.Constant) and n.args[0].value == "attn_implementation"):
+            value = n.args[1]
+        elif isinstance(n, ast.Dict):
+            for k, v in zip(n.keys, n.values):
+                if isinstance(k, ast.Constant) and k.value == "attn_implementation":
+                    found.append((_gpu_attention_value(v, constants), getattr(v, "lineno", cls.lineno)))
+            continue
+        if value is not None:
+            found.append((_gpu_attention_value(value, constants), getattr(value, "lineno", cls.lineno)))
+    if not found or any(p is None for p, _ in found):
+        return None
+    return frozenset().union(*(p for p, _ in found)), found[0][1]
+
+
 def _attention_backend(node: ast.AST) -> frozenset[str] | None:
     """Platforms of a CUDA-only attention backend named by a string (or a tuple of them)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -663,6 +721,7 @@ class Guards:
     def __init__(self, module: ast.Module):
         self.regions: list[Region] = []
         self.aliases = _aliases(module)
+        self._module_strings = _module_strings(module)
         self._conditions: dict[ast.AST, Condition | None] = {}  # test -> _guard_condition (an If's test is read twice)
         functions = [n.name for n in of_class(module, ast.FunctionDef, ast.AsyncFunctionDef)]
         # the module's one shared walk, in ast.walk order: the nodes of the classes read below
@@ -748,6 +807,13 @@ class Guards:
             named = [w for w in words(node.name) if w in _CLASS_WORDS]
             extension = "" if named else _cuda_extension(node)
             if not named and not extension:
+                wired = _hard_wired_attention(node, self._module_strings)
+                if wired is None:
+                    return
+                plats, line = wired
+                self._add(node.body[0], node.body[-1], plats,
+                          f"in `{node.name}` (line {node.lineno}), which loads its model with a GPU-only attention kernel "
+                          f"(`attn_implementation`, line {line}), so it runs on {', '.join(sorted(plats))} only")
                 return
             if extension:
                 named = [w for w in words(extension) if w in _CLASS_WORDS]
