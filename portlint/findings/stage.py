@@ -4,7 +4,7 @@ the editor server reaches it through the same engine call, so it agrees with the
 
 from __future__ import annotations
 
-from portlint.core.model import FileResult, Finding
+from portlint.core.model import FileResult, Finding, Severity
 from portlint.findings.precedence import drop_superseded
 from portlint.findings.roles import demote_by_role
 from portlint.findings.roots import fold_roots, fold_under
@@ -92,6 +92,10 @@ def apply_findings_stage(ctx: FileContext, plan: Plan, result: FileResult) -> No
     outside = next((f for f in findings if f.rule_id == NOT_IN_ROCM_BUILD and not f.suppressed), None)
     if outside is not None:
         findings = fold_under(outside, findings, "rocm")
+        if not outside.related and "rocm" in outside.targets:
+            # nothing to port in it but its place in the ROCm source list: a note
+            outside.targets["rocm"] = Severity.parse("note")
+            outside.severity = max(outside.targets.values(), key=lambda s: s.rank)
     result.findings = findings + tool_findings
 
 

@@ -28,6 +28,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from portlint.core import session
+from portlint.core.config import git_root
+from portlint.discovery.files import discover
+from portlint.frontends.buildfiles.cmake import branch_commands
+from portlint.index.project import project_root
+
 _VOCAB = Path(__file__).resolve().parent.parent.parent / "rules" / "vocabulary" / "build_scope.toml"
 
 
@@ -402,8 +408,6 @@ def read_setup(data: bytes, folder: str, files: list[str], build: str) -> _Setup
 
 class _CMakeReader:
     def __init__(self, data: bytes, folder: str, files: list[str], build: str):
-        from portlint.frontends.buildfiles.cmake import branch_commands
-
         self.folder, self.files, self.build = folder, files, build
         self.listings: list[_Listing] = []
         self.open = False
@@ -618,18 +622,27 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
                 changed = True
 
 
+def _root_for(settings, real: Path) -> Path | None:
+    """The project root of the model (project.project_root: the config file's folder, the git
+    root), else the scan's root when it holds the file: a build file lists sources from the
+    folders below it, so the file's own folder alone would never see its setup.py."""
+    root = project_root(settings, [real])
+    if getattr(settings, "config_file", None) is None and git_root(Path(os.path.realpath(real))) is None:
+        top = getattr(settings, "root", None)
+        top = Path(os.path.realpath(top)) if top is not None else None
+        here = Path(os.path.realpath(real))
+        if top is not None and top in here.parents:
+            return top
+    return root
+
+
 def scan_build_scope(settings, real: Path) -> tuple[BuildScope | None, str | None]:
     """(the scan's build scope of the project `real` belongs to, its path there)."""
-    from portlint.core import session
-    from portlint.index.project import project_root
-
-    root = project_root(settings, [real])
+    root = _root_for(settings, real)
     if root is None:
         return None, None
 
     def make() -> BuildScope:
-        from portlint.discovery.files import discover
-
         found, _ = discover([root], settings)
         prefix = str(root) + os.sep
         files = []

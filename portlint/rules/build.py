@@ -13,7 +13,7 @@ import re
 from pathlib import PurePath
 
 from portlint.frontends.buildfiles import flags as flagmod
-from portlint.frontends.buildfiles.cmake import parse_cmake
+from portlint.frontends.buildfiles.cmake import branch_commands, parse_cmake
 from portlint.core.model import Span
 from portlint.frontends.python.astindex import of_class
 from portlint.index.build_scope import file_verdict
@@ -240,8 +240,6 @@ def cuda_language_without_hip(ctx) -> None:
     if cm.enables_hip():
         # HIP enabled only inside an if() leg: `project(... CUDA)` (and a top-level
         # `enable_language(CUDA)`) runs first, and without nvcc configuring stops there
-        from portlint.frontends.buildfiles.cmake import branch_commands
-
         top_level = {line for _, _, line, legs in branch_commands(ctx.data) if not legs}
         hip_at_top = any(c.span.start_line in top_level and _enables(c, "HIP") for c in cm.commands)
         if hip_at_top:
