@@ -149,3 +149,24 @@ def test_cache_follows_the_build_file(tmp_path):
     assert rules() == ["PTL057"]
     (tmp_path / "setup.py").write_text(SETUP.replace('glob.glob("csrc/ck/*.cpp")', '["csrc/cuda/a.cu"]'))
     assert rules() == ["PTL104"]
+
+
+def test_glob_patterns_follow_glob_and_cmake():
+    from portlint.index.build_scope import matching
+
+    files = ["csrc/a.cu", "csrc/sub/b.cu", "csrc/sub/deep/c.cu", "csrc/x.cpp"]
+    assert matching(files, "csrc/*.cu", False) == ["csrc/a.cu"]  # glob.glob: `*` stays in its folder
+    assert matching(files, "csrc/**/*.cu", True) == ["csrc/a.cu", "csrc/sub/b.cu", "csrc/sub/deep/c.cu"]
+    assert matching(files, "csrc/*.cu", True, star_crosses=True) == ["csrc/a.cu", "csrc/sub/b.cu", "csrc/sub/deep/c.cu"]  # GLOB_RECURSE
+    assert matching(files, "csrc/[ab].cu", False) == ["csrc/a.cu"]
+
+
+def test_a_rocm_glob_that_recurses_keeps_the_files_below():
+    """CMake's GLOB_RECURSE in the HIP leg reaches csrc/cuda/a.cu: it stays in scope."""
+    cmake = CMAKE.replace('list(APPEND SRCS "csrc/cuda/c.cu")', 'file(GLOB_RECURSE HIPS "csrc/cuda/a*.cu")')
+    assert "csrc/cuda/a.cu" not in scope_of({"CMakeLists.txt": cmake, **KERNELS}).outside
+    # glob.glob without recursive=True in the ROCm leg does not reach a subfolder
+    setup = SETUP.replace('glob.glob("csrc/ck/*.cpp")', 'glob.glob("csrc/*.cu")')
+    assert "csrc/cuda/a.cu" in scope_of({"setup.py": setup, **KERNELS}).outside
+    setup = SETUP.replace('glob.glob("csrc/ck/*.cpp")', 'glob.glob("csrc/**/*.cu", recursive=True)')
+    assert "csrc/cuda/a.cu" not in scope_of({"setup.py": setup, **KERNELS}).outside

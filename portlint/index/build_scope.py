@@ -114,6 +114,36 @@ def _value_test(value: str, has_amd_leg: bool):
     return None
 
 
+def matching(files: list[str], pattern: str, recursive: bool, star_crosses: bool = False) -> list[str]:
+    """The files a glob pattern (relative to the project root) names: `*` and `?` stay inside
+    one folder, `**/` crosses folders only in a recursive glob (Python's glob(recursive=True));
+    in CMake's GLOB_RECURSE (`star_crosses`) every `*` crosses them."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i) and recursive:
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern[i] == "*":
+            out.append(".*" if star_crosses or (recursive and pattern.startswith("**", i)) else "[^/]*")
+            i += 2 if pattern.startswith("**", i) else 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape("["))
+                i += 1
+            else:
+                out.append("[" + pattern[i + 1:end].replace("!", "^", 1) + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    regex = re.compile("".join(out) + r"\Z")
+    return [f for f in files if regex.match(f)]
+
+
 # ---- setup.py --------------------------------------------------------------------------------
 
 _ROOT = "\0root"  # the folder of the setup.py (this_dir = os.path.dirname(__file__))
@@ -257,7 +287,7 @@ class _SetupReader:
         rel = self._rel(pattern)
         if rel is None:
             return []
-        return [f for f in self.files if fnmatch.fnmatchcase(f, rel)]
+        return matching(self.files, rel, recursive)
 
     def _rel(self, path: str) -> str | None:
         """A listed path relative to the project root (paths are relative to the setup.py's folder)."""
@@ -305,12 +335,13 @@ class _SetupReader:
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in ("extend", "append", "insert"):
                 old = self.env.get(f.value.id)
                 arg = self.value(call.args[-1], reach) if call.args else None
-                if isinstance(old, list) and f.attr == "extend" and isinstance(arg, list):
-                    self.env[f.value.id] = old + arg
-                elif isinstance(old, list) and f.attr in ("append", "insert") and isinstance(arg, str):
-                    self.env[f.value.id] = old + [(arg, reach)]
-                elif f.value.id in self.env and not isinstance(old, list) or arg is None:
-                    self.env[f.value.id] = None if isinstance(old, list) or old is None else old
+                if isinstance(old, list):  # a list grown by a value it cannot read is unreadable
+                    if f.attr == "extend" and isinstance(arg, list):
+                        self.env[f.value.id] = old + arg
+                    elif f.attr in ("append", "insert") and isinstance(arg, str):
+                        self.env[f.value.id] = old + [(arg, reach)]
+                    else:
+                        self.env[f.value.id] = None
             self._calls(call, reach)
             return
         if isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -437,9 +468,8 @@ class _CMakeReader:
                                 self.open = True
                             continue
                         rel = self._rel(item)
-                        for f in self.files if rel is not None else ():
-                            if fnmatch.fnmatchcase(f, rel):
-                                self.listings.append(_Listing(f, reach, build, line))
+                        for f in matching(self.files, rel, args[0].upper() == "GLOB_RECURSE", args[0].upper() == "GLOB_RECURSE") if rel is not None else ():
+                            self.listings.append(_Listing(f, reach, build, line))
                         continue
                     if not item.lower().endswith(endings):
                         continue

@@ -18,7 +18,7 @@ from portlint.discovery.languages import classify
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity
 from portlint.core.registry import Detector
 from portlint.findings.selection import TOOL_INTERNAL, Plan, plan as _plan
-from portlint.findings.stage import apply_findings_stage
+from portlint.findings.stage import NOT_IN_ROCM_BUILD, apply_findings_stage
 from portlint.core import session
 from portlint.index.build_scope import CUDA_SUFFIXES, scan_build_scope
 
@@ -345,6 +345,8 @@ def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
     about it), for its cache key; for a CUDA/C++ file, whether its package's ROCm build
     compiles it (portlint.index.build_scope); nothing for other languages."""
     if sf.real.suffix.lower() in CUDA_SUFFIXES:
+        if NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
+            return b""  # nothing reads the build scope: the build files are not read
         scope, rel = scan_build_scope(settings, sf.real)
         verdict = scope.verdict(rel) if scope is not None else None
         return repr(verdict).encode() if verdict is not None else b""
