@@ -238,10 +238,11 @@ def reported_sites(f: dict) -> list[tuple[str, int, str]]:
     """(path, start line, rule) of every site an active JSON finding reports: its own, and
     each use folded under it (`related`, one finding per root cause). A folded use is a
     site the report names, so it counts as found for a `flag` label and as a trap hit for
-    a `quiet` one, exactly as when it was a finding of its own."""
+    a `quiet` one, exactly as when it was a finding of its own, under its own rule (a file
+    outside the ROCm build folds the findings of every rule under its PTL057)."""
     if f.get("suppressed"):
         return []
-    return [(f["path"], f["start_line"], f["rule"])] + [(r["path"], r["start_line"], f["rule"]) for r in f.get("related", ())]
+    return [(f["path"], f["start_line"], f["rule"])] + [(r["path"], r["start_line"], r.get("rule", f["rule"])) for r in f.get("related", ())]
 
 
 def describe(name: str, out: Outcome) -> str:

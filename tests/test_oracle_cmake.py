@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import require_module, require_tool
+from conftest import REPO, require_module, require_tool, run_portlint
 
 pytestmark = pytest.mark.oracle
 
@@ -82,10 +82,10 @@ def _hip_language_args() -> tuple[list[str], dict]:
 
 
 def cmake_configure(source: Path, build: Path, *, amd_host: bool, hip: bool = False,
-                    do_build: bool = False) -> subprocess.CompletedProcess:
+                    do_build: bool = False, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """Configure (and optionally build) `source` with the CMake wheel from PyPI."""
     cmake = Path(require_module("cmake").CMAKE_BIN_DIR) / "cmake"
-    args = [str(cmake), "-S", str(source), "-B", str(build)]
+    args = [str(cmake), "-S", str(source), "-B", str(build), *extra]
     env = _amd_host_env() if amd_host else dict(os.environ)
     if amd_host:
         args += _amd_host_args()
@@ -195,3 +195,52 @@ def test_ptl053_the_tables_rocm_targets_configure_and_link(tmp_path):
     proc = cmake_configure(src, tmp_path / "amd", amd_host=True, hip=True, do_build=True)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert list((tmp_path / "amd").rglob("libext.so")), "no shared library linked"
+
+
+def test_ptl057_rocm_configure_leaves_out_what_portlint_calls_cuda_only(tmp_path):
+    """fixtures/build/scope_cmake configured by CMake as an AMD host does it (HIP found, the HIP
+    language enabled, no CUDA toolkit): the target's sources are exactly the listed files
+    portlint keeps in the ROCm build, and the one it reports (PTL057) is not among them."""
+    from portlint.index.build_scope import build_scope
+
+    fixture = REPO / "fixtures" / "build" / "scope_cmake"
+    source = tmp_path / "src"
+    shutil.copytree(fixture, source, ignore=shutil.ignore_patterns("__snapshots__"))
+    text = (source / "CMakeLists.txt").read_text(encoding="utf-8")
+    (source / "CMakeLists.txt").write_text(
+        text + 'get_target_property(S ext SOURCES)\nfile(WRITE "${CMAKE_BINARY_DIR}/sources.txt" "${S}")\n', encoding="utf-8")
+    proc = cmake_configure(source, tmp_path / "build", amd_host=True, hip=True, extra=("-DHIP_FOUND=ON",))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    built = {os.path.relpath(s, source) if os.path.isabs(s) else s
+             for s in (tmp_path / "build" / "sources.txt").read_text().split(";") if s}
+    files = sorted(str(p.relative_to(fixture)) for p in fixture.rglob("*") if p.is_file() and "__snapshots__" not in p.parts)
+    scope = build_scope(fixture, files, lambda rel: (fixture / rel).read_bytes())
+    listed = {"csrc/shared.cu", "csrc/cuda_only.cu"}
+    assert built == listed - set(scope.outside) == {"csrc/shared.cu"}
+    assert set(scope.outside) == {"csrc/cuda_only.cu"}
+
+
+HIP_IN_A_BRANCH = """cmake_minimum_required(VERSION 3.21)
+project(p LANGUAGES CXX CUDA)
+if(USE_ROCM)
+  enable_language(HIP)
+  add_library(kernels kernels.cu)
+  set_source_files_properties(kernels.cu PROPERTIES LANGUAGE HIP)
+endif()
+"""
+
+
+def test_ptl050_project_cuda_stops_before_the_hip_branch(tmp_path):
+    """HIP enabled only under if(USE_ROCM) does not save `project(... CUDA)`: on an AMD host
+    with USE_ROCM=ON configuring fails at project(), looking for a CUDA compiler; the same
+    file with CUDA left out of project() configures its HIP leg."""
+    source = _project(tmp_path / "src", HIP_IN_A_BRANCH, {"kernels.cu": KERNEL})
+    proc = cmake_configure(source, tmp_path / "build", amd_host=True, hip=True, extra=("-DUSE_ROCM=ON",))
+    assert proc.returncode != 0
+    # the error is CMake's CUDA compiler detection, raised from project() on line 2
+    assert "CMakeDetermineCUDACompiler" in proc.stderr and "CMakeLists.txt:2 (project)" in proc.stderr, proc.stderr
+    fixed = _project(tmp_path / "fixed", HIP_IN_A_BRANCH.replace("LANGUAGES CXX CUDA", "LANGUAGES CXX"), {"kernels.cu": KERNEL})
+    proc = cmake_configure(fixed, tmp_path / "build-fixed", amd_host=True, hip=True, extra=("-DUSE_ROCM=ON",))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = run_portlint("scan", str(source / "CMakeLists.txt"), "--select", "PTL050", "--format", "concise", "--no-cache")
+    assert "PTL050" in out.stdout and "only inside an if() leg" in out.stdout

@@ -244,6 +244,16 @@ def example_source(rule) -> tuple[str, str]:
     return EXAMPLE_FILE[fence], code
 
 
+def example_files(rule) -> dict[str, str]:
+    """{path: text} when every fenced block of the example starts with a `file: PATH` comment
+    (a rule about how files of a package meet: a build file and the source it lists); else {}."""
+    blocks = re.findall(r"```\w*\n(.*?)```", rule.docs_example, re.S)
+    named = [re.match(r"(?://|#)\s*file:\s*(\S+)\n", b) for b in blocks]
+    if len(blocks) < 2 or not all(named):
+        return {}
+    return {m.group(1): b for m, b in zip(named, blocks)}
+
+
 RULES = [r for r in load_rules().values() if r.family != "tool"]
 
 
@@ -253,11 +263,21 @@ def test_docs_example_yields_its_rule(rule, tmp_path):
     reports is one the example names in its text (`// PTL104 for the mask`)."""
     from test_fixtures import family_selection
 
-    name, code = example_source(rule)
-    path = tmp_path / name
-    path.write_text(code, encoding="utf-8")
     select = tuple(sorted(set(family_selection({rule.family})) | {rule.id}))
-    result = scan_paths([path], root=tmp_path, select=select)
+    files = example_files(rule)
+    if files:  # a package of several files, each block naming its path (`# file: setup.py`)
+        paths = []
+        for name, text in files.items():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(text, encoding="utf-8")
+            paths.append(tmp_path / name)
+        code = "\n".join(files.values())
+        result = scan_paths(paths, root=tmp_path, select=select)
+    else:
+        name, code = example_source(rule)
+        path = tmp_path / name
+        path.write_text(code, encoding="utf-8")
+        result = scan_paths([path], root=tmp_path, select=select)
     got = {f.rule_id for f in result.findings if not f.suppressed}
     named = {rule.id} | set(re.findall(r"PTL\d{3}", code))
     assert rule.id in got and got <= named, f"{rule.id}: the example reports {sorted(got)}\n{code}"

@@ -96,6 +96,29 @@ def _primary(primary: Finding, related: list[Finding]) -> Finding:
     return primary
 
 
+def fold_under(primary: Finding, findings: list[Finding], target: str) -> list[Finding]:
+    """`findings` with every active one whose only target is `target` folded under
+    `primary` (its `related`, each keeping its own location, message and fix); one with
+    other targets too loses `target` and stays a finding of its own. The primary keeps its
+    own severity: the folded findings are the reason it exists, not a worse form of it
+    (a file its package's ROCm build never compiles, rule PTL057)."""
+    out: list[Finding] = []
+    folded: list[Finding] = []
+    for f in findings:
+        if f is primary or f.suppressed or target not in f.targets or f.rule_id.startswith("PTL00"):
+            out.append(f)
+        elif set(f.targets) == {target}:
+            folded.append(f)
+            folded.extend(f.related)
+            f.related = []
+        else:
+            del f.targets[target]
+            f.severity = max(f.targets.values(), key=lambda s: s.rank)
+            out.append(f)
+    primary.related = sorted(primary.related + folded, key=Finding.sort_key)
+    return out
+
+
 def related_count(f: Finding) -> int:
     """How many use sites are folded under `f` (0 for a finding of its own)."""
     return len(f.related)
@@ -106,4 +129,6 @@ def more_uses(f: Finding) -> str:
     n = len(f.related)
     if not n:
         return ""
+    if any(r.rule_id != f.rule_id for r in f.related):
+        return f"and {n} more finding{'s' if n != 1 else ''}"
     return f"and {n} more use{'s' if n != 1 else ''}"

@@ -4,10 +4,10 @@ the editor server reaches it through the same engine call, so it agrees with the
 
 from __future__ import annotations
 
-from portlint.core.model import FileResult, Finding
+from portlint.core.model import FileResult, Finding, Severity
 from portlint.findings.precedence import drop_superseded
 from portlint.findings.roles import demote_by_role
-from portlint.findings.roots import fold_roots
+from portlint.findings.roots import fold_roots, fold_under
 from portlint.findings.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan
 from portlint.findings.severity import apply_severities
 from portlint.findings.suppressions import mentions_portlint, parse_suppressions
@@ -86,7 +86,20 @@ def apply_findings_stage(ctx: FileContext, plan: Plan, result: FileResult) -> No
         tool_findings = _suppression_findings(ctx, plan, sups)
     # 5. one finding per root cause (portlint/findings/roots.py): the uses of one `#include`
     #    or `#define` folded under it, for the rules whose file says `fold = "root"`
-    result.findings = fold_roots(findings, by_comment) + tool_findings
+    findings = fold_roots(findings, by_comment)
+    # 6. a file its package's ROCm build never compiles (rule PTL057, portlint/index/build_scope.py):
+    #    its other ROCm findings are folded under that one finding
+    outside = next((f for f in findings if f.rule_id == NOT_IN_ROCM_BUILD and not f.suppressed), None)
+    if outside is not None:
+        findings = fold_under(outside, findings, "rocm")
+        if not outside.related and "rocm" in outside.targets:
+            # nothing to port in it but its place in the ROCm source list: a note
+            outside.targets["rocm"] = Severity.parse("note")
+            outside.severity = max(outside.targets.values(), key=lambda s: s.rank)
+    result.findings = findings + tool_findings
+
+
+NOT_IN_ROCM_BUILD = "PTL057"
 
 
 def _guard_verdict(ctx: FileContext, f: Finding) -> str | None:

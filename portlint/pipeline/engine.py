@@ -19,9 +19,10 @@ from portlint.discovery.languages import classify
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity, Span
 from portlint.core.registry import Detector
 from portlint.findings.selection import TOOL_INTERNAL, Plan, plan as _plan
-from portlint.findings.stage import apply_findings_stage
+from portlint.findings.stage import NOT_IN_ROCM_BUILD, apply_findings_stage
 from portlint.core import session
 from portlint.core import lines as line_model
+from portlint.index.build_scope import CUDA_SUFFIXES, scan_build_scope
 
 _BINARY_SNIFF = 8192
 
@@ -382,7 +383,14 @@ def _failed(sf: SourceFile, exc: Exception, doing: str) -> FileResult:
 
 def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
     """What a Python file's result depends on in other files (the project model's facts
-    about it), for its cache key; nothing for other languages."""
+    about it), for its cache key; for a CUDA/C++ file, whether its package's ROCm build
+    compiles it (portlint.index.build_scope); nothing for other languages."""
+    if sf.real.suffix.lower() in CUDA_SUFFIXES:
+        if NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
+            return b""  # nothing reads the build scope: the build files are not read
+        scope, rel = scan_build_scope(settings, sf.real)
+        verdict = scope.verdict(rel) if scope is not None else None
+        return repr(verdict).encode() if verdict is not None else b""
     if sf.real.suffix.lower() not in (".py", ".pyi"):
         return b""
     from portlint.index.project import scan_model

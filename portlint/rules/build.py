@@ -13,9 +13,10 @@ import re
 from pathlib import PurePath
 
 from portlint.frontends.buildfiles import flags as flagmod
-from portlint.frontends.buildfiles.cmake import parse_cmake
+from portlint.frontends.buildfiles.cmake import branch_commands, parse_cmake
 from portlint.core.model import Span
 from portlint.frontends.python.astindex import of_class
+from portlint.index.build_scope import file_verdict
 from portlint.core.registry import detector
 
 _FINDCUDA_COMMANDS = {
@@ -234,20 +235,36 @@ def cuda_language_without_hip(ctx) -> None:
     if _kind(ctx) != "cmake":
         return
     cm = ctx.fact(parse_cmake)
+    why = "the project never enables HIP"
+    top_level: set[int] | None = None
     if cm.enables_hip():
-        return
+        # HIP enabled only inside an if() leg: `project(... CUDA)` (and a top-level
+        # `enable_language(CUDA)`) runs first, and without nvcc configuring stops there
+        top_level = {line for _, _, line, legs in branch_commands(ctx.data) if not legs}
+        hip_at_top = any(c.span.start_line in top_level and _enables(c, "HIP") for c in cm.commands)
+        if hip_at_top:
+            return
+        why = "HIP is enabled only inside an if() leg, which CMake never reaches on a machine without nvcc"
     for cmd in cm.commands:
         if cmd.guard:
             continue
         if cmd.name == "enable_language" or cmd.name == "project":
+            if top_level is not None and cmd.name == "enable_language" and cmd.span.start_line not in top_level:
+                continue
             args = cmd.args if cmd.name == "enable_language" else cmd.args[1:]
             for arg in args:
                 if arg.text == "CUDA":
-                    _report(ctx, arg.span, command=cmd.name,
+                    _report(ctx, arg.span, command=cmd.name, why=why,
                                suggestion="enable CMake's HIP language beside it (CMake >= 3.21): `enable_language(HIP)` "
                                           "under `if(USE_ROCM)`, with `CMAKE_HIP_ARCHITECTURES gfx942`, and set "
                                           "`LANGUAGE HIP` on the .cu sources (set_source_files_properties)")
                     break
+
+
+def _enables(cmd, language: str) -> bool:
+    if cmd.name == "enable_language":
+        return any(a.text == language for a in cmd.args)
+    return cmd.name == "project" and any(a.text == language for a in cmd.args[1:])
 
 
 @detector("PTL051", tokens=_ARCH_TOKENS)
@@ -474,3 +491,14 @@ def nvidia_base_image(ctx) -> None:
             value, arg, offset = defaults[ref.group(1)]
             if NVIDIA_IMAGE.match(value):
                 _report(ctx, _docker_span(arg, offset, value), image=value)
+
+
+@detector("PTL057")
+def source_not_in_rocm_build(ctx) -> None:
+    """A CUDA file its package's ROCm build never compiles (portlint.index.build_scope); the
+    findings stage folds the file's other ROCm findings under this one."""
+    if ctx.language != "cuda":
+        return
+    verdict = ctx.fact(file_verdict)
+    if verdict is not None:
+        ctx.report(Span(1, 1, 1, 1), listed=verdict.where())

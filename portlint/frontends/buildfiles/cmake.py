@@ -120,3 +120,66 @@ def parse_cmake(ctx) -> CMakeFile:
         elif child.type in _NESTED:
             stack.append((iter(child.children), guard))
     return CMakeFile(tuple(out))
+
+
+def branch_commands(data: bytes):
+    """(name, argument texts, line, branches) of every command of a CMake file, in source
+    order, where `branches` names the `if()` legs around it, outermost first: per leg, the
+    conditions of the legs before it (false when this leg runs) and its own condition (None
+    for an `else()`). Function and macro bodies are read in place."""
+    tree = _parser().parse(data)
+
+    def args_of(node) -> list[str]:
+        out = []
+        arglist = next((c for c in node.children if c.type == "argument_list"), None)
+        for arg in arglist.children if arglist is not None else ():
+            if arg.type != "argument" or not arg.children:
+                continue
+            inner = arg.children[0]
+            raw = data[inner.start_byte:inner.end_byte].decode("utf-8", "replace")
+            if inner.type == "quoted_argument":
+                raw = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw.strip('"')
+            elif inner.type == "bracket_argument":
+                raw = re.sub(r"^\[=*\[|\]=*\]$", "", raw)
+            out.append(raw)
+        return out
+
+    def quoted(node) -> str:
+        # a condition keeps its quotes: `X STREQUAL "CUDA"` compares with a literal
+        parts = []
+        arglist = next((c for c in node.children if c.type == "argument_list"), None)
+        for arg in arglist.children if arglist is not None else ():
+            if arg.type == "argument":
+                parts.append(data[arg.start_byte:arg.end_byte].decode("utf-8", "replace"))
+            elif arg.type in ("(", ")"):
+                parts.append(arg.type)
+        return " ".join(parts)
+
+    stack = [(iter(tree.root_node.children), ())]
+    while stack:
+        children, branches = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            continue
+        if child.type == "normal_command":
+            ident = child.children[0]
+            name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower()
+            yield name, args_of(child), child.start_point[0] + 1, branches
+        elif child.type == "if_condition":
+            earlier: list[str] = []
+            legs = []
+            own = None
+            for c in child.children:
+                if c.type in ("if_command", "elseif_command"):
+                    own = quoted(c)
+                elif c.type == "else_command":
+                    own = None
+                elif c.type == "body":
+                    legs.append((c, (tuple(earlier), own)))
+                    if own is not None:
+                        earlier.append(own)
+            for body, leg in reversed(legs):
+                stack.append((iter(body.children), branches + (leg,)))
+        elif child.type in ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def"):
+            stack.append((iter(child.children), branches))

@@ -36,8 +36,10 @@ def _fix_json(fix) -> dict | None:
 
 
 def related_json(r) -> dict:
-    """A use site folded under a finding (portlint.findings.roots): where, what, its fix."""
+    """A use site folded under a finding (portlint.findings.roots): its rule (another rule's
+    finding when a file outside the ROCm build folds them, PTL057), where, what, its fix."""
     return {
+        "rule": r.rule_id,
         "path": path_key(r.path),
         "start_line": r.span.start_line,
         "start_column": r.span.start_col,

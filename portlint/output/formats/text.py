@@ -100,11 +100,13 @@ _RELATED_SHOWN = 12  # use sites listed by position; the count covers them all
 
 def related_line(f, root: Path, cwd: str) -> str:
     """`and 17 more uses: 20:5, 31:9, ...` for a finding with folded use sites
-    (portlint.findings.roots); a use in another file is named `path:line:col`."""
+    (portlint.findings.roots); a use in another file is named `path:line:col`, a finding of
+    another rule is followed by its id."""
     shown = []
     for r in f.related[:_RELATED_SHOWN]:
         where = "" if r.path == f.path else escape_controls(shown_path(r.path, root, cwd)) + ":"
-        shown.append(f"{where}{r.span.start_line}:{r.span.start_col}")
+        rule = f" {r.rule_id}" if r.rule_id != f.rule_id else ""  # another rule's finding (PTL057 folds them)
+        shown.append(f"{where}{r.span.start_line}:{r.span.start_col}{rule}")
     rest = ", ..." if len(f.related) > _RELATED_SHOWN else ""
     fixes = sum(1 for r in f.related if r.fix is not None)
     fixed = f" ({fixes} with a fix of their own)" if fixes else ""

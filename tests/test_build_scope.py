@@ -1,0 +1,172 @@
+"""Build scope (portlint/index/build_scope.py, rule PTL057): which CUDA sources a package's
+own ROCm build never compiles, from its setup.py and CMakeLists.txt, and the folding of such
+a file's ROCm findings under one finding."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from portlint.index.build_scope import build_scope
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def scope_of(files: dict[str, str]):
+    data = {k: v.encode() for k, v in files.items()}
+    return build_scope(Path("/nonexistent"), sorted(data), data.get)
+
+
+SETUP = """
+import glob, os
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+common = ["csrc/shared.cu"]
+ext = []
+if not IS_HIP_EXTENSION:
+    srcs = common + [os.path.join("csrc/cuda", n) for n in ["a.cu", "b.cu"]]
+    srcs.append("csrc/cuda/c.cu")
+    ext.append(CUDAExtension("x", sources=srcs))
+else:
+    ext.append(CUDAExtension("x", sources=common + glob.glob("csrc/ck/*.cpp")))
+"""
+KERNELS = {"csrc/shared.cu": "", "csrc/cuda/a.cu": '#include "kernel.h"\n', "csrc/cuda/b.cu": "",
+           "csrc/cuda/c.cu": "", "csrc/cuda/kernel.h": "", "csrc/ck/k.cpp": '#include "../common.h"\n',
+           "csrc/common.h": "", "csrc/cuda/uses_common.cu": '#include "../common.h"\n'}
+
+
+def test_setup_py_cuda_leg_only_is_outside_both_legs_inside():
+    scope = scope_of({"setup.py": SETUP, **KERNELS})
+    assert {"csrc/cuda/a.cu", "csrc/cuda/b.cu", "csrc/cuda/c.cu"} <= set(scope.outside)
+    assert scope.verdict("csrc/cuda/a.cu").build == "setup.py"
+    assert scope.verdict("csrc/shared.cu") is None  # listed in both legs
+    assert scope.verdict("csrc/ck/k.cpp") is None  # the ROCm leg's glob
+    # a header only CUDA-leg files include is outside too; one the ROCm leg includes is not
+    assert scope.verdict("csrc/cuda/kernel.h").via == "csrc/cuda/a.cu"
+    assert scope.verdict("csrc/common.h") is None
+    # not listed anywhere: unknown, in scope
+    assert scope.verdict("csrc/cuda/uses_common.cu") is None
+
+
+def test_setup_py_without_a_rocm_branch_keeps_everything():
+    setup = SETUP.replace("not IS_HIP_EXTENSION", "torch.version.cuda")
+    assert scope_of({"setup.py": setup, **KERNELS}).outside == {}
+
+
+def test_setup_py_with_an_unreadable_rocm_list_keeps_everything():
+    setup = SETUP.replace('common + glob.glob("csrc/ck/*.cpp")', "find_sources()")
+    assert scope_of({"setup.py": setup, **KERNELS}).outside == {}
+
+
+def test_setup_py_rocm_tests_of_the_vocabulary():
+    for test in ("torch.version.hip is None", 'BUILD_TARGET == "cuda" and not IS_ROCM', "not is_hip()", 'BUILD_TARGET != "rocm"', "ROCM_HOME is None"):
+        setup = SETUP.replace("not IS_HIP_EXTENSION", test)
+        assert "csrc/cuda/a.cu" in scope_of({"setup.py": setup, **KERNELS}).outside, test
+    # a ROCm build takes (or may take) it; `== "cuda"` with no test naming AMD's stack is no ROCm branch
+    for test in ("torch.version.hip", "IS_HIP_EXTENSION or FORCE", "USE_CUDA", 'BUILD_TARGET == "cuda"'):
+        setup = SETUP.replace("not IS_HIP_EXTENSION", test)
+        assert "csrc/cuda/a.cu" not in scope_of({"setup.py": setup, **KERNELS}).outside, test
+
+
+CMAKE = """
+project(x LANGUAGES CXX)
+if(HIP_FOUND)
+  set(GPU_LANG "HIP")
+  enable_language(HIP)
+endif()
+set(SRCS "csrc/shared.cu")
+if(GPU_LANG STREQUAL "CUDA")
+  list(APPEND SRCS "${CMAKE_CURRENT_SOURCE_DIR}/csrc/cuda/a.cu")
+  file(GLOB MORE "csrc/cuda/b*.cu")
+endif()
+if(GPU_LANG STREQUAL "CUDA" OR GPU_LANG STREQUAL "HIP")
+  list(APPEND SRCS "csrc/cuda/c.cu")
+endif()
+add_library(x ${SRCS})
+"""
+
+
+def test_cmake_language_switch():
+    scope = scope_of({"CMakeLists.txt": CMAKE, **KERNELS})
+    assert set(scope.outside) == {"csrc/cuda/a.cu", "csrc/cuda/b.cu", "csrc/cuda/kernel.h"}
+    assert scope.verdict("csrc/cuda/a.cu").line == 9
+    # without a HIP leg, `GPU_LANG STREQUAL "CUDA"` says nothing about a ROCm build
+    plain = CMAKE.replace("if(HIP_FOUND)\n  set(GPU_LANG \"HIP\")\n  enable_language(HIP)\nendif()\n", "").replace(' OR GPU_LANG STREQUAL "HIP"', "")
+    assert scope_of({"CMakeLists.txt": plain, **KERNELS}).outside == {}
+
+
+def test_cmake_glob_of_a_variable_in_a_taken_branch_keeps_everything():
+    cmake = CMAKE.replace('list(APPEND SRCS "csrc/cuda/c.cu")', 'file(GLOB ALL "${KERNEL_DIR}/*.cu")')
+    assert scope_of({"CMakeLists.txt": cmake, **KERNELS}).outside == {}
+
+
+def _scan(tree: Path, *extra: str) -> list[dict]:
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", ".", "--format", "json", "--no-cache", "--exit-zero",
+                           "--no-progress", "--target", "rocm", "--select", "PTL057,PTL104", *extra],
+                          cwd=tree, capture_output=True, text=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["findings"]
+
+
+def test_cli_folds_a_cuda_only_file_under_one_finding(tmp_path):
+    (tmp_path / "portlint.toml").write_text("")
+    (tmp_path / "setup.py").write_text(SETUP)
+    shuffle = "__device__ float r(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n"
+    for rel in ("csrc/shared.cu", "csrc/cuda/a.cu", "csrc/ck/k.cpp"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(shuffle)
+    (tmp_path / "csrc/cuda/b.cu").write_text("__global__ void k() {}\n")
+    found = {(f["path"], f["rule"]): f for f in _scan(tmp_path)}
+    top = found[("csrc/cuda/a.cu", "PTL057")]
+    assert top["start_line"] == 1 and top["severity"] == "warning"
+    assert "setup.py:9 lists it only where a ROCm build does not go" in top["message"]
+    assert [(r["rule"], r["start_line"]) for r in top["related"]] == [("PTL104", 1)]
+    assert ("csrc/cuda/a.cu", "PTL104") not in found
+    assert ("csrc/shared.cu", "PTL104") in found  # both legs list it: a finding of its own
+    # a CUDA-only file with no ROCm finding of its own: only its place in the source list, a note
+    assert found[("csrc/cuda/b.cu", "PTL057")]["severity"] == "note"
+    # without PTL057 the file's findings are their own again
+    alone = {(f["path"], f["rule"]) for f in _scan(tmp_path, "--ignore", "PTL057")}
+    assert ("csrc/cuda/a.cu", "PTL104") in alone
+
+
+def test_cache_follows_the_build_file(tmp_path):
+    """A CUDA file's cached result depends on the build files: listing it in the ROCm leg
+    brings its findings back on the next (cached) scan."""
+    (tmp_path / "portlint.toml").write_text("")
+    (tmp_path / "setup.py").write_text(SETUP)
+    (tmp_path / "csrc/cuda").mkdir(parents=True)
+    (tmp_path / "csrc/cuda/a.cu").write_text("__device__ float r(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n")
+
+    def rules():
+        proc = subprocess.run([sys.executable, "-m", "portlint", "scan", ".", "--format", "json", "--exit-zero", "--no-progress",
+                               "--target", "rocm", "--select", "PTL057,PTL104", "--cache-dir", str(tmp_path / ".cache")],
+                              cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+        assert proc.returncode == 0, proc.stderr
+        return sorted(f["rule"] for f in json.loads(proc.stdout)["findings"] if f["path"] == "csrc/cuda/a.cu")
+
+    assert rules() == ["PTL057"]
+    (tmp_path / "setup.py").write_text(SETUP.replace('glob.glob("csrc/ck/*.cpp")', '["csrc/cuda/a.cu"]'))
+    assert rules() == ["PTL104"]
+
+
+def test_glob_patterns_follow_glob_and_cmake():
+    from portlint.index.build_scope import matching
+
+    files = ["csrc/a.cu", "csrc/sub/b.cu", "csrc/sub/deep/c.cu", "csrc/x.cpp"]
+    assert matching(files, "csrc/*.cu", False) == ["csrc/a.cu"]  # glob.glob: `*` stays in its folder
+    assert matching(files, "csrc/**/*.cu", True) == ["csrc/a.cu", "csrc/sub/b.cu", "csrc/sub/deep/c.cu"]
+    assert matching(files, "csrc/*.cu", True, star_crosses=True) == ["csrc/a.cu", "csrc/sub/b.cu", "csrc/sub/deep/c.cu"]  # GLOB_RECURSE
+    assert matching(files, "csrc/[ab].cu", False) == ["csrc/a.cu"]
+
+
+def test_a_rocm_glob_that_recurses_keeps_the_files_below():
+    """CMake's GLOB_RECURSE in the HIP leg reaches csrc/cuda/a.cu: it stays in scope."""
+    cmake = CMAKE.replace('list(APPEND SRCS "csrc/cuda/c.cu")', 'file(GLOB_RECURSE HIPS "csrc/cuda/a*.cu")')
+    assert "csrc/cuda/a.cu" not in scope_of({"CMakeLists.txt": cmake, **KERNELS}).outside
+    # glob.glob without recursive=True in the ROCm leg does not reach a subfolder
+    setup = SETUP.replace('glob.glob("csrc/ck/*.cpp")', 'glob.glob("csrc/*.cu")')
+    assert "csrc/cuda/a.cu" in scope_of({"setup.py": setup, **KERNELS}).outside
+    setup = SETUP.replace('glob.glob("csrc/ck/*.cpp")', 'glob.glob("csrc/**/*.cu", recursive=True)')
+    assert "csrc/cuda/a.cu" not in scope_of({"setup.py": setup, **KERNELS}).outside
