@@ -74,50 +74,6 @@ def test_ptl806_lazy_graph_grows_without_a_step_boundary_and_is_cut_with_one():
     assert torch.allclose(torch.tensor(without["weight"]), torch.tensor(with_["weight"]), atol=1e-6)
 
 
-LAZY_READS = textwrap.dedent("""
-    import json
-    import torch, torch._lazy, torch._lazy.ts_backend, torch._lazy.metrics as metrics
-    torch._lazy.ts_backend.init()
-    device = torch.device("lazy")
-    torch.manual_seed(0)
-    model = torch.nn.Linear(4, 1).to(device)
-
-    def compiles():
-        return sum(metrics.counter_value(k) or 0 for k in ("UncachedCompile", "CachedCompile"))
-
-    out = {}
-    for case in ("read_after_cut", "op_read_after_cut", "read_before_cut"):
-        metrics.reset()
-        loss = model(torch.randn(8, 4).to(device)).pow(2).mean()
-        if case == "read_before_cut":
-            loss.item()
-            torch._lazy.mark_step()
-            out[case] = {"total": compiles()}
-            continue
-        torch._lazy.mark_step()
-        at_cut = compiles()
-        (loss.item() if case == "read_after_cut" else (loss + 1).item())
-        out[case] = {"at_cut": at_cut, "total": compiles()}
-    print(json.dumps(out))
-""")
-
-
-def test_ptl803_a_read_after_the_cut_of_a_value_computed_before_it_runs_no_graph():
-    """PTL803 leaves alone a read, after `mark_step()`, of a name computed before it
-    (fixtures/xla_tracing/torch_reads_after_graph_cut.py): the cut ran the graph and left the
-    value as device data, so `.item()` compiles and runs nothing more; an op in the read
-    (`(loss + 1).item()`) builds and runs a graph of its own, and a read before the cut runs
-    one more graph than the cut alone."""
-    require_module("torch")
-    proc = subprocess.run([sys.executable, "-c", LAZY_READS], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    runs = json.loads(proc.stdout.strip().splitlines()[-1])
-    after, op = runs["read_after_cut"], runs["op_read_after_cut"]
-    assert after["at_cut"] == 1 and after["total"] == 1, runs
-    assert op["at_cut"] == 1 and op["total"] == 2, runs
-    assert runs["read_before_cut"]["total"] == 2, runs
-
-
 def test_ptl810_flagged_modes_are_cudagraph_or_autotune_option_sets():
     require_module("torch")
     from torch._inductor import list_mode_options
