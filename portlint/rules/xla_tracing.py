@@ -365,64 +365,6 @@ class _Walker:
                     return True
         return False
 
-    def _graph_cut(self, stmt) -> bool:
-        """`xm.mark_step()` / `torch_xla.sync()` / `htcore.mark_step()` as a statement, or an `if`
-        (`if is_torch_xla_available():`) whose body ends with one."""
-        if isinstance(stmt, ast.If) and stmt.body:
-            stmt = stmt.body[-1]
-        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-            return False
-        name = self.canon(stmt.value.func) or ""
-        return name.endswith(".mark_step") or name == "torch_xla.sync"
-
-    def after_graph_cut(self, node: ast.Call, region) -> bool:
-        """torch: a read of a value already computed when an explicit graph cut runs before it
-        (`xm.mark_step()  # needed because .item() calls`, then `metrics[k] = v.item()`;
-        `xm.mark_step()` then `scores.to("cpu")` for host-side logits processors). The cut
-        executed the graph that computed the value, so the read copies a materialised result
-        instead of cutting the graph (the placement PTL803's suggestion asks for). The value
-        read is a name or a field of one (no op computes it after the cut); the cut precedes
-        the read in its block or an enclosing one, and no statement between them, nor a loop
-        around the read inside the cut's block, binds a name the value reads (a loop over a
-        dict or list bound before the cut, `for k, v in metrics.items()`, binds its values)."""
-        if region.kind != "torch" or not isinstance(node.func, ast.Attribute):
-            return False
-        receiver = node.func.value
-        while isinstance(receiver, (ast.Attribute, ast.Subscript)):
-            receiver = receiver.value
-        if not isinstance(receiver, ast.Name):
-            return False
-        names = {receiver.id}
-        parents = self.tm.parents
-        child, p = node, parents.get(node)
-        while p is not None and not isinstance(child, ast.stmt):
-            child, p = p, parents.get(p)
-        bound: set[str] = set()
-        while p is not None:
-            for block in (getattr(p, f, None) for f in ("body", "orelse", "finalbody")):
-                if not isinstance(block, list) or child not in block:
-                    continue
-                for prev in reversed(block[:block.index(child)]):
-                    if self._graph_cut(prev):
-                        return not (names & bound)
-                    bound |= {n.id for n in walk(prev) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            if p is region.node or isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
-                return False
-            if isinstance(p, (ast.For, ast.AsyncFor, ast.While)):
-                # every iteration runs after the cut: what the loop binds is computed after it,
-                # but a loop over a container named before the cut hands out its values
-                bound |= {n.id for stmt in p.body + p.orelse for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-                if isinstance(p, (ast.For, ast.AsyncFor)):
-                    it = p.iter
-                    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values") and not it.args:
-                        it = it.func.value
-                    if isinstance(it, ast.Name) and it.id not in bound:
-                        names.add(it.id)  # the values come from the container: it must be bound before the cut
-                    else:
-                        bound |= {n.id for n in walk(p.target) if isinstance(n, ast.Name)}
-            child, p = p, parents.get(p)
-        return False
-
     def quiet_torch(self, node, region) -> bool:
         return region.kind == "torch" and (self.under_interval(node, region) or self.export_or_sink_branch(node, region))
 
@@ -867,7 +809,7 @@ class _Walker:
             self.report_801(node, region, f"{func.id}()", None,
                             None if jax else "Compare on the device: torch.maximum(a, b) / torch.clamp, or tensor.max() of a stacked tensor.")
             return
-        if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region) and not self.after_graph_cut(node, region):
+        if sync is not None and not self._in_range_bound(node) and not self.quiet_torch(node, region):
             targets = self.targets(region)
             if jax:
                 effect = "needs a concrete value while jax.jit traces (ConcretizationTypeError / TracerArrayConversionError)"
