@@ -56,7 +56,7 @@ from pathlib import Path
 from portlint.core.files import resolves_inside
 from portlint.frontends.python.names import ImportTable, LineStartPattern, dotted_name
 
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # bytes of torch code that runs every step (a forward, a loss, generate, a metric's update):
@@ -318,7 +318,8 @@ class _Summarizer:
                 decorators = {self.canon(d.func if isinstance(d, ast.Call) else d) for d in stmt.decorator_list}
                 if stmt.name == "__call__" or any(d.endswith("compact") for d in decorators):
                     self.entries.append([qual, "jax", f"method of the module class {node.name}", stmt.lineno, None])
-        if not flax and self.torch:
+        host = bool(self.torch and self.t.drives_compiled_graph(node, self.canon))
+        if not flax and self.torch and not host:
             # torch code that runs on tensors every step: a module's forward, the per-step
             # methods of processors and metrics; what they call in other files is traced
             # code there when the file is in an XLA/HPU scope
@@ -329,6 +330,8 @@ class _Summarizer:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in step_methods:
                     self.entries.append([f"{node.name}.{stmt.name}", "torch", f"{stmt.name} of {node.name}", stmt.lineno, None])
         self.classes[node.name] = {"bases": bases, "methods": methods, "subs": subs, "flax": flax}
+        if host:
+            self.classes[node.name]["host"] = True  # the host-side driver of a compiled graph: reach stops at it
 
     def _submodules(self, fn) -> dict[str, str]:
         out = {}
@@ -1472,6 +1475,9 @@ class _Builder:
             if s is None or qual not in s["defs"]:
                 continue
             d = s["defs"][qual]
+            if d["cls"] and s["classes"].get(d["cls"], {}).get("host"):
+                del first[target]  # a method of a compiled graph's host-side driver (`drives_compiled_graph`): not traced code
+                continue
             for callee, callee_static, unfollowed, link in self.edges(rel, d["calls"], d["cls"]):
                 item = (callee, callee_static, reach, callee[0] != rel or unfollowed, via or ((link, f"`{qual}` in {rel}") if link else ()))
                 (by_name if item[4] else resolved).append(item)

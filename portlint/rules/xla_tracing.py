@@ -16,7 +16,7 @@ from portlint.rewrites import python as rewrites
 from portlint.analyses.python.guards import guard_map
 from portlint.analyses.python.traced import Region, TracedMap, dotted, params_of, traced_map
 from portlint.analyses.python.traced_regions import annotated_tensor
-from portlint.analyses.python.traced_values import RETURNS, to_cpu_args
+from portlint.analyses.python.traced_values import RETURNS, host_op, returns_host_tensors, to_cpu_args
 from portlint.core.registry import detector
 from portlint.frontends.python.astindex import walk
 
@@ -240,6 +240,9 @@ class _Walker:
                 return False
             if _to_host(e):
                 return False  # `t.cpu()`, `t.to("cpu")`: a tensor in host memory (the copy is PTL803's)
+            if region.kind == "torch" and (returns_host_tensors(e) or (name.startswith("torch.") and self.host_created(e, region))
+                                           or (isinstance(func, ast.Attribute) and not _moves_to_device(e, self.canon) and self.host_created(func.value, region))):
+                return False  # made on the host (`tokenizer(..., return_tensors="pt")`, `torch.tensor(ids)`), or a method of one
             if isinstance(func, ast.Attribute) and func.attr in _TORCH_ONLY_METHODS and not name.startswith(("numpy.", "jax.")):
                 return True  # only a tensor has .detach() / .float() / .clamp(): the result is one
             if _moves_to_device(e, self.canon):
@@ -296,18 +299,34 @@ class _Walker:
             self.assigned[region.node] = found
         return found
 
-    def host_created(self, e, region) -> bool:
+    def host_created(self, e, region, seen=None) -> bool:
         """A tensor made on the CPU: a torch factory with no `device=` and no tensor
-        argument (`torch.randint(0, n, (1,))`), possibly indexed or reduced."""
-        while isinstance(e, ast.Subscript) or (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not (self.canon(e.func) or "").startswith("torch.")):
+        argument (`torch.randint(0, n, (1,))`), a torch op over such tensors
+        (`torch.argsort(torch.tensor(order))`, `host_op`), the batch of a tokenizer or
+        processor called with `return_tensors="pt"`, possibly indexed or reduced, or a name
+        every binding of which in the region is one of those."""
+        while isinstance(e, ast.Subscript) or (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not (self.canon(e.func) or "").startswith("torch.")
+                                               and not returns_host_tensors(e)):
             if isinstance(e, ast.Call) and _moves_to_device(e, self.canon):
                 return False  # `torch.tensor(flag).to(ids.device)`: made on the host, then moved
             e = e.value if isinstance(e, ast.Subscript) else e.func.value
+        if "set_default_device" in self.ctx.text:
+            return False  # factories without a device make tensors on the chosen default device
+        if isinstance(e, ast.Name):
+            seen = set() if seen is None else seen
+            if e.id in seen:
+                return False
+            seen.add(e.id)
+            values = self._bindings(region).get(e.id, ())
+            return bool(values) and all(self.host_created(v, region, seen) for v in values)
         if not isinstance(e, ast.Call):
             return False
+        if returns_host_tensors(e):
+            return True
         name = self.canon(e.func) or ""
-        return (name.startswith("torch.") and name in RETURNS.factories and not any(k.arg == "device" for k in e.keywords)
-                and not any(self.maybe_tensor(a, region) for a in e.args) and "set_default_device" not in self.ctx.text)
+        if name.startswith("torch.") and name in RETURNS.factories:
+            return not any(k.arg in ("device", None) for k in e.keywords) and not any(self.maybe_tensor(a, region) for a in e.args)
+        return host_op(name, e, lambda a: self.host_created(a, region, seen))
 
     def unambiguous_tensor(self, receiver, region) -> tuple[bool, str | None]:
         """(report?, confidence) for a tensor-only form on `receiver`: high when traced in a

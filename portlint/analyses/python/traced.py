@@ -20,8 +20,11 @@ statically, within one file:
   functions typed tensor to tensor (at lower confidence: no caller seen), `torch.compile`d
   functions, the module functions the step calls, and the methods of the same module whose
   result a forward uses (`A, B = self._get_matrices(adapter)`). Not in a region:
-  the evaluation leg of `if not self.training:`, and statements after a logging
-  interval's early exit (`if not should_log(step): return`).
+  the evaluation leg of `if not self.training:`, statements after a logging
+  interval's early exit (`if not should_log(step): return`), and the methods of a class
+  built around a graph compiled ahead of time (`__init__(self, model:
+  torch.jit.ScriptModule)`, `self.graph = torch.jit.load(path)`): the host-side driver of
+  a Neuron graph, which pads and checks CPU tensors before it calls the graph.
 
 Inside a region a value is *traced* when it derives from a traced parameter, from an array
 op (`jnp.*`, `lax.*`, `jax.random.*`, `torch.*`) or from a call that takes a traced value;
@@ -47,7 +50,7 @@ from portlint.analyses.python.traced_imports import (  # noqa: F401
     FLAX_BASES, HOST_CALLBACKS, JAX_TRANSFORMS, LAX_BODIES, TORCH_COMPILE, Imports, dotted,
 )
 from portlint.analyses.python.traced_regions import (  # noqa: F401
-    Region, RegionFinder, _const_ints, _const_strs, _module_like, _per_step_def, _per_step_methods, _positional, _step_name, params_of,
+    Region, RegionFinder, _const_ints, drives_compiled_graph, _const_strs, _module_like, _per_step_def, _per_step_methods, _positional, _step_name, params_of,
     per_step_attribute, setup_name, takes_tensor,
 )
 from portlint.analyses.python.traced_values import ValueModel

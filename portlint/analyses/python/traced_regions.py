@@ -311,6 +311,31 @@ def _per_step_def(fn) -> bool:
 _PER_STEP_BASES = {"LogitsProcessor": ("__call__",), "LogitsWarper": ("__call__",), "Metric": ("update", "_update")}
 
 
+# a graph compiled before the call: TorchScript modules (what `torch.jit.load`,
+# `torch.jit.trace`, `torch_neuronx.trace` and neuronx-distributed's ModelBuilder hand back)
+_COMPILED_GRAPH_TYPES = frozenset(("torch.jit.ScriptModule", "torch.jit.RecursiveScriptModule", "torch.jit.ScriptFunction"))
+_COMPILED_GRAPH_LOADS = frozenset(("torch.jit.load", "torch_neuronx.trace", "torch_neuronx.load"))
+
+
+def drives_compiled_graph(cls: ast.ClassDef, canon) -> bool:
+    """A class built around a graph compiled ahead of time: its `__init__` takes a parameter
+    annotated `torch.jit.ScriptModule` or assigns `self.x = torch.jit.load(...)`. Its methods
+    are the host-side driver of that graph (optimum-neuron's NxD model classes and their
+    wrappers pad and reorder CPU tensors, then call the compiled Neuron graph with them):
+    nothing in them is traced by a lazy-tensor backend, so they are no step code, and calls
+    from them do not make traced regions. `canon` gives a node's canonical dotted name."""
+    for stmt in cls.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.name != "__init__":
+            continue
+        if any(p.annotation is not None and (canon(p.annotation) or "") in _COMPILED_GRAPH_TYPES for p in params_of(stmt)):
+            return True
+        for n in ast.walk(stmt):
+            if (n.__class__ is ast.Assign and n.value.__class__ is ast.Call and (canon(n.value.func) or "") in _COMPILED_GRAPH_LOADS
+                    and any(t.__class__ is ast.Attribute and t.value.__class__ is ast.Name and t.value.id == "self" for t in n.targets)):
+                return True
+    return False
+
+
 def _module_like(cls: ast.ClassDef) -> bool:
     """A class with a base and a `forward(self, x, ...)` method: a torch module whose base is
     defined elsewhere (FairseqEncoder, a model mixin); in a torch file nothing else has one."""
@@ -809,6 +834,9 @@ class RegionFinder:
                 if fn is not None:
                     self.host_fns.add(fn)
         compiled = {node for node in calls if node.args and canon(node.func) in TORCH_COMPILE}
+        for cls in self.nodes_of(ast.ClassDef):
+            if drives_compiled_graph(cls, canon):
+                self.host_fns.update(stmt for stmt in cls.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)))
         for node in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call, ast.For, ast.While):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lname = node.name.lower()

@@ -101,6 +101,43 @@ def _host_factory(name: str, call: ast.Call, traced) -> bool:
 
 
 
+# the `return_tensors=` formats of Hugging Face tokenizers, processors and feature extractors
+# whose arrays are made on the host: "pt" builds them with `torch.tensor(...)` and no device
+# (CPU tensors until `.to(device)`), "np" with numpy. ("jax" and "tf" put them on the
+# framework's default device, which may be the accelerator.)
+_HOST_TENSOR_FORMATS = ("pt", "np")
+
+
+def returns_host_tensors(call: ast.Call) -> bool:
+    """`tokenizer(texts, return_tensors="pt")`, `processor(images=..., return_tensors="pt")`: the
+    encoded batch holds CPU tensors (the library calls `torch.tensor` without a device)."""
+    return any(k.arg == "return_tensors" and isinstance(k.value, ast.Constant) and k.value.value in _HOST_TENSOR_FORMATS
+               for k in call.keywords)
+
+
+def host_op(name: str, call: ast.Call, host) -> bool:
+    """`torch.argsort(torch.tensor(order))`: a torch op (not a factory that takes a device)
+    called without `device=` whose tensor operands are all made on the host (`host(arg)`
+    says so: a device-less factory, another such op); Python constants beside them (`dim`,
+    a fill value) do not change where it runs. A CPU tensor in, a CPU tensor out: reading
+    it is no device sync. An operand that is merely not traced (`self.weight`) is no
+    evidence of the host, so each one must be shown host-made."""
+    if not name.startswith("torch.") or name in RETURNS.factories or any(k.arg in ("device", "out", None) for k in call.keywords):
+        return False
+
+    def operand(a: ast.AST) -> bool | None:
+        """True: host-made; None: a Python constant; False: anything else."""
+        if a.__class__ is ast.Constant:
+            return None
+        if a.__class__ in (ast.List, ast.Tuple) and a.elts:
+            parts = [operand(x) for x in a.elts]
+            return False if False in parts else (True if True in parts else None)
+        return True if host(a) else False
+
+    found = [operand(a) for a in call.args]
+    return bool(found) and False not in found and True in found
+
+
 def _size_expr(e: ast.AST) -> bool:
     """A size read off an object: `x.shape[k]`, `x.ndim`, `x.size(k)`, `x.dim()`, `len(x)`."""
     if e.__class__ is ast.Subscript:
@@ -512,6 +549,20 @@ class ValueModel:
 
         return self._once("size uses", region.node, compute)
 
+    def _host_made(self, e: ast.AST, arg_traced) -> bool:
+        """torch: a tensor this expression makes on the host, by its form: a device-less
+        factory (`torch.tensor(front + back)`), a torch op over such tensors (`host_op`),
+        an indexing of either. Names are not followed (the value model has one answer per
+        name; `host_created` of PTL803 follows the region's bindings)."""
+        while e.__class__ is ast.Subscript:
+            e = e.value
+        if e.__class__ is not ast.Call:
+            return False
+        name = self.imports.canonical(e.func) or ""
+        if not name.startswith("torch."):
+            return False
+        return _host_factory(name, e, arg_traced) or host_op(name, e, lambda a: self._host_made(a, arg_traced))
+
     def _tensor_result(self, e: ast.AST, traced: set[str]) -> bool:
         """torch: a call given a traced value whose result is used as a tensor (a tensor-only
         method is called on it): `accelerator.gather(loss).mean()`, `reduce(x).sum()`. The
@@ -773,6 +824,8 @@ class ValueModel:
             name = self.imports.canonical(e.func)
             if name in STATIC_CALLS:
                 return False
+            if returns_host_tensors(e):
+                return False  # a tokenizer's `return_tensors="pt"` batch: CPU tensors (until `.to(device)`)
             kind = RETURNS.kind(name)
             if kind == "host" or (kind == "python" and name.rsplit(".", 1)[-1] not in VALUE_READS):
                 return False  # declared by the library to return a host array or Python values
@@ -808,7 +861,7 @@ class ValueModel:
                 if e.func.attr.startswith(("is_", "has_")) or e.func.attr in QUERY_METHODS:
                     return False  # queries of an object's structure (`bias.has_axis(...)`)
                 if name and name.startswith(ARRAY_NAMESPACES):
-                    return not _HOST_API.search(name) and not (torch and _host_factory(name, e, t_arg))
+                    return not _HOST_API.search(name) and not (torch and (_host_factory(name, e, t_arg) or self._host_made(e, t_arg)))
                 if t(e.func.value):
                     return True
                 if torch and e.func.attr in TENSOR_METHODS and self._tensor_result(e.func.value, traced):
