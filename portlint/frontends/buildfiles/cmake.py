@@ -65,10 +65,80 @@ _CUDA_LANGUAGE_TEST = re.compile(r"\bSTREQUAL CUDA\b|\bCUDA STREQUAL\b")
 _ENABLES_HIP = re.compile(rb"enable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b", re.I)
 
 
+def _arguments(node, data: bytes) -> list[tuple[str, object]]:
+    """(text, node) of each argument of a command, quotes and bracket marks taken off."""
+    out = []
+    arglist = next((c for c in node.children if c.type == "argument_list"), None)
+    for arg in arglist.children if arglist is not None else ():
+        if arg.type != "argument" or not arg.children:
+            continue
+        inner = arg.children[0]
+        raw = data[inner.start_byte:inner.end_byte].decode("utf-8", "replace")
+        if inner.type == "quoted_argument":
+            raw = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw.strip('"')
+        elif inner.type == "bracket_argument":
+            raw = re.sub(r"^\[=*\[|\]=*\]$", "", raw)
+        out.append((raw, inner))
+    return out
+
+
+def _quoted_condition(node, data: bytes) -> str:
+    """An `if()` head's condition as written: it keeps its quotes (`X STREQUAL "CUDA"`
+    compares with a literal) and its parentheses."""
+    parts = []
+    arglist = next((c for c in node.children if c.type == "argument_list"), None)
+    for arg in arglist.children if arglist is not None else ():
+        if arg.type == "argument":
+            parts.append(data[arg.start_byte:arg.end_byte].decode("utf-8", "replace"))
+        elif arg.type in ("(", ")"):
+            parts.append(arg.type)
+    return " ".join(parts)
+
+
+_NESTED = ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def")
+
+
+def _walk(tree, data: bytes):
+    """(command node, its name, legs) of every command of a parsed CMake file, in source
+    order. `legs` names the `if()` legs around it, outermost first, each (the `if_condition`
+    node, the conditions of the legs before it -- false when this leg runs --, its own
+    condition or None for an `else()`). Loop, function and macro bodies are read in place.
+    An explicit stack, not recursion: 500 nested `if()` must not exhaust Python's stack and
+    lose the file (work stays linear in the number of nodes)."""
+    stack = [(iter(tree.root_node.children), ())]
+    while stack:
+        children, legs = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            continue
+        if child.type == "normal_command":
+            ident = child.children[0]
+            yield child, data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower(), legs
+        elif child.type == "if_condition":
+            earlier: list[str] = []
+            bodies = []
+            own = None
+            for c in child.children:
+                if c.type in ("if_command", "elseif_command"):
+                    own = _quoted_condition(c, data)
+                elif c.type == "else_command":
+                    own = None
+                elif c.type == "body":
+                    bodies.append((c, (child, tuple(earlier), own)))
+                    if own is not None:
+                        earlier.append(own)
+            for body, leg in reversed(bodies):
+                stack.append((iter(body.children), legs + (leg,)))
+        elif child.type in _NESTED:
+            stack.append((iter(child.children), legs))
+
+
 def parse_cmake(ctx) -> CMakeFile:
-    """`ctx.fact(parse_cmake)`: the commands of a CMake file in source order."""
+    """`ctx.fact(parse_cmake)`: the commands of a CMake file in source order, each with the
+    outermost vendor switch around it (`if(USE_ROCM)`, or `if(LANG STREQUAL "CUDA")` where
+    the file enables HIP), the guard PTL05x reports name."""
     tree = _parser().parse(ctx.data)
-    out: list[Command] = []
     has_hip_leg = bool(_ENABLES_HIP.search(ctx.data))
 
     def vendor_test(condition: str) -> bool:
@@ -78,47 +148,21 @@ def parse_cmake(ctx) -> CMakeFile:
         (l1, c1), (l2, c2) = node.start_point, node.end_point
         return Span(l1 + 1, ctx.byte_col_to_col(l1 + 1, c1), l2 + 1, ctx.byte_col_to_col(l2 + 1, c2))
 
-    def args_of(node) -> tuple[Arg, ...]:
-        found = []
-        arglist = next((c for c in node.children if c.type == "argument_list"), None)
-        if arglist is None:
-            return ()
-        for arg in arglist.children:
-            if arg.type != "argument" or not arg.children:
-                continue
-            inner = arg.children[0]
-            raw = ctx.data[inner.start_byte:inner.end_byte].decode("utf-8", "replace")
-            if inner.type == "quoted_argument":
-                raw = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw.strip('"')
-            elif inner.type == "bracket_argument":
-                raw = re.sub(r"^\[=*\[|\]=*\]$", "", raw)
-            found.append(Arg(raw, span(inner)))
-        return tuple(found)
+    switches: dict[int, str | None] = {}  # if_condition node id -> its vendor head's condition
 
-    def condition_text(node) -> str:
-        return " ".join(a.text for a in args_of(node))
+    def switch(if_node) -> str | None:
+        if if_node.id not in switches:
+            heads = [c for c in if_node.children if c.type in ("if_command", "elseif_command")]
+            texts = (" ".join(t for t, _ in _arguments(h, ctx.data)) for h in heads)
+            switches[if_node.id] = next((t for t in texts if vendor_test(t)), None)
+        return switches[if_node.id]
 
-    # an explicit stack, not recursion: 500 nested `if()` must not exhaust Python's stack
-    # and lose the file (work stays linear in the number of nodes)
-    _NESTED = ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def")
-    stack = [(iter(tree.root_node.children), None)]
-    while stack:
-        children, guard = stack[-1]
-        child = next(children, None)
-        if child is None:
-            stack.pop()
-            continue
-        if child.type == "normal_command":
-            ident = child.children[0]
-            name = ctx.data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower()
-            out.append(Command(name, args_of(child), span(ident), guard))
-        elif child.type == "if_condition":
-            heads = [c for c in child.children if c.type in ("if_command", "elseif_command")]
-            vendor = next((condition_text(h) for h in heads if vendor_test(condition_text(h))), None)
-            inner = guard or (f"inside a CMake vendor switch `if({vendor})`" if vendor else None)
-            stack.append((iter(child.children), inner))
-        elif child.type in _NESTED:
-            stack.append((iter(child.children), guard))
+    out: list[Command] = []
+    for node, name, legs in _walk(tree, ctx.data):
+        vendor = next((v for v in (switch(leg[0]) for leg in legs) if v), None)
+        guard = f"inside a CMake vendor switch `if({vendor})`" if vendor else None
+        args = tuple(Arg(text, span(inner)) for text, inner in _arguments(node, ctx.data))
+        out.append(Command(name, args, span(node.children[0]), guard))
     return CMakeFile(tuple(out))
 
 
@@ -128,58 +172,5 @@ def branch_commands(data: bytes):
     conditions of the legs before it (false when this leg runs) and its own condition (None
     for an `else()`). Function and macro bodies are read in place."""
     tree = _parser().parse(data)
-
-    def args_of(node) -> list[str]:
-        out = []
-        arglist = next((c for c in node.children if c.type == "argument_list"), None)
-        for arg in arglist.children if arglist is not None else ():
-            if arg.type != "argument" or not arg.children:
-                continue
-            inner = arg.children[0]
-            raw = data[inner.start_byte:inner.end_byte].decode("utf-8", "replace")
-            if inner.type == "quoted_argument":
-                raw = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw.strip('"')
-            elif inner.type == "bracket_argument":
-                raw = re.sub(r"^\[=*\[|\]=*\]$", "", raw)
-            out.append(raw)
-        return out
-
-    def quoted(node) -> str:
-        # a condition keeps its quotes: `X STREQUAL "CUDA"` compares with a literal
-        parts = []
-        arglist = next((c for c in node.children if c.type == "argument_list"), None)
-        for arg in arglist.children if arglist is not None else ():
-            if arg.type == "argument":
-                parts.append(data[arg.start_byte:arg.end_byte].decode("utf-8", "replace"))
-            elif arg.type in ("(", ")"):
-                parts.append(arg.type)
-        return " ".join(parts)
-
-    stack = [(iter(tree.root_node.children), ())]
-    while stack:
-        children, branches = stack[-1]
-        child = next(children, None)
-        if child is None:
-            stack.pop()
-            continue
-        if child.type == "normal_command":
-            ident = child.children[0]
-            name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower()
-            yield name, args_of(child), child.start_point[0] + 1, branches
-        elif child.type == "if_condition":
-            earlier: list[str] = []
-            legs = []
-            own = None
-            for c in child.children:
-                if c.type in ("if_command", "elseif_command"):
-                    own = quoted(c)
-                elif c.type == "else_command":
-                    own = None
-                elif c.type == "body":
-                    legs.append((c, (tuple(earlier), own)))
-                    if own is not None:
-                        earlier.append(own)
-            for body, leg in reversed(legs):
-                stack.append((iter(body.children), branches + (leg,)))
-        elif child.type in ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def"):
-            stack.append((iter(child.children), branches))
+    for node, name, legs in _walk(tree, data):
+        yield name, [text for text, _ in _arguments(node, data)], node.start_point[0] + 1, tuple((e, o) for _, e, o in legs)
