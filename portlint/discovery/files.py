@@ -1,7 +1,9 @@
 """Turn the paths on the command line into the files to scan.
 
-Directories are walked in sorted order, honouring `.gitignore` files (each applies below
-its own folder), the default and configured excludes, and symlink loops. Files named
+Directories are walked in sorted order, honouring `.gitignore` files with git's answers
+(discovery/gitignore.py; each applies below its own folder, a deeper one first), except for
+a file git tracks (read from the tree's `.git/index`, discovery/gitindex.py; git is never
+run), the default and configured excludes (which win over both), and symlink loops. Files named
 explicitly are always scanned unless `--force-exclude` is given (pre-commit passes files
 one by one, and excludes must still apply). Problems become one-line Notices.
 
