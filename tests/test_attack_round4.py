@@ -381,11 +381,14 @@ def test_c_discovery_agrees_with_git_on_random_trees(tmp_path):
     """Seeded random trees (three levels of folders, one to three .gitignore files of one to
     four lines each, drawn from negations, anchors, folder marks, `*`, `**` in every place,
     sets, classes, escapes, unclosed sets, trailing spaces): the files discovery lists are
-    exactly the ones `git ls-files --others --exclude-standard` lists."""
+    exactly the ones `git ls-files --others --cached --exclude-standard` lists, in every
+    third tree after a `git add -f` of a few random files (tracked: never ignored); and for
+    each file asked alone (the editor server's `is_excluded`), the answer is
+    `git check-ignore`'s."""
     import random
 
     from portlint.core.config import Settings
-    from portlint.discovery.files import discover
+    from portlint.discovery.files import discover, is_excluded
 
     for case in range(250):
         rng = random.Random(26_000 + case)
@@ -393,12 +396,20 @@ def test_c_discovery_agrees_with_git_on_random_trees(tmp_path):
         repo.mkdir()
         _random_tree(rng, repo)
         git("init", "-q", ".", cwd=repo)
+        every = sorted(str(p.relative_to(repo)) for p in repo.rglob("*.cu"))
+        if case % 3 == 0:
+            git("add", "-f", *rng.sample(every, min(len(every), 3)), cwd=repo)
         want = git_keeps(repo)
         found, notices = discover([repo], Settings(root=repo))
         assert not [n for n in notices if "pattern" in n.message], notices  # every line was used
         got = {f.display for f in found}
         gitignores = {str(p.relative_to(repo)): p.read_text() for p in repo.rglob(".gitignore")}
         assert got == want, (case, gitignores, sorted(want - got), sorted(got - want))
+        asked = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=repo, input="\0".join(every).encode(),
+                               capture_output=True, timeout=60, env=GIT_ENV)
+        ignored = {p for p in asked.stdout.decode().split("\0") if p}
+        alone = {p for p in every if is_excluded(repo / p, Settings(root=repo))}
+        assert alone == ignored, (case, gitignores, sorted(alone ^ ignored))
 
 
 def test_c_git_matcher_work_is_linear_in_the_path():
