@@ -374,13 +374,14 @@ def _random_tree(rng, root: Path) -> None:
             line = "/".join(rng.choice(_ATOMS) for _ in range(rng.randint(1, 3)))
             line = ("/" if rng.random() < 0.3 else "") + line + ("/" if rng.random() < 0.25 else "")
             lines.append(("!" if rng.random() < 0.35 else "") + line)
-        (folder / ".gitignore").write_text("".join(ln + "\n" for ln in lines))
+        end = "\r\n" if rng.random() < 0.2 else "\n"  # a CRLF file now and then
+        (folder / ".gitignore").write_bytes("".join(ln + end for ln in lines).encode())
 
 
 def test_c_discovery_agrees_with_git_on_random_trees(tmp_path):
     """Seeded random trees (three levels of folders, one to three .gitignore files of one to
     four lines each, drawn from negations, anchors, folder marks, `*`, `**` in every place,
-    sets, classes, escapes, unclosed sets, trailing spaces): the files discovery lists are
+    sets, classes, escapes, unclosed sets, trailing spaces, CRLF line ends): the files discovery lists are
     exactly the ones `git ls-files --others --cached --exclude-standard` lists, in every
     third tree after a `git add -f` of a few random files (tracked: never ignored); and for
     each file asked alone (the editor server's `is_excluded`), the answer is
@@ -452,6 +453,21 @@ def test_k_a_tracked_file_matching_gitignore_is_scanned(tmp_path):
     for extra in ((), ("--diff-base", "HEAD~1")):
         proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", *extra, ".", cwd=repo)
         assert {"gen/k.cu", "x.generated.cu"} <= concise_paths(proc), (extra, proc.stdout, proc.stderr)
+
+
+def test_k_a_scan_never_runs_git(tmp_path):
+    """The tracked paths come from reading the index: a `git` first on PATH is never run
+    (a repository's .git/config can name programs git would run)."""
+    repo = _forced_repo(tmp_path)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f"#!/bin/sh\ntouch {tmp_path / 'git-was-run'}\n")
+    (fake / "git").chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{fake}{os.pathsep}{os.environ.get('PATH', '')}")
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "--no-progress", "--no-cache", "--format", "concise", "."],
+                          cwd=repo, capture_output=True, env=env, timeout=120)
+    assert "gen/k.cu" in concise_paths(proc), (proc.stdout, proc.stderr)
+    assert not (tmp_path / "git-was-run").exists()
 
 
 def _forced_repo(tmp_path: Path, extra_files: dict[str, bytes] | None = None) -> Path:

@@ -3,8 +3,8 @@
 The rules are git's (gitignore(5), and wildmatch as git runs it with WM_PATHNAME), on the
 bytes of names:
 
-- a blank line or one starting with `#` is no pattern; trailing spaces are dropped unless
-  escaped with `\\`; `!` in front re-includes; one trailing `/` makes the pattern match
+- a blank line or one starting with `#` is no pattern; one CR ending a line is dropped, then
+  trailing spaces unless escaped with `\\`; `!` in front re-includes; one trailing `/` makes the pattern match
   folders only;
 - a pattern with no other `/` matches the name alone, at any depth below the file's folder;
   any other is matched against the path relative to that folder (one leading `/` dropped);
@@ -265,6 +265,8 @@ def _alternatives(body: bytes) -> list[list]:
 
 def parse_line(raw: bytes) -> Pattern | None:
     """The pattern of one .gitignore line, or None for a blank or comment line."""
+    if raw.endswith(b"\r"):  # git drops one CR at the end of a line (CRLF files), then trailing spaces
+        raw = raw[:-1]
     if not raw or raw[:1] == b"#":
         return None
     line = _trim_trailing_spaces(raw)
