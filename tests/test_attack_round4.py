@@ -349,7 +349,9 @@ def test_c_what_git_ignores_stays_out(tmp_path, case):
 
 _ATOMS = ["a", "b", "k", "sub", "*", "**", "***", "?", "*.cu", "k*", "[ab]", "[!a]", "[^a]", "x.cu", "[a-c]*",
           "s*b", "\\k.cu", "[]a]*", "[[:alpha:]]*", "[[:bogus:]]", "[a", "k.cu ", "k.cu\\ ", "a**", "**b", "[a-]*",
-          "[!]]*", "*[.]cu", "\\*.cu", "#k.cu", "\\#k.cu", "", "k.c?"]
+          "[!]]*", "*[.]cu", "\\*.cu", "#k.cu", "\\#k.cu", "", "k.c?", "a\\/k.cu", "s\\/**", "**\\/k.cu",
+          "[[:lower:]]", "[[:alpha:]", "[a-c-u]*", "[\\]]", "*\\", "[[:digit:][:alpha:]]*", "su?", "*u*", "x/a**",
+          "!k.cu"]
 
 
 def _random_tree(rng, root: Path) -> None:

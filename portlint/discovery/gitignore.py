@@ -11,6 +11,7 @@ bytes of names:
 - `*`, `?` and `[...]` never match `/`; `**` is special only as a whole component: a leading
   `**/` and a middle `/**/` match zero or more folders, a trailing `/**` one or more
   components (so `a/**` never matches `a` itself, and `a/b/**/` only folders below `a/b`);
+  `**\\/` (an escaped `/` after it) needs at least one folder;
   anywhere else `**` is `*`; an unclosed `[` or an unknown `[:class:]` matches nothing;
 - within one file the last matching line decides; a deeper file's answer beats a higher
   one's; a folder that is ignored is not entered, so nothing below it comes back (the walk
@@ -129,6 +130,7 @@ def _components(body: bytes) -> list:
     else the expression one name must match whole."""
     comps: list[list] = [[]]
     raw: list[bytes] = [b""]  # each component's own bytes, to know a `**` component
+    escaped: list[bool] = []  # whether the separator after each component is `\\/`
     i = 0
     while i < len(body):
         c = body[i]
@@ -137,12 +139,12 @@ def _components(body: bytes) -> list:
                 raise _Never
             nxt = body[i + 1]
             if nxt == 0x2F:
-                comps.append([]); raw.append(b"")
+                comps.append([]); raw.append(b""); escaped.append(True)
             else:
                 comps[-1].append(("lit", nxt)); raw[-1] += b"\\" + bytes([nxt])
             i += 2
         elif c == 0x2F:
-            comps.append([]); raw.append(b""); i += 1
+            comps.append([]); raw.append(b""); escaped.append(False); i += 1
         elif c == 0x2A:
             comps[-1].append(("star",)); raw[-1] += b"*"; i += 1
         elif c == 0x3F:
@@ -153,9 +155,11 @@ def _components(body: bytes) -> list:
         else:
             comps[-1].append(("lit", c)); raw[-1] += bytes([c]); i += 1
     out: list = []
-    for tokens, text in zip(comps, raw):
+    escaped.append(False)
+    for tokens, text, before_escaped in zip(comps, raw, escaped):
         if len(text) >= 2 and text.strip(b"*") == b"":
-            out.append(_STAR)
+            # git lets `**/` match no folder, but not `**\\/`: that one needs a component
+            out.extend([_ANY, _STAR] if before_escaped else [_STAR])
             continue
         rx = []
         for tok in tokens:
@@ -253,10 +257,11 @@ def _alternatives(body: bytes) -> list[list]:
         prefix = body[:cut]
         if not after:
             return _alternatives(prefix + b"*") + _alternatives(prefix + b"*/**")
-        for sep in (b"/", b"\\/"):
-            if after.startswith(sep):
-                rest = after[len(sep):]
-                return _alternatives(prefix + rest) + _alternatives(prefix + b"*/**/" + rest)
+        if after.startswith(b"/"):
+            rest = after[1:]
+            return _alternatives(prefix + rest) + _alternatives(prefix + b"*/**/" + rest)
+        if after.startswith(b"\\/"):  # no folder-less reading after `\\/`
+            return _alternatives(prefix + b"*/**/" + after[2:])
     try:
         return [_components(body)]
     except _Never:
