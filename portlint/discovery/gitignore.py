@@ -4,15 +4,17 @@ The rules are git's (gitignore(5), and wildmatch as git runs it with WM_PATHNAME
 bytes of names:
 
 - a blank line or one starting with `#` is no pattern; one CR ending a line is dropped, then
-  trailing spaces unless escaped with `\\`; `!` in front re-includes; one trailing `/` makes the pattern match
-  folders only;
+  trailing spaces unless escaped with `\\`; `!` in front re-includes; one trailing `/`
+  makes the pattern match folders only;
 - a pattern with no other `/` matches the name alone, at any depth below the file's folder;
   any other is matched against the path relative to that folder (one leading `/` dropped);
 - `*`, `?` and `[...]` never match `/`; `**` is special only as a whole component: a leading
   `**/` and a middle `/**/` match zero or more folders, a trailing `/**` one or more
   components (so `a/**` never matches `a` itself, and `a/b/**/` only folders below `a/b`);
   `**\\/` (an escaped `/` after it) needs at least one folder;
-  anywhere else `**` is `*`; an unclosed `[` or an unknown `[:class:]` matches nothing;
+  anywhere else `**` is `*`, except right after the literal text a pattern starts with
+  (`a**/k`, `x/a**`), which git reads as a leading `**` (`_alternatives`); an unclosed `[`
+  or an unknown `[:class:]` matches nothing;
 - within one file the last matching line decides; a deeper file's answer beats a higher
   one's; a folder that is ignored is not entered, so nothing below it comes back (the walk
   never asks about it, and `ignored_path` answers so for a path asked alone).
