@@ -519,3 +519,350 @@ def test_d_the_new_uses_alone_are_reported_under_the_root(tmp_path, old_report):
     proc = _with_baseline(repo, "json")
     [finding] = json.loads(proc.stdout)["findings"]
     assert [r["start_line"] for r in finding["related"]] == [6], finding["related"]
+
+
+# --- C (medium). .gitignore answers that differ from git's and hide files git keeps -----------
+
+GIT_ENV = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")  # no user excludesFile
+
+
+def git(*args: str, cwd: Path) -> bytes:
+    return subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *args], cwd=cwd, check=True,
+                          capture_output=True, timeout=60, env=GIT_ENV).stdout
+
+
+def concise_paths(proc: subprocess.CompletedProcess) -> set[str]:
+    return {line.split(b":", 1)[0].decode() for line in proc.stdout.splitlines() if b": PTL" in line}
+
+
+def git_keeps(repo: Path) -> set[str]:
+    """The untracked files git does not ignore, and the tracked ones."""
+    listed = git("ls-files", "--others", "--cached", "--exclude-standard", "-z", cwd=repo).decode()
+    return {p for p in listed.split("\0") if p.endswith(".cu")}
+
+
+GITIGNORE_CASES = {
+    # a deeper .gitignore re-including a file a parent ignores: git keeps sub/k.cu
+    "nested_negation": ({"": "*.cu\n", "sub": "!k.cu\n"}, ["sub/k.cu"]),
+    # `a/**` ignores what is inside a/, not a/ itself, so `!a/k.cu` re-includes it
+    "inside_then_negate": ({"": "a/**\n!a/k.cu\n"}, ["a/k.cu"]),
+    # the usual allow-list idiom: ignore everything, re-include folders and *.cu
+    "allow_list": ({"": "*\n!*/\n!*.cu\n"}, ["k.cu", "a/k.cu", "a/b/k.cu"]),
+    # `a/b/**/` names folders below a/b, not a/b itself: git keeps a/b/k.cu
+    "folders_below": ({"": "a/b/**/\n"}, ["a/b/k.cu"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GITIGNORE_CASES))
+def test_c_gitignore_never_hides_a_file_git_keeps(tmp_path, case):
+    """Compared with git's own answer (`git ls-files --others --exclude-standard`) on the same
+    tree: portlint's walk (discovery/files.py `_Ignorer.excluded`, which returns True as soon
+    as any .gitignore above matches, and pathspec's rules that globmatch keeps) skips files
+    git does not ignore. A deeper `!k.cu` cannot re-include what a parent ignores; `a/**`
+    also ignores the folder a/ itself, so `!a/k.cu` is dead; the allow-list idiom
+    (`*`, `!*/`, `!*.cu`) scans only the top folder; `a/b/**/` hides a/b's own files. Each
+    is silent (no notice) and looks like a re-include to a reviewer. Every file git keeps
+    should be scanned."""
+    gitignores, kept = GITIGNORE_CASES[case]
+    repo = tmp_path / "repo"
+    for rel in ["k.cu", "a/k.cu", "a/b/k.cu", "sub/k.cu"]:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(ASM)
+    for folder, text in gitignores.items():
+        (repo / folder / ".gitignore").write_text(text)
+    git("init", "-q", ".", cwd=repo)
+    keeps = git_keeps(repo)
+    assert set(kept) <= keeps, keeps  # the case says what git says
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert keeps <= concise_paths(proc), (sorted(keeps - concise_paths(proc)), proc.stderr)
+
+
+# near misses: what git does ignore stays out (an ignored folder's files cannot come back,
+# `!` only re-includes what its own line names, `/*` + `!/src/` keeps src alone)
+GITIGNORE_NEAR_MISSES = {
+    "ignored_folder_blocks_reinclude": {"": "sub/\n!sub/k.cu\n"},
+    "deeper_file_cannot_reach_into_an_ignored_folder": {"": "a/\n", "a/b": "!k.cu\n"},
+    "inside_ignores_deeper_files": {"": "a/**\n!a/k.cu\n"},
+    "allow_list_of_one_folder": {"": "/*\n!/src/\n"},
+    "folders_below_drop_their_files": {"": "a/**/\n"},
+    "deeper_file_ignores_again": {"": "*.cu\n!*.cu\n", "a": "k.cu\n"},
+    "literal_prefix_then_double_star": {"": "a**/k.c?\n"},
+}
+
+
+@pytest.mark.parametrize("case", sorted(GITIGNORE_NEAR_MISSES))
+def test_c_what_git_ignores_stays_out(tmp_path, case):
+    repo = tmp_path / "repo"
+    every = {"k.cu", "ak.cu", "a/k.cu", "a/b/k.cu", "a/b/c/k.cu", "sub/k.cu", "src/k.cu", "src/d/k.cu"}
+    for rel in every:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(ASM)
+    for folder, text in GITIGNORE_NEAR_MISSES[case].items():
+        (repo / folder / ".gitignore").write_text(text)
+    git("init", "-q", ".", cwd=repo)
+    keeps = git_keeps(repo)
+    assert keeps != every  # git ignores something here
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert concise_paths(proc) == keeps, (sorted(concise_paths(proc) ^ keeps), proc.stderr)
+
+
+_ATOMS = ["a", "b", "k", "sub", "*", "**", "***", "?", "*.cu", "k*", "[ab]", "[!a]", "[^a]", "x.cu", "[a-c]*",
+          "s*b", "\\k.cu", "[]a]*", "[[:alpha:]]*", "[[:bogus:]]", "[a", "k.cu ", "k.cu\\ ", "a**", "**b", "[a-]*",
+          "[!]]*", "*[.]cu", "\\*.cu", "#k.cu", "\\#k.cu", "", "k.c?", "a\\/k.cu", "s\\/**", "**\\/k.cu",
+          "[[:lower:]]", "[[:alpha:]", "[a-c-u]*", "[\\]]", "*\\", "[[:digit:][:alpha:]]*", "su?", "*u*", "x/a**",
+          "!k.cu"]
+
+
+def _random_tree(rng, root: Path) -> None:
+    import random  # noqa: F401  (rng is a random.Random)
+
+    files: list[Path] = []
+
+    def fill(folder: Path, depth: int) -> None:
+        files.extend(folder / name for name in rng.sample(["k.cu", "x.cu", "a.cu"], rng.randint(1, 2)))
+        if depth < 3:
+            for name in rng.sample(["a", "b", "k", "sub"], rng.randint(0, 2)):
+                fill(folder / name, depth + 1)
+
+    fill(root, 0)
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x\n")
+    folders = sorted({p.parent for p in files})
+    for folder in rng.sample(folders, min(len(folders), rng.randint(1, 3))):
+        lines = []
+        for _ in range(rng.randint(1, 4)):
+            line = "/".join(rng.choice(_ATOMS) for _ in range(rng.randint(1, 3)))
+            line = ("/" if rng.random() < 0.3 else "") + line + ("/" if rng.random() < 0.25 else "")
+            lines.append(("!" if rng.random() < 0.35 else "") + line)
+        end = "\r\n" if rng.random() < 0.2 else "\n"  # a CRLF file now and then
+        (folder / ".gitignore").write_bytes("".join(ln + end for ln in lines).encode())
+
+
+def test_c_discovery_agrees_with_git_on_random_trees(tmp_path):
+    """Seeded random trees (three levels of folders, one to three .gitignore files of one to
+    four lines each, drawn from negations, anchors, folder marks, `*`, `**` in every place,
+    sets, classes, escapes, unclosed sets, trailing spaces, CRLF line ends): the files discovery lists are
+    exactly the ones `git ls-files --others --cached --exclude-standard` lists, in every
+    third tree after a `git add -f` of a few random files (tracked: never ignored); and for
+    each file asked alone (the editor server's `is_excluded`), the answer is
+    `git check-ignore`'s."""
+    import random
+
+    from portlint.core.config import Settings
+    from portlint.discovery.files import discover, is_excluded
+
+    for case in range(250):
+        rng = random.Random(26_000 + case)
+        repo = tmp_path / f"t{case}"
+        repo.mkdir()
+        _random_tree(rng, repo)
+        git("init", "-q", ".", cwd=repo)
+        every = sorted(str(p.relative_to(repo)) for p in repo.rglob("*.cu"))
+        if case % 3 == 0:
+            git("add", "-f", *rng.sample(every, min(len(every), 3)), cwd=repo)
+        want = git_keeps(repo)
+        found, notices = discover([repo], Settings(root=repo))
+        assert not [n for n in notices if "pattern" in n.message], notices  # every line was used
+        got = {f.display for f in found}
+        gitignores = {str(p.relative_to(repo)): p.read_text() for p in repo.rglob(".gitignore")}
+        assert got == want, (case, gitignores, sorted(want - got), sorted(got - want))
+        asked = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=repo, input="\0".join(every).encode(),
+                               capture_output=True, timeout=60, env=GIT_ENV)
+        ignored = {p for p in asked.stdout.decode().split("\0") if p}
+        alone = {p for p in every if is_excluded(repo / p, Settings(root=repo))}
+        assert alone == ignored, (case, gitignores, sorted(alone ^ ignored))
+
+
+def test_c_git_matcher_work_is_linear_in_the_path():
+    """The round-3 attack's pattern, and git's literal-prefix form of `**`, on a path of 300
+    folders of 40 letters: the work is component-against-name matches, at most pieces x
+    folders."""
+    from portlint.discovery.gitignore import IgnoreFile
+
+    path = [b"a" * 40] * 300
+    for line, pieces in ((b"**/*a*a/**/*a*a/**/*a*ac", 3), (b"a**/*a*a/**/*a*ac", 2 * 3)):
+        spec = IgnoreFile(line + b"\n")
+        pattern = spec.patterns[0]
+        assert spec.verdict(path + [b"k.cu"], False) is None
+        assert pattern.steps <= pieces * 301, (line, pattern.steps)
+        assert spec.verdict(path + [b"xaac"], False) is True
+
+
+# --- K (medium). A file git tracks is dropped by an ignore rule ----------------------------------
+
+def test_k_a_tracked_file_matching_gitignore_is_scanned(tmp_path):
+    """Ignore rules do not apply to tracked files (`git check-ignore gen/k.cu` answers 'not
+    ignored', exit 1, once the file is committed). A project whose .gitignore already has
+    `gen/` or `*.generated.cu`, and a pull request that commits `gen/k.cu` with
+    `git add -f` (GitHub shows it in the diff; the build compiles it): `portlint scan .`
+    says 'No portability problems found in 0 files', exit 0, and `--diff-base HEAD~1` the
+    same, with no notice. A file git tracks should be scanned (or at least named in a
+    notice as skipped by an ignore rule)."""
+    repo = tmp_path / "repo"
+    (repo / "gen").mkdir(parents=True)
+    (repo / ".gitignore").write_text("gen/\n*.generated.cu\n")
+    git("init", "-q", ".", cwd=repo)
+    git("add", ".gitignore", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+    (repo / "gen" / "k.cu").write_bytes(ASM)
+    (repo / "x.generated.cu").write_bytes(ASM)
+    git("add", "-f", "gen/k.cu", "x.generated.cu", cwd=repo)
+    git("commit", "-qm", "pr", cwd=repo)
+    ignored = subprocess.run(["git", "check-ignore", "gen/k.cu", "x.generated.cu"], cwd=repo, capture_output=True, timeout=60)
+    assert ignored.returncode == 1, ignored.stdout  # git: tracked, so not ignored
+    for extra in ((), ("--diff-base", "HEAD~1")):
+        proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", *extra, ".", cwd=repo)
+        assert {"gen/k.cu", "x.generated.cu"} <= concise_paths(proc), (extra, proc.stdout, proc.stderr)
+
+
+def test_k_a_scan_never_runs_git(tmp_path):
+    """The tracked paths come from reading the index: a `git` first on PATH is never run
+    (a repository's .git/config can name programs git would run)."""
+    repo = _forced_repo(tmp_path)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f"#!/bin/sh\ntouch {tmp_path / 'git-was-run'}\n")
+    (fake / "git").chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{fake}{os.pathsep}{os.environ.get('PATH', '')}")
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "--no-progress", "--no-cache", "--format", "concise", "."],
+                          cwd=repo, capture_output=True, env=env, timeout=120)
+    assert "gen/k.cu" in concise_paths(proc), (proc.stdout, proc.stderr)
+    assert not (tmp_path / "git-was-run").exists()
+
+
+def _forced_repo(tmp_path: Path, extra_files: dict[str, bytes] | None = None) -> Path:
+    """gen/ ignored; gen/k.cu and gen/deep/t.cu tracked with `git add -f`; gen/u.cu and
+    gen/deep/u.cu untracked."""
+    repo = tmp_path / "repo"
+    for rel in ["gen/k.cu", "gen/u.cu", "gen/deep/t.cu", "gen/deep/u.cu", "top.cu", *(extra_files or {})]:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes((extra_files or {}).get(rel, ASM))
+    (repo / ".gitignore").write_text("gen/\n")
+    git("init", "-q", ".", cwd=repo)
+    git("add", "-f", "gen/k.cu", "gen/deep/t.cu", ".gitignore", cwd=repo)
+    return repo
+
+
+def test_k_only_tracked_files_come_back_from_an_ignored_folder(tmp_path):
+    repo = _forced_repo(tmp_path)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert concise_paths(proc) == {"top.cu", "gen/k.cu", "gen/deep/t.cu"} == git_keeps(repo), (proc.stdout, proc.stderr)
+    assert b"index" not in proc.stderr
+
+
+def test_k_a_tracked_file_stays_out_when_portlint_excludes_it(tmp_path):
+    repo = _forced_repo(tmp_path)
+    (repo / "portlint.toml").write_text('exclude = ["gen/deep/"]\n')
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert concise_paths(proc) == {"top.cu", "gen/k.cu"}, (proc.stdout, proc.stderr)
+
+
+def test_k_force_exclude_keeps_a_named_tracked_file(tmp_path):
+    repo = _forced_repo(tmp_path)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", "--force-exclude",
+               "gen/k.cu", "gen/u.cu", cwd=repo)
+    assert concise_paths(proc) == {"gen/k.cu"}, (proc.stdout, proc.stderr)
+
+
+def test_k_a_version_4_index_is_read(tmp_path):
+    from portlint.discovery.gitindex import parse_index
+
+    names = {"gen/deep/t.cu": ASM, "gen/deep/tt.cu": ASM, "gen/deeper/t.cu": ASM, "gen/z/" + "n" * 200 + ".cu": ASM}
+    repo = _forced_repo(tmp_path, names)
+    git("add", "-f", *names, cwd=repo)
+    git("update-index", "--index-version", "4", cwd=repo)
+    data = (repo / ".git" / "index").read_bytes()
+    assert data[:8] == b"DIRC\0\0\0\x04"
+    listed = git("ls-files", "-z", cwd=repo).split(b"\0")
+    assert parse_index(data) == {p for p in listed if p}
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert concise_paths(proc) == {"top.cu", "gen/k.cu", *names}, (proc.stdout, proc.stderr)
+
+
+def test_k_a_version_3_index_with_extended_flags_is_read(tmp_path):
+    from portlint.discovery.gitindex import parse_index
+
+    repo = _forced_repo(tmp_path)
+    git("update-index", "--skip-worktree", "gen/k.cu", cwd=repo)  # sets the extended flag: version 3
+    data = (repo / ".git" / "index").read_bytes()
+    assert data[:8] == b"DIRC\0\0\0\x03"
+    assert parse_index(data) == {b".gitignore", b"gen/k.cu", b"gen/deep/t.cu"}
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "version_9", "bad_checksum", "dotdot_path", "huge_count"])
+def test_k_an_unusable_index_gives_a_notice_and_ignore_rules_alone(tmp_path, damage):
+    import hashlib
+    import struct
+
+    repo = _forced_repo(tmp_path)
+    index = repo / ".git" / "index"
+    data = index.read_bytes()
+    body = data[:-20]
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "garbage":
+        data = b"\xff" * 500
+    elif damage == "version_9":
+        data = body[:4] + struct.pack(">I", 9) + body[8:]
+        data += hashlib.sha1(data).digest()
+    elif damage == "bad_checksum":
+        data = body + b"\x01" * 20
+    elif damage == "dotdot_path":
+        body = body.replace(b"gen/k.cu", b"gen/../k")  # same length, a path that climbs
+        data = body + hashlib.sha1(body).digest()
+    else:
+        body = body[:8] + struct.pack(">I", 1 << 31) + body[12:]
+        data = body + hashlib.sha1(body).digest()
+    index.write_bytes(data)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    assert concise_paths(proc) == {"top.cu"}, (proc.stdout, proc.stderr)
+    notes = [ln for ln in proc.stderr.splitlines() if b"git index not used" in ln]
+    assert len(notes) == 1, proc.stderr
+
+
+def _outside_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository outside the tree whose index tracks gen/k.cu, and the tree (gen/ ignored)."""
+    outside = _forced_repo(tmp_path / "out")
+    tree = tmp_path / "tree"
+    (tree / "gen").mkdir(parents=True)
+    (tree / "gen" / "k.cu").write_bytes(ASM)
+    (tree / "top.cu").write_bytes(ASM)
+    (tree / ".gitignore").write_text("gen/\n")
+    return outside, tree
+
+
+def test_k_a_git_symlink_out_of_the_tree_is_not_followed(tmp_path):
+    outside, tree = _outside_repo(tmp_path)
+    (tree / ".git").symlink_to(outside / ".git")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=tree)
+    assert concise_paths(proc) == {"top.cu"}, (proc.stdout, proc.stderr)
+    assert b"symlink: not followed" in proc.stderr
+
+
+def test_k_a_gitdir_file_out_of_the_tree_is_not_followed(tmp_path):
+    outside, tree = _outside_repo(tmp_path)
+    (tree / ".git").write_text(f"gitdir: {outside / '.git'}\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=tree)
+    assert concise_paths(proc) == {"top.cu"}, (proc.stdout, proc.stderr)
+    assert b"outside the scanned tree: not followed" in proc.stderr
+
+
+def test_k_an_index_symlinked_out_of_the_tree_is_not_read(tmp_path):
+    outside, tree = _outside_repo(tmp_path)
+    (tree / ".git").mkdir()
+    (tree / ".git" / "index").symlink_to(outside / ".git" / "index")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=tree)
+    assert concise_paths(proc) == {"top.cu"}, (proc.stdout, proc.stderr)
+    assert b"index is a symlink" in proc.stderr
+
+
+def test_k_a_gitdir_file_inside_the_tree_is_followed(tmp_path):
+    repo = _forced_repo(tmp_path)
+    (repo / ".git").rename(repo / "gitstore")
+    (repo / ".git").write_text("gitdir: gitstore\n")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
+    assert {"gen/k.cu", "gen/deep/t.cu"} <= concise_paths(proc), (proc.stdout, proc.stderr)
+    assert "gen/u.cu" not in concise_paths(proc)

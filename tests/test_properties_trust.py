@@ -189,6 +189,11 @@ def test_kept_gitignore_patterns_match_within_the_deadline(patterns, name):
     except Exception:  # an invalid pattern: discovery turns this into a notice
         return
     spec.match_file(name.strip("/") or "a")  # the deadline is the assertion
+    from portlint.discovery.gitignore import IgnoreFile
+
+    git_kept = bounded_patterns(patterns, ".gitignore", notices, runs=True)
+    names = [n.encode() for n in (name.strip("/") or "a").split("/") if n] or [b"a"]
+    IgnoreFile.from_lines([ln.encode() for ln in git_kept]).verdict(names, False)  # .gitignore files' matcher
 
 
 # --- build files ------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Turn the paths on the command line into the files to scan.
 
-Directories are walked in sorted order, honouring `.gitignore` files (each applies below
-its own folder), the default and configured excludes, and symlink loops. Files named
+Directories are walked in sorted order, honouring `.gitignore` files with git's answers
+(discovery/gitignore.py; each applies below its own folder, a deeper one first), except for
+a file git tracks (read from the tree's `.git/index`, discovery/gitindex.py; git is never
+run), the default and configured excludes (which win over both), and symlink loops. Files named
 explicitly are always scanned unless `--force-exclude` is given (pre-commit passes files
 one by one, and excludes must still apply). Problems become one-line Notices.
 
@@ -16,6 +18,7 @@ device or socket is never opened."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +26,8 @@ from pathlib import Path
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
 from portlint.core.files import resolves_inside
 from portlint.core.jsonfile import read_bytes
+from portlint.discovery.gitignore import IgnoreFile, ignored_path
+from portlint.discovery.gitindex import tracked_paths
 from portlint.discovery.globmatch import linear_spec
 from portlint.discovery.languages import is_source_candidate
 from portlint.core.model import Notice
@@ -70,21 +75,30 @@ MAX_STARS_PER_PART = 2  # `*` in one path component: matching costs up to name l
 MAX_DOUBLE_STARS = 3  # `**` components in one pattern: the same for path length
 
 
-def _pattern_cost_ok(line: str) -> bool:
+def _pattern_cost_ok(line: str, runs: bool = False) -> bool:
     body = line.strip()
     if len(body) > MAX_PATTERN:
         return False
     parts = body.split("/")
+    if runs:  # git's reading: `***` is `**`, and a run of stars in a name is one `*`
+        double = sum(1 for part in parts if len(part) >= 2 and not part.strip("*"))
+        return double <= MAX_DOUBLE_STARS and all(not part.strip("*") or len(_STAR_RUN.findall(part)) <= MAX_STARS_PER_PART
+                                                  for part in parts)
     double = sum(1 for part in parts if part == "**")
     return double <= MAX_DOUBLE_STARS and all(part == "**" or part.count("*") <= MAX_STARS_PER_PART for part in parts)
 
 
-def bounded_patterns(lines: list[str], where: str, notices: list[Notice]) -> list[str]:
+_STAR_RUN = re.compile(r"\*+")
+
+
+def bounded_patterns(lines: list[str], where: str, notices: list[Notice], runs: bool = False) -> list[str]:
     """The gitignore-style `lines` whose matching cost is bounded: a line with more than
     MAX_STARS_PER_PART `*` in one component, more than MAX_DOUBLE_STARS `**` components or
     longer than MAX_PATTERN is dropped (the regex it becomes backtracks polynomially in the
-    name length with the number of stars, exponentially in effect), with one notice."""
-    kept = [ln for ln in lines if ln.lstrip().startswith("#") or _pattern_cost_ok(ln)]
+    name length with the number of stars, exponentially in effect), with one notice.
+    `runs`: the lines are a .gitignore file's, read as git reads them (discovery/gitignore.py:
+    stars in a row are one `*`, and a component of stars only is `**`)."""
+    kept = [ln for ln in lines if ln.lstrip().startswith("#") or _pattern_cost_ok(ln, runs)]
     dropped = len(lines) - len(kept)
     if dropped:
         notices.append(Notice(where, f"{dropped} pattern(s) with more than {MAX_STARS_PER_PART} `*` in one path component, "
@@ -94,6 +108,12 @@ def bounded_patterns(lines: list[str], where: str, notices: list[Notice]) -> lis
 
 
 class _Ignorer:
+    """Which paths the excludes and the tree's .gitignore files leave out. `.gitignore`
+    files give git's answers (discovery/gitignore.py): a deeper file's answer beats a
+    higher one's, and a folder they ignore is not entered, except to reach a file git
+    tracks (read from the tree's own `.git/index`, discovery/gitindex.py), which ignore
+    rules never drop. The configured and default excludes drop a path whatever git says."""
+
     def __init__(self, settings: Settings):
         import pathspec
 
@@ -103,11 +123,12 @@ class _Ignorer:
         excludes = bounded_patterns(list(settings.exclude), "exclude (configuration)", self.notices)
         self.exclude = linear_spec(pathspec, list(DEFAULT_EXCLUDES) + excludes)
         self.respect_gitignore = settings.respect_gitignore
-        self._gitignores: dict[str, object | None] = {}
-        self._chains: dict[str, list[tuple[str, object]]] = {}
-        self._pathspec = pathspec
+        self._gitignores: dict[str, IgnoreFile | None] = {}
+        self._chains: dict[str, list[tuple[str, IgnoreFile]]] = {}
+        self._tracked: set[bytes] | None = None
+        self._tracked_dirs: set[bytes] = set()
 
-    def _gitignore(self, directory: str):
+    def _gitignore(self, directory: str) -> IgnoreFile | None:
         if directory not in self._gitignores:
             spec = None
             gi = os.path.join(directory, ".gitignore")
@@ -119,33 +140,77 @@ class _Ignorer:
             elif self.respect_gitignore and os.path.isfile(gi):
                 try:
                     data = read_bytes(Path(gi), OSError, limit=MAX_GITIGNORE)
-                    lines = bounded_patterns(data.decode("utf-8", "replace").splitlines(), display_path(Path(gi), self.root), self.notices)
-                    spec = linear_spec(self._pathspec, lines)  # matched component by component
+                    if data.startswith(b"\xef\xbb\xbf"):
+                        data = data[3:]
+                    lines = [ln.decode("utf-8", "surrogateescape") for ln in data.split(b"\n")]
+                    kept = bounded_patterns(lines, display_path(Path(gi), self.root), self.notices, runs=True)
+                    spec = IgnoreFile.from_lines([ln.encode("utf-8", "surrogateescape") for ln in kept])
                 except Exception as exc:
                     self.notices.append(Notice(display_path(Path(gi), self.root), f"not used: {exc}", "note"))
                     spec = None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
 
-    def excluded(self, path: Path, is_dir: bool) -> bool:
-        absolute = os.path.abspath(path)
-        suffix = "/" if is_dir else ""
+    def excluded_by_settings(self, absolute: str, is_dir: bool) -> bool:
+        """Whether the configured or default excludes drop `absolute`."""
         name = os.path.basename(absolute)
         rel = _relative(absolute, self._root)
         if rel is None:
             rel = name
-        if rel != "." and self.exclude.match_file(rel + suffix):
+        if rel != "." and self.exclude.match_file(rel + ("/" if is_dir else "")):
             return True
-        if name in DEFAULT_EXCLUDES:
-            return True
+        return name in DEFAULT_EXCLUDES
+
+    def gitignored(self, absolute: str, is_dir: bool) -> bool:
+        """git's answer for `absolute` whose folders are not ignored (the walk's case)."""
         if not self.respect_gitignore:
             return False
-        for directory, spec in self._specs_above(os.path.dirname(absolute)):
-            if spec.match_file(_relative(absolute, directory) + suffix):
-                return True
-        return False
+        chain = [(os.fsencode(_relative(absolute, directory)).split(b"/"), spec)
+                 for directory, spec in self._specs_above(os.path.dirname(absolute))]
+        return ignored_path(chain, is_dir)
 
-    def _specs_above(self, folder: str) -> list[tuple[str, object]]:
+    def _tracked_rel(self, absolute: str) -> bytes | None:
+        if self._tracked is None:
+            self._tracked, why = tracked_paths(self._root)
+            if why:
+                self.notices.append(Notice(".git", why, "note"))
+            for path in self._tracked:
+                parts = path.split(b"/")
+                for k in range(1, len(parts)):
+                    self._tracked_dirs.add(b"/".join(parts[:k]))
+        rel = _relative(absolute, self._root)
+        return None if rel is None or rel == "." else os.fsencode(rel)
+
+    def tracked(self, absolute: str) -> bool:
+        """Whether git tracks the file `absolute` (the index at the tree's root says so)."""
+        rel = self._tracked_rel(absolute)
+        return rel is not None and rel in self._tracked
+
+    def holds_tracked(self, absolute: str) -> bool:
+        """Whether some file git tracks lies below the folder `absolute`."""
+        rel = self._tracked_rel(absolute)
+        return rel is not None and rel in self._tracked_dirs
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        """Whether a walk drops `path`, its folders having been let in."""
+        absolute = os.path.abspath(path)
+        if self.excluded_by_settings(absolute, is_dir):
+            return True
+        return self.gitignored(absolute, is_dir) and not (not is_dir and self.tracked(absolute))
+
+    def excluded_alone(self, path: Path) -> bool:
+        """Whether the file `path`, asked about without a walk, is dropped: by the excludes
+        on it or a folder of it below the root, or by ignore rules (on a folder of it, the
+        nearest ignored one ending the question, or on it) unless git tracks it."""
+        absolute = os.path.abspath(path)
+        root = Path(self._root)
+        folders = [str(p) for p in reversed(Path(absolute).parents) if root in p.parents]
+        if any(self.excluded_by_settings(f, True) for f in folders) or self.excluded_by_settings(absolute, False):
+            return True
+        ignored = any(self.gitignored(f, True) for f in folders) or self.gitignored(absolute, False)
+        return ignored and not self.tracked(absolute)
+
+    def _specs_above(self, folder: str) -> list[tuple[str, IgnoreFile]]:
         """The .gitignore specs that apply in `folder`: every one from the root down to it
         (only the folder's own when it lies outside the root). Memoised per folder, since a
         walk asks for the same folders once per entry."""
@@ -181,7 +246,8 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
         except (OSError, ValueError):
             return True
 
-    def walk(directory: Path, root: str) -> None:
+    def walk(directory: Path, root: str, tracked_only: bool = False) -> None:
+        """`tracked_only`: the folder is ignored, and entered for the files git tracks."""
         try:
             st = directory.stat()
         except OSError as exc:
@@ -212,13 +278,20 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
                 if is_source_candidate(path):
                     notices.append(Notice(display_path(path, settings.root), "broken symlink, skipped"))
                 continue
-            if ignorer.excluded(path, is_dir):
+            absolute = os.path.abspath(path)
+            if ignorer.excluded_by_settings(absolute, is_dir):
                 continue
+            inner = tracked_only
+            if tracked_only or ignorer.gitignored(absolute, is_dir):
+                # ignored (or below an ignored folder): only what git tracks stays
+                if not (ignorer.holds_tracked(absolute) if is_dir else ignorer.tracked(absolute)):
+                    continue
+                inner = True
             if entry.is_symlink() and (is_dir or is_source_candidate(path)) and leaves_tree(path, root):
                 notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
                 continue
             if is_dir:
-                walk(path, root)
+                walk(path, root, inner)
             elif is_file and is_source_candidate(path):
                 add(path, root)
 
@@ -257,7 +330,7 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
         if kind is not None:
             notices.append(Notice(display_path(path, settings.root), f"is {kind}, not a regular file: skipped"))
             continue
-        if settings.force_exclude and ignorer.excluded(path, False):
+        if settings.force_exclude and ignorer.excluded_alone(path):
             continue
         if path.is_symlink() and leaves_tree(path, root):
             notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
@@ -275,8 +348,4 @@ def is_excluded(path: Path, settings: Settings) -> bool:
     """Whether the configured and default excludes (and .gitignore files, unless turned off)
     leave `path` out, as they do for a file met in a walk: for a caller that has one file's
     contents and no walk (the editor server)."""
-    ignorer = _Ignorer(settings)
-    absolute = Path(os.path.abspath(path))
-    root = Path(settings.root)
-    folders = [p for p in reversed(absolute.parents) if p == root or root in p.parents]
-    return any(ignorer.excluded(folder, True) for folder in folders if folder != root) or ignorer.excluded(absolute, False)
+    return _Ignorer(settings).excluded_alone(path)

@@ -165,45 +165,6 @@ def test_b_loop_rewrites_keep_the_meaning_of_the_names_around_the_loop(tmp_path,
     assert got == want, (want, got, fixed.read_text())
 
 
-# --- C (medium). .gitignore answers that differ from git's and hide files git keeps -----------
-
-GITIGNORE_CASES = {
-    # a deeper .gitignore re-including a file a parent ignores: git keeps sub/k.cu
-    "nested_negation": ({"": "*.cu\n", "sub": "!k.cu\n"}, ["sub/k.cu"]),
-    # `a/**` ignores what is inside a/, not a/ itself, so `!a/k.cu` re-includes it
-    "inside_then_negate": ({"": "a/**\n!a/k.cu\n"}, ["a/k.cu"]),
-    # the usual allow-list idiom: ignore everything, re-include folders and *.cu
-    "allow_list": ({"": "*\n!*/\n!*.cu\n"}, ["k.cu", "a/k.cu", "a/b/k.cu"]),
-    # `a/b/**/` names folders below a/b, not a/b itself: git keeps a/b/k.cu
-    "folders_below": ({"": "a/b/**/\n"}, ["a/b/k.cu"]),
-}
-
-
-@pytest.mark.parametrize("case", sorted(GITIGNORE_CASES))
-def test_c_gitignore_never_hides_a_file_git_keeps(tmp_path, case):
-    """Compared with git's own answer (`git ls-files --others --exclude-standard`) on the same
-    tree: portlint's walk (discovery/files.py `_Ignorer.excluded`, which returns True as soon
-    as any .gitignore above matches, and pathspec's rules that globmatch keeps) skips files
-    git does not ignore. A deeper `!k.cu` cannot re-include what a parent ignores; `a/**`
-    also ignores the folder a/ itself, so `!a/k.cu` is dead; the allow-list idiom
-    (`*`, `!*/`, `!*.cu`) scans only the top folder; `a/b/**/` hides a/b's own files. Each
-    is silent (no notice) and looks like a re-include to a reviewer. Every file git keeps
-    should be scanned."""
-    gitignores, kept = GITIGNORE_CASES[case]
-    repo = tmp_path / "repo"
-    for rel in ["k.cu", "a/k.cu", "a/b/k.cu", "sub/k.cu"]:
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_bytes(ASM)
-    for folder, text in gitignores.items():
-        (repo / folder / ".gitignore").write_text(text)
-    git("init", "-q", ".", cwd=repo)
-    listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "-z"], cwd=repo, capture_output=True,
-                            timeout=60, check=True).stdout.decode().split("\0")
-    git_keeps = {p for p in listed if p.endswith(".cu")}
-    assert set(kept) <= git_keeps, git_keeps  # the case says what git says
-    proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=repo)
-    assert proc.returncode in (0, 1), proc.stderr
-    assert git_keeps <= concise_paths(proc), (sorted(git_keeps - concise_paths(proc)), proc.stderr)
 
 
 # --- J (high). An elif chain in a jitted function: super-quadratic analysis ---------------------
@@ -229,28 +190,3 @@ def test_j_an_elif_chain_in_a_jitted_function_is_near_linear(tmp_path):
     assert b"j.py:7:8: PTL801" in proc.stdout, (proc.stdout[:300], proc.stderr)
 
 
-# --- K (medium). A tracked file under an ignore rule is never scanned ---------------------------
-
-def test_k_a_tracked_file_matching_gitignore_is_scanned(tmp_path):
-    """Ignore rules do not apply to tracked files (`git check-ignore gen/k.cu` answers 'not
-    ignored', exit 1, once the file is committed). A project whose .gitignore already has
-    `gen/` or `*.generated.cu`, and a pull request that commits `gen/k.cu` with
-    `git add -f` (GitHub shows it in the diff; the build compiles it): `portlint scan .`
-    says 'No portability problems found in 0 files', exit 0, and `--diff-base HEAD~1` the
-    same, with no notice. A file git tracks should be scanned (or at least named in a
-    notice as skipped by an ignore rule)."""
-    repo = tmp_path / "repo"
-    (repo / "gen").mkdir(parents=True)
-    (repo / ".gitignore").write_text("gen/\n*.generated.cu\n")
-    git("init", "-q", ".", cwd=repo)
-    git("add", ".gitignore", cwd=repo)
-    git("commit", "-qm", "base", cwd=repo)
-    (repo / "gen" / "k.cu").write_bytes(ASM)
-    (repo / "x.generated.cu").write_bytes(ASM)
-    git("add", "-f", "gen/k.cu", "x.generated.cu", cwd=repo)
-    git("commit", "-qm", "pr", cwd=repo)
-    ignored = subprocess.run(["git", "check-ignore", "gen/k.cu", "x.generated.cu"], cwd=repo, capture_output=True, timeout=60)
-    assert ignored.returncode == 1, ignored.stdout  # git: tracked, so not ignored
-    for extra in ((), ("--diff-base", "HEAD~1")):
-        proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", *extra, ".", cwd=repo)
-        assert {"gen/k.cu", "x.generated.cu"} <= concise_paths(proc), (extra, proc.stdout, proc.stderr)

@@ -1,0 +1,332 @@
+"""git's own answers for `.gitignore` files, matched component by component.
+
+The rules are git's (gitignore(5), and wildmatch as git runs it with WM_PATHNAME), on the
+bytes of names:
+
+- a blank line or one starting with `#` is no pattern; one CR ending a line is dropped, then
+  trailing spaces unless escaped with `\\`; `!` in front re-includes; one trailing `/`
+  makes the pattern match folders only;
+- a pattern with no other `/` matches the name alone, at any depth below the file's folder;
+  any other is matched against the path relative to that folder (one leading `/` dropped);
+- `*`, `?` and `[...]` never match `/`; `**` is special only as a whole component: a leading
+  `**/` and a middle `/**/` match zero or more folders, a trailing `/**` one or more
+  components (so `a/**` never matches `a` itself, and `a/b/**/` only folders below `a/b`);
+  `**\\/` (an escaped `/` after it) needs at least one folder;
+  anywhere else `**` is `*`, except right after the literal text a pattern starts with
+  (`a**/k`, `x/a**`), which git reads as a leading `**` (`_alternatives`); an unclosed `[`
+  or an unknown `[:class:]` matches nothing;
+- within one file the last matching line decides; a deeper file's answer beats a higher
+  one's; a folder that is ignored is not entered, so nothing below it comes back (the walk
+  never asks about it, and `ignored_path` answers so for a path asked alone).
+
+A match walks the path's components once, keeping the set of pattern components each
+position can reach (a `**` is a loop in that set), and each component-against-name answer
+is kept: the cost is (pattern components) x (path components) name matches. A component's
+own expression has at most discovery's MAX_STARS_PER_PART stars, so one name match is
+bounded too."""
+
+from __future__ import annotations
+
+import re
+
+_STAR = object()  # zero or more whole components (a `**` component)
+_ANY = re.compile(rb"(?s).+")  # exactly one component (a trailing `**` needs one)
+_NEVER = re.compile(rb"(?!)")
+
+_SPACE = frozenset(b" \t\n\r")  # git's own isspace: no \v or \f
+_CLASSES = {
+    b"alnum": lambda c: chr(c).isascii() and chr(c).isalnum(),
+    b"alpha": lambda c: chr(c).isascii() and chr(c).isalpha(),
+    b"blank": lambda c: c in (0x20, 0x09),
+    b"cntrl": lambda c: c < 0x20 or c == 0x7F,
+    b"digit": lambda c: 0x30 <= c <= 0x39,
+    b"graph": lambda c: 0x21 <= c <= 0x7E,
+    b"lower": lambda c: 0x61 <= c <= 0x7A,
+    b"print": lambda c: 0x20 <= c <= 0x7E,
+    b"punct": lambda c: 0x21 <= c <= 0x7E and not chr(c).isalnum(),
+    b"space": lambda c: c in _SPACE,
+    b"upper": lambda c: 0x41 <= c <= 0x5A,
+    b"xdigit": lambda c: chr(c) in "0123456789abcdefABCDEF",
+}
+
+
+class _Never(Exception):
+    """The pattern can match nothing (git's wildmatch aborts on it)."""
+
+
+def _trim_trailing_spaces(line: bytes) -> bytes:
+    end, i, last_space = len(line), 0, None
+    while i < end:
+        c = line[i]
+        if c == 0x20:
+            if last_space is None:
+                last_space = i
+        elif c == 0x5C:  # a backslash keeps the byte after it
+            i += 1
+            if i >= end:
+                return line
+            last_space = None
+        else:
+            last_space = None
+        i += 1
+    return line if last_space is None else line[:last_space]
+
+
+def _bracket(body: bytes, i: int) -> tuple[frozenset[int], int]:
+    """The bytes a `[...]` starting at body[i] matches, and the index after its `]`."""
+    i += 1
+    negated = i < len(body) and body[i] in b"!^"
+    if negated:
+        i += 1
+    members: set[int] = set()
+    prev = 0
+    first = True
+    while True:
+        if i >= len(body):
+            raise _Never
+        c = body[i]
+        if c == 0x5D and not first:  # `]` closes, except as the first member
+            break
+        first = False
+        if c == 0x5C:
+            i += 1
+            if i >= len(body):
+                raise _Never
+            c = body[i]
+            members.add(c)
+        elif c == 0x2D and prev and i + 1 < len(body) and body[i + 1] != 0x5D:
+            i += 1
+            hi = body[i]
+            if hi == 0x5C:
+                i += 1
+                if i >= len(body):
+                    raise _Never
+                hi = body[i]
+            members.update(range(prev, hi + 1))
+            c = 0  # no range may start from a range's end
+        elif c == 0x5B and i + 1 < len(body) and body[i + 1] == 0x3A:
+            close = body.find(b"]", i + 2)
+            if close < 0:
+                raise _Never
+            if close - 1 < i + 2 or body[close - 1] != 0x3A:
+                members.add(0x5B)  # no `:]`: a plain `[`, the rest read as members
+            else:
+                test = _CLASSES.get(body[i + 2:close - 1])
+                if test is None:
+                    raise _Never
+                members.update(b for b in range(256) if test(b))
+                i = close
+                c = 0
+        else:
+            members.add(c)
+        prev = c
+        i += 1
+    if negated:
+        members = set(range(256)) - members
+    members.discard(0x2F)  # never `/`
+    return frozenset(members), i + 1
+
+
+def _components(body: bytes) -> list:
+    """`body` split at its `/` (and `\\/`) into components: _STAR for a `**` component,
+    else the expression one name must match whole."""
+    comps: list[list] = [[]]
+    raw: list[bytes] = [b""]  # each component's own bytes, to know a `**` component
+    escaped: list[bool] = []  # whether the separator after each component is `\\/`
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == 0x5C:
+            if i + 1 >= len(body):
+                raise _Never
+            nxt = body[i + 1]
+            if nxt == 0x2F:
+                comps.append([]); raw.append(b""); escaped.append(True)
+            else:
+                comps[-1].append(("lit", nxt)); raw[-1] += b"\\" + bytes([nxt])
+            i += 2
+        elif c == 0x2F:
+            comps.append([]); raw.append(b""); escaped.append(False); i += 1
+        elif c == 0x2A:
+            comps[-1].append(("star",)); raw[-1] += b"*"; i += 1
+        elif c == 0x3F:
+            comps[-1].append(("one",)); raw[-1] += b"?"; i += 1
+        elif c == 0x5B:
+            members, i = _bracket(body, i)
+            comps[-1].append(("set", members)); raw[-1] += b"[]"
+        else:
+            comps[-1].append(("lit", c)); raw[-1] += bytes([c]); i += 1
+    out: list = []
+    escaped.append(False)
+    for tokens, text, before_escaped in zip(comps, raw, escaped):
+        if len(text) >= 2 and text.strip(b"*") == b"":
+            # git lets `**/` match no folder, but not `**\\/`: that one needs a component
+            out.extend([_ANY, _STAR] if before_escaped else [_STAR])
+            continue
+        rx = []
+        for tok in tokens:
+            if tok[0] == "star":
+                if not rx or rx[-1] != b".*":
+                    rx.append(b".*")
+            elif tok[0] == "one":
+                rx.append(b".")
+            elif tok[0] == "set":
+                if not tok[1]:
+                    rx = None
+                    break
+                rx.append(b"[" + b"".join(re.escape(bytes([b])) for b in sorted(tok[1])) + b"]")
+            else:
+                rx.append(re.escape(bytes([tok[1]])))
+        out.append(_NEVER if rx is None or not rx else re.compile(b"".join(rx), re.S))
+    if out and out[-1] is _STAR:  # trailing `/**`: one component or more
+        out[-1:] = [_ANY, _STAR]
+    return out
+
+
+class Pattern:
+    """One line of a .gitignore file."""
+
+    __slots__ = ("line", "negated", "dir_only", "basename", "alternatives", "_known", "steps")
+
+    def __init__(self, line: bytes, negated: bool, dir_only: bool, basename: bool, alternatives: list[list]):
+        self.line, self.negated, self.dir_only, self.basename = line, negated, dir_only, basename
+        self.alternatives = alternatives  # the pattern's component lists (one, but for git's prefix reading)
+        self._known: dict[tuple[int, int, bytes], bool] = {}
+        self.steps = 0  # component-against-name matches made (the work, for budget tests)
+
+    def _fits(self, alt: int, k: int, name: bytes) -> bool:
+        key = (alt, k, name)
+        hit = self._known.get(key)
+        if hit is None:
+            self.steps += 1
+            hit = self._known[key] = self.alternatives[alt][k].fullmatch(name) is not None
+            if len(self._known) > 100_000:
+                self._known.clear()
+        return hit
+
+    @staticmethod
+    def _closure(parts: list, states: set[int]) -> set[int]:
+        todo = list(states)
+        while todo:
+            j = todo.pop()
+            if j < len(parts) and parts[j] is _STAR and j + 1 not in states:
+                states.add(j + 1)
+                todo.append(j + 1)
+        return states
+
+    def _walk(self, alt: int, names: list[bytes]) -> bool:
+        parts = self.alternatives[alt]
+        end = len(parts)
+        states = self._closure(parts, {0})
+        for name in names:
+            nxt: set[int] = set()
+            for j in states:
+                if j == end:
+                    continue
+                if parts[j] is _STAR:
+                    nxt.add(j)
+                elif self._fits(alt, j, name):
+                    nxt.add(j + 1)
+            if not nxt:
+                return False
+            states = self._closure(parts, nxt)
+        return end in states
+
+    def matches(self, names: list[bytes], is_dir: bool) -> bool:
+        """Whether this line names the path `names` (relative to its file's folder)."""
+        if self.dir_only and not is_dir:
+            return False
+        if self.basename:
+            return self._fits(0, 0, names[-1])
+        return any(self._walk(alt, names) for alt in range(len(self.alternatives)))
+
+
+_SPECIAL = re.compile(rb"[*?\\[\\\\]")
+
+
+def _alternatives(body: bytes) -> list[list]:
+    """The component lists of pathname pattern `body` (leading `/` dropped). git compares
+    the literal text before the first wildcard byte first and wildmatches the rest alone, so
+    a `**` right after a literal prefix that ends inside a name (`a**/k`, `x/a**`) reads as
+    a `**` at the start: `a` + (`k` | any text + `/k`), that is `ak` or `a*/**/k`."""
+    special = _SPECIAL.search(body)
+    cut = special.start() if special else len(body)
+    if 0 < cut and body[cut - 1] != 0x2F and body.startswith(b"**", cut):
+        stop = cut
+        while stop < len(body) and body[stop] == 0x2A:
+            stop += 1
+        after = body[stop:]
+        prefix = body[:cut]
+        if not after:
+            return _alternatives(prefix + b"*") + _alternatives(prefix + b"*/**")
+        if after.startswith(b"/"):
+            rest = after[1:]
+            return _alternatives(prefix + rest) + _alternatives(prefix + b"*/**/" + rest)
+        if after.startswith(b"\\/"):  # no folder-less reading after `\\/`
+            return _alternatives(prefix + b"*/**/" + after[2:])
+    try:
+        return [_components(body)]
+    except _Never:
+        return [[_NEVER]]
+
+
+def parse_line(raw: bytes) -> Pattern | None:
+    """The pattern of one .gitignore line, or None for a blank or comment line."""
+    if raw.endswith(b"\r"):  # git drops one CR at the end of a line (CRLF files), then trailing spaces
+        raw = raw[:-1]
+    if not raw or raw[:1] == b"#":
+        return None
+    line = _trim_trailing_spaces(raw)
+    if not line:
+        return None
+    body, negated = line, False
+    if body[:1] == b"!":
+        body, negated = body[1:], True
+    dir_only = body.endswith(b"/")
+    if dir_only:
+        body = body[:-1]
+    basename = b"/" not in body
+    if body.startswith(b"/"):
+        body = body[1:]
+    if not body:
+        return Pattern(line, negated, dir_only, basename, [[_NEVER]])
+    if basename:  # against the name alone, where `**` is `*`
+        try:
+            parts = _components(body)
+        except _Never:
+            parts = [_NEVER]
+        return Pattern(line, negated, dir_only, True, [[_ANY] if parts[:1] == [_ANY] else parts])
+    return Pattern(line, negated, dir_only, False, _alternatives(body))
+
+
+class IgnoreFile:
+    """The patterns of one .gitignore file, in order."""
+
+    def __init__(self, data: bytes):
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        self.patterns = [p for p in (parse_line(ln) for ln in data.split(b"\n")) if p is not None]
+
+    @classmethod
+    def from_lines(cls, lines: list[bytes]) -> "IgnoreFile":
+        """The file of these lines (already split at `\\n`, the BOM already dropped)."""
+        made = cls(b"")
+        made.patterns = [p for p in (parse_line(ln) for ln in lines) if p is not None]
+        return made
+
+    def verdict(self, names: list[bytes], is_dir: bool) -> bool | None:
+        """True: ignored; False: re-included by a `!` line; None: no line names it."""
+        for pattern in reversed(self.patterns):
+            if pattern.matches(names, is_dir):
+                return not pattern.negated
+        return None
+
+
+def ignored_path(chain: list[tuple[list[bytes], IgnoreFile]], is_dir: bool) -> bool:
+    """git's answer for one path whose folders are not ignored: `chain` holds, from the top
+    down, each .gitignore file that applies with the path's components relative to it."""
+    for names, spec in reversed(chain):
+        answer = spec.verdict(names, is_dir)
+        if answer is not None:
+            return answer
+    return False
