@@ -185,6 +185,10 @@ _LIBCUDACXX_MEMBERS = {
 _LIBCUDACXX_HEADERS = ("cuda/std/", "cuda/atomic", "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref",
                        "cuda/latch", "cuda/semaphore", "cuda/functional", "cuda/cmath", "cuda/memory", "cuda/iterator")
 _THRUST_CUDA = {"cuda", "cuda_cub", "cuda_category"}
+# AMD's port of libcu++ keeps its headers and names (ROCm/libhipcxx: include/cuda/std/...), as a
+# separate package a ROCm install does not bring
+_LIBHIPCXX = ("Build against libhipcxx, AMD's port of libcu++ (ROCm/libhipcxx, a separate package), which keeps the "
+              "`<cuda/std/...>` headers and the `cuda::` names.")
 # libcu++'s asynchronous-copy pipeline (`cuda::pipeline`, `cuda::memcpy_async`, ...) is also
 # PTL401's, which supersedes PTL607 (rules/cuda_async/PTL401-*.toml): one finding per construct.
 
@@ -193,8 +197,8 @@ _THRUST_CUDA = {"cuda", "cuda_cub", "cuda_category"}
 def thrust_cub_libcudacxx(ctx) -> None:
     for path, header in ctx.fact(includes):
         if header.startswith(_LIBCUDACXX_HEADERS):
-            report(ctx, path, message=f"<{header}> is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},
-                       suggestion="Use std:: (<atomic>, <cmath>, ...), HIP's __hip_atomic_* builtins or rocPRIM/hipCUB.")
+            report(ctx, path, message=f"<{header}> is libcu++, which a ROCm install does not ship", targets={"rocm": "warning"},
+                       suggestion=_LIBHIPCXX + " Or use std:: (<atomic>, <cmath>, ...), HIP's __hip_atomic_* builtins or rocPRIM/hipCUB.")
     for ns in _leftmost_namespaces(ctx, {"cuda", "thrust"}):
         tail = _qualified_tail(ns)
         if node_text(ns) == "thrust":
@@ -214,8 +218,8 @@ def thrust_cub_libcudacxx(ctx) -> None:
                    "`get_sreg_laneid`, `__builtin_amdgcn_*` or plain C++ for the rest), or keep it under `#ifndef __HIP_PLATFORM_AMD__`.")
             continue
         if tail and tail[0] in _LIBCUDACXX_MEMBERS:
-            report(ctx, ns.parent, message=f"`cuda::{tail[0]}` is libcu++: ROCm has no drop-in for it", targets={"rocm": "warning"},
-                       suggestion="Use std:: (std::atomic, std::atomic_ref), HIP's __hip_atomic_* builtins with a memory scope, or rocPRIM/hipCUB.")
+            report(ctx, ns.parent, message=f"`cuda::{tail[0]}` is libcu++, which a ROCm install does not ship", targets={"rocm": "warning"},
+                       suggestion=_LIBHIPCXX + " Or use std:: (std::atomic, std::atomic_ref), HIP's __hip_atomic_* builtins with a memory scope, or rocPRIM/hipCUB.")
 
 
 # ---- PTL608 NVTX ---------------------------------------------------------------------------
