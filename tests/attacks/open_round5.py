@@ -248,3 +248,40 @@ def test_g_header_chain_is_resolved_in_near_linear_time():
     elapsed = time.monotonic() - start
     assert len(scope.outside) == n + 1
     assert elapsed < 2, elapsed
+
+
+# --- H (low). The static cap of a loop rewrite trusts a `min` the module redefines -----------
+
+_SHADOWED_MIN = """import jax
+import jax.numpy as jnp
+
+
+def min(a, b):
+    return a + b
+
+
+@jax.jit
+def f(x, n):
+    s = x
+    for i in range(min(n, 8)):
+        s = s * 2.0
+    return s
+"""
+
+
+def test_h_loop_cap_is_read_only_from_the_builtin_min(tmp_path):
+    """Promise: `--fix` changes only what it means to (a rewrite keeps what the code
+    computes). `rewrites/python.py` `_range_cap` takes `range(min(n, 8))` as "at most 8
+    trips" by the callee's spelling alone (`ast.unparse(func) == "min"`); a module that
+    defines its own `min` (here `a + b`: n + 8 trips) gets the applied, unsafe fix
+    `jax.lax.fori_loop(0, 8, ...)` with trips at or past n masked, i.e. min(n, 8) trips: the
+    fixed code doubles `s` a different number of times. Checked on the JSON report: PTL802's
+    fix says "loop over the static range to the cap 8" and its text ends with
+    `jax.lax.fori_loop(0, 8, _loop_body_12, _carry_12)`. A `min` (or `range`) bound in the
+    module or function is not the builtin: no capped rewrite (at most a display-only one)."""
+    (tmp_path / "m.py").write_text(_SHADOWED_MIN)
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "json", "m.py", cwd=tmp_path)
+    fixes = [f["fix"] for f in json.loads(proc.stdout)["findings"] if f.get("fix")]
+    capped = [fx for fx in fixes if fx["applicability"] != "display-only"
+              and "fori_loop(0, 8" in "".join(e["text"] for e in fx["edits"])]
+    assert not capped, capped
