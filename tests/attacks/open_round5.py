@@ -285,3 +285,29 @@ def test_h_loop_cap_is_read_only_from_the_builtin_min(tmp_path):
     capped = [fx for fx in fixes if fx["applicability"] != "display-only"
               and "fori_loop(0, 8" in "".join(e["text"] for e in fx["edits"])]
     assert not capped, capped
+
+
+# --- I (low). A UTF-8 name with a `%` is annotated on another file in GitHub and GitLab ------
+
+def _github_property(value: str) -> str:
+    """What GitHub Actions reads from a workflow command's property value (its own escapes)."""
+    for escaped, char in (("%2C", ","), ("%3A", ":"), ("%0D", "\r"), ("%0A", "\n"), ("%25", "%")):
+        value = value.replace(escaped, char)
+    return value
+
+
+def test_i_github_annotation_names_the_file_with_a_percent(tmp_path):
+    """Promise: output names the file (one to one). Round four made JSON, GitLab and GitHub
+    paths percent-encoded (`%` as `%25`) and declared it in the JSON report's `path_escape`,
+    but GitHub Actions and GitLab know nothing of that declaration: the github format then
+    applies the workflow command's own escape on top, so `a%b.cu` is written
+    `file=a%2525b.cu`, which GitHub reads as `a%25b.cu` (GitLab's code quality `location.path`
+    is `a%25b.cu` too). The annotation lands on no file, or on a real `a%25b.cu` when the pull
+    request adds one (its findings shown on the innocent file beside the one that has them).
+    Checked on the command line: `--format github` printed `::error file=a%2525b%2Cc%3Ad.cu`
+    for `a%b,c:d.cu`. A name that is UTF-8 should reach GitHub as itself."""
+    (tmp_path / "a%b.cu").write_bytes(PTX)
+    proc = run("scan", "--no-progress", "--no-cache", "--target", "rocm", "--format", "github", ".", cwd=tmp_path)
+    files = {_github_property(line.split(b"file=", 1)[1].split(b",", 1)[0].decode())
+             for line in proc.stdout.splitlines() if line.startswith(b"::") and b"file=" in line}
+    assert files == {"a%b.cu"}, files
