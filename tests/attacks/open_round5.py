@@ -311,3 +311,27 @@ def test_i_github_annotation_names_the_file_with_a_percent(tmp_path):
     files = {_github_property(line.split(b"file=", 1)[1].split(b",", 1)[0].decode())
              for line in proc.stdout.splitlines() if line.startswith(b"::") and b"file=" in line}
     assert files == {"a%b.cu"}, files
+
+
+# --- J (medium). The cache key misses the license file that makes a folder vendored ----------
+
+def test_j_cached_result_follows_the_vendored_role(tmp_path):
+    """Promise: output is deterministic (a cached scan says what a fresh one says). Whether
+    `cutlass/k.cu` is vendored depends on `cutlass/LICENSE.txt` (`roles._library_root`), but a
+    CUDA file's cache key holds only its bytes, path and build-scope verdict
+    (`engine._cross_file_digest`): scanned once with the license there (PTL201 a note), then
+    with it removed, the cached note is shown again, exit 0, while `--no-cache` gives the
+    error, exit 1 (checked by hand, both runs). A CI cache restored from main keeps every
+    unchanged file of a folder that stopped being a library copy quiet."""
+    (tmp_path / "portlint.toml").write_text('targets = ["rocm"]\n')
+    (tmp_path / "cutlass").mkdir()
+    (tmp_path / "cutlass" / "k.cu").write_bytes(PTX)
+    (tmp_path / "cutlass" / "LICENSE.txt").write_text("BSD\n")
+    cache = tmp_path / "cache"
+    first = run("scan", "--no-progress", "--cache-dir", str(cache), "--format", "concise", ".", cwd=tmp_path)
+    assert b"PTL201 note" in first.stdout, first.stdout
+    (tmp_path / "cutlass" / "LICENSE.txt").unlink()
+    cached = run("scan", "--no-progress", "--cache-dir", str(cache), "--format", "concise", ".", cwd=tmp_path)
+    fresh = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=tmp_path)
+    assert b"PTL201 error" in fresh.stdout, fresh.stdout
+    assert (cached.stdout, cached.returncode) == (fresh.stdout, fresh.returncode), cached.stdout
