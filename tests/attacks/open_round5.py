@@ -335,3 +335,24 @@ def test_j_cached_result_follows_the_vendored_role(tmp_path):
     fresh = run("scan", "--no-progress", "--no-cache", "--format", "concise", ".", cwd=tmp_path)
     assert b"PTL201 error" in fresh.stdout, fresh.stdout
     assert (cached.stdout, cached.returncode) == (fresh.stdout, fresh.returncode), cached.stdout
+
+
+# --- K (medium). Nested CMake if()s are re-judged for every command inside them ----------------
+
+def test_k_nested_cmake_conditions_are_judged_once_each():
+    """Promise: near-linear work. `_CMakeReader` (index/build_scope.py) judges, for every
+    command, every condition of every enclosing `if()` again (`self.condition`, a regex
+    tokenisation and a parse each): n nested `if(USE_ROCMi OR X)` each holding a `set()`
+    cost O(n**2) condition parses. 250 levels took 0.32 s, 500 1.5 s, 1,000 5.5 s (x4 per
+    doubling; `branch_commands` itself walks 2,000 levels in 0.11 s), and round two's
+    5,000-level CMakeLists.txt would take minutes once PTL057 runs (`--target rocm`).
+    Checked through the module API: 2,000 levels (74 KB) within 3 s (took 19.4 s here)."""
+    sys.path.insert(0, str(REPO))
+    from portlint.index.build_scope import _CMakeReader
+
+    n = 2000
+    src = "".join(f"if(USE_ROCM{i} OR X)\n  set(S a{i}.cu)\n" for i in range(n)) + "endif()\n" * n
+    start = time.monotonic()
+    _CMakeReader(src.encode(), "", ["a0.cu"], "CMakeLists.txt")
+    elapsed = time.monotonic() - start
+    assert elapsed < 3, elapsed
