@@ -117,36 +117,118 @@ def _value_test(value: str, has_amd_leg: bool):
 def matching(files: list[str], pattern: str, recursive: bool, star_crosses: bool = False) -> list[str]:
     """The files a glob pattern (relative to the project root) names: `*` and `?` stay inside
     one folder, `**/` crosses folders only in a recursive glob (Python's glob(recursive=True));
-    in CMake's GLOB_RECURSE (`star_crosses`) every `*` crosses them."""
+    in CMake's GLOB_RECURSE (`star_crosses`) every `*` crosses them.
+
+    Matched by walking each name once with the set of pattern positions it can be at (no
+    regex: a pattern of many stars against a long name backtracked for minutes), so a match
+    costs the name's length times the pattern's."""
+    tokens = _glob_tokens(pattern, recursive, star_crosses)
+    return [f for f in files if _glob_match(tokens, f)]
+
+
+# glob tokens: ("lit", c), ("one",) any character but "/", ("set", chars, negated), ("star",)
+# any run without "/", ("any",) any run, ("dirs",) zero or more whole folders ("**/")
+def _glob_tokens(pattern: str, recursive: bool, star_crosses: bool) -> tuple:
     out, i = [], 0
     while i < len(pattern):
         if pattern.startswith("**/", i) and recursive:
-            out.append("(?:.*/)?")
+            out.append(("dirs",))
             i += 3
         elif pattern[i] == "*":
-            out.append(".*" if star_crosses or (recursive and pattern.startswith("**", i)) else "[^/]*")
+            out.append(("any",) if star_crosses or (recursive and pattern.startswith("**", i)) else ("star",))
             i += 2 if pattern.startswith("**", i) else 1
         elif pattern[i] == "?":
-            out.append("[^/]")
+            out.append(("one",))
             i += 1
-        elif pattern[i] == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(re.escape("["))
-                i += 1
-            else:
-                out.append("[" + pattern[i + 1:end].replace("!", "^", 1) + "]")
-                i = end + 1
+        elif pattern[i] == "[" and pattern.find("]", i + 2 if pattern.startswith(("[!", "[^"), i) else i + 1) >= 0:
+            j = i + 1
+            negated = pattern[j] in "!^"
+            j += negated
+            close = pattern.find("]", j + 1 if pattern[j] == "]" else j)
+            body, chars = pattern[j:close], set()
+            k = 0
+            while k < len(body):
+                if k + 2 < len(body) and body[k + 1] == "-":
+                    chars.update(chr(c) for c in range(ord(body[k]), ord(body[k + 2]) + 1) if c - ord(body[k]) < 0x10000)
+                    k += 3
+                else:
+                    chars.add(body[k])
+                    k += 1
+            out.append(("set", frozenset(chars), negated))
+            i = close + 1
         else:
-            out.append(re.escape(pattern[i]))
+            out.append(("lit", pattern[i]))
             i += 1
-    regex = re.compile("".join(out) + r"\Z")
-    return [f for f in files if regex.match(f)]
+    return tuple(out)
+
+
+def _glob_closure(tokens: tuple, states: set) -> set:
+    """The positions reachable without reading a character: a star, a run or `**/` may match
+    nothing."""
+    todo = list(states)
+    while todo:
+        k = todo.pop()
+        if isinstance(k, int) and k < len(tokens) and tokens[k][0] in ("star", "any", "dirs") and k + 1 not in states:
+            states.add(k + 1)
+            todo.append(k + 1)
+    return states
+
+
+def _glob_match(tokens: tuple, name: str) -> bool:
+    states = _glob_closure(tokens, {0})
+    for ch in name:
+        nxt = set()
+        for k in states:
+            if isinstance(k, tuple):  # inside a `**/` folder run: any character, "/" may end it
+                nxt.add(k)
+                if ch == "/":
+                    nxt.add(k[0] + 1)
+                continue
+            if k >= len(tokens):
+                continue
+            tok = tokens[k]
+            kind = tok[0]
+            if kind == "lit":
+                if ch == tok[1]:
+                    nxt.add(k + 1)
+            elif kind == "one":
+                if ch != "/":
+                    nxt.add(k + 1)
+            elif kind == "set":
+                if ch != "/" and ((ch in tok[1]) != tok[2]):
+                    nxt.add(k + 1)
+            elif kind == "star":
+                if ch != "/":
+                    nxt.add(k)
+            elif kind == "any":
+                nxt.add(k)
+            elif kind == "dirs":
+                nxt.add((k,))
+                if ch == "/":
+                    nxt.add(k + 1)
+        if not nxt:
+            return False
+        states = _glob_closure(tokens, nxt)
+    return len(tokens) in states
 
 
 # ---- setup.py --------------------------------------------------------------------------------
 
 _ROOT = "\0root"  # the folder of the setup.py (this_dir = os.path.dirname(__file__))
+
+
+# bounds on what one setup.py value may grow to (a real source list holds hundreds of files): past
+# them the value is unread, which keeps every file it could name in scope
+MAX_SOURCES = 10_000
+MAX_PATH_CHARS = 4_096
+
+
+def _grown(old, new):
+    """`old + new` for two source lists within MAX_SOURCES, else None (unread). A new list: the
+    environments of the two legs of an `if` share the lists they held before it."""
+    if isinstance(old, list) and isinstance(new, list) and len(old) + len(new) <= MAX_SOURCES:
+        return old + new
+    return None
 
 
 class _SetupReader:
@@ -231,20 +313,23 @@ class _SetupReader:
                 if got is None:
                     return None
                 out.extend([(got, reach)] if isinstance(got, str) else got)
+                if len(out) > MAX_SOURCES:
+                    return None
             return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = self.value(node.left, reach), self.value(node.right, reach)
             if isinstance(a, str) and isinstance(b, str):
-                return a + b
+                return a + b if len(a) + len(b) <= MAX_PATH_CHARS else None
             if isinstance(a, list) and isinstance(b, list):
-                return a + b
+                # `s = s + s` doubles a list per line: past the bound the list is unread (so
+                # its files stay in scope), never built
+                return a + b if len(a) + len(b) <= MAX_SOURCES else None
             return None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # Path(a) / "b"
             a, b = self.value(node.left, reach), self.value(node.right, reach)
             return _join(a, b) if isinstance(a, str) and isinstance(b, str) else None
         if isinstance(node, ast.Name):
-            got = self.env.get(node.id)
-            return list(got) if isinstance(got, list) else got
+            return self.env.get(node.id)  # lists are never changed in place: shared, not copied
         if isinstance(node, ast.Call):
             name = _dotted(node.func) or ""
             last = name.rpartition(".")[2]
@@ -279,6 +364,9 @@ class _SetupReader:
                     out = None
                     break
                 out.extend([(got, _and(reach, r))] if isinstance(got, str) else got)
+                if len(out) > MAX_SOURCES:
+                    out = None
+                    break
             self.env[gen.target.id] = saved
             return out
         return None
@@ -326,7 +414,7 @@ class _SetupReader:
             return
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and isinstance(stmt.op, ast.Add):
             old, new = self.env.get(stmt.target.id), self.value(stmt.value, reach)
-            self.env[stmt.target.id] = old + new if isinstance(old, list) and isinstance(new, list) else None
+            self.env[stmt.target.id] = _grown(old, new)
             self._calls(stmt.value, reach)
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -337,9 +425,9 @@ class _SetupReader:
                 arg = self.value(call.args[-1], reach) if call.args else None
                 if isinstance(old, list):  # a list grown by a value it cannot read is unreadable
                     if f.attr == "extend" and isinstance(arg, list):
-                        self.env[f.value.id] = old + arg
+                        self.env[f.value.id] = _grown(old, arg)
                     elif f.attr in ("append", "insert") and isinstance(arg, str):
-                        self.env[f.value.id] = old + [(arg, reach)]
+                        self.env[f.value.id] = _grown(old, [(arg, reach)])
                     else:
                         self.env[f.value.id] = None
             self._calls(call, reach)
@@ -390,7 +478,14 @@ def _merge(a: dict, b: dict) -> dict:
         if k not in a or k not in b:
             out[k] = x if k in a else y
         elif isinstance(x, list) and isinstance(y, list):
-            out[k] = x + [i for i in y if i not in x]
+            if x is y:
+                out[k] = x
+            else:
+                try:
+                    seen = set(x)
+                    out[k] = x + [i for i in y if i not in seen]  # one pass each, not len(x) per item
+                except TypeError:  # an unhashable reach: compare as before
+                    out[k] = x + [i for i in y if i not in x]
         elif x == y:
             out[k] = x
         else:
@@ -652,7 +747,7 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
                 changed = True
 
 
-def _root_for(settings, real: Path) -> Path | None:
+def root_for(settings, real: Path) -> Path | None:
     """The project root of the model (project.project_root: the config file's folder, the git
     root), else the scan's root when it holds the file: a build file lists sources from the
     folders below it, so the file's own folder alone would never see its setup.py."""
@@ -668,7 +763,7 @@ def _root_for(settings, real: Path) -> Path | None:
 
 def scan_build_scope(settings, real: Path) -> tuple[BuildScope | None, str | None]:
     """(the scan's build scope of the project `real` belongs to, its path there)."""
-    root = _root_for(settings, real)
+    root = root_for(settings, real)
     if root is None:
         return None, None
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint.core.vocabulary import LIBRARY, FileRoles, RoleWords, file_roles
+from portlint.index.build_scope import root_for
 from portlint.index.project import file_model
 
 
@@ -178,6 +179,19 @@ def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None =
     return LIBRARY_ROLE
 
 
+def _below_root(real: Path, root) -> str | None:
+    """`real` relative to the project root (POSIX), or None when it is not below it."""
+    if root is None:
+        return None
+    try:
+        return real.relative_to(Path(root)).as_posix()
+    except ValueError:
+        try:
+            return real.resolve().relative_to(Path(root).resolve()).as_posix()
+        except (ValueError, OSError):
+            return None
+
+
 def project_path(ctx) -> str:
     """The file's path relative to its project root (the Python project model's, when it
     holds the file), else its display path."""
@@ -196,6 +210,13 @@ def _role_fact(ctx) -> FileRole:
     globs = getattr(ctx.settings, "roles", None) or {}
     path = project_path(ctx)
     real = getattr(ctx, "real_path", None)
+    if ctx.language != "python" and real is not None:
+        # folders above the project root are not the project's: a tree that sits under
+        # `third_party/` (or beside a license file) is not vendored code of its own, however
+        # its path is written on the command line
+        inside = _below_root(Path(real), root_for(ctx.settings, Path(real)))
+        if inside is not None:
+            path = inside
     role = decide(path, ctx.language, ctx.data, globs, Path(real) if real is not None else None)
     if globs and role.why != "the config's `roles`" and path != ctx.path:
         named = override(ctx.path, globs)  # the glob may be written against the display path
