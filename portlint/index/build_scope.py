@@ -537,18 +537,34 @@ class _CMakeReader:
         self.folder, self.files, self.build = folder, files, build
         self.listings: list[_Listing] = []
         self.open = False
+        self._conditions: dict[tuple[str, bool], object] = {}
         text = data.decode("utf-8", "replace")
         self.amd_test = False
         has_amd_leg = bool(re.search(r"enable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b|\bHIP\b|\bROCM\b", text, re.I))
         endings = tuple(vocabulary()["sources"]["endings"])
         dirs = vocabulary()["cmake"]["dir_variables"]
-        for name, args, line, heads in branch_commands(data):
-            reach = True
-            for earlier, own in heads:
+        reaches: dict[tuple, object] = {(): True}  # the legs around a command -> its ROCm reach
+
+        def reach_of(heads: tuple):
+            # each enclosing leg is judged once, from the reach of the legs outside it: n
+            # nested if()s cost n condition readings, not one per level per command
+            if heads in reaches:
+                return reaches[heads]
+            k = len(heads) - 1
+            while heads[:k] not in reaches:
+                k -= 1
+            got = reaches[heads[:k]]
+            for j in range(k, len(heads)):
+                earlier, own = heads[j]
                 for cond in earlier:
-                    reach = _and(reach, _not(self.condition(cond, has_amd_leg)))
+                    got = _and(got, _not(self.condition(cond, has_amd_leg)))
                 if own is not None:
-                    reach = _and(reach, self.condition(own, has_amd_leg))
+                    got = _and(got, self.condition(own, has_amd_leg))
+                reaches[heads[:j + 1]] = got
+            return got
+
+        for name, args, line, heads in branch_commands(data):
+            reach = reach_of(heads)
             is_glob = name == "file" and args and args[0].upper() in ("GLOB", "GLOB_RECURSE")
             for arg in args[1:] if is_glob else args:
                 for item in arg.split(";"):
@@ -587,6 +603,14 @@ class _CMakeReader:
         return None if joined.startswith("..") else joined
 
     def condition(self, text: str, has_amd_leg: bool):
+        """What a CMake condition says for a ROCm build (True / False / None), read once per
+        text (an elseif chain names every earlier condition again in each later leg)."""
+        key = (text, has_amd_leg)
+        if key not in self._conditions:
+            self._conditions[key] = self._condition(text, has_amd_leg)
+        return self._conditions[key]
+
+    def _condition(self, text: str, has_amd_leg: bool):
         tokens = [t for t in re.findall(r'"[^"]*"|\(|\)|[^\s()]+', text)]
         if any(names_amd(t.strip('"${}')) for t in tokens):
             self.amd_test = True

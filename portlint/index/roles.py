@@ -206,6 +206,14 @@ def role_of(ctx) -> FileRole:
     return ctx.fact(_role_fact)
 
 
+def path_role(settings, real: Path, display: str) -> str:
+    """The role a non-Python file gets from its path alone (`_role_fact` for such a file):
+    for the scan cache's key, since a license file or header tree beside the file's folders
+    (vendored code) changes it without the file changing."""
+    inside = _below_root(real, root_for(settings, real))
+    return decide(inside if inside is not None else display, "cuda", b"", getattr(settings, "roles", None) or {}, real).name
+
+
 def _role_fact(ctx) -> FileRole:
     globs = getattr(ctx.settings, "roles", None) or {}
     path = project_path(ctx)

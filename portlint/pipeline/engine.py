@@ -23,6 +23,7 @@ from portlint.findings.stage import NOT_IN_ROCM_BUILD, apply_findings_stage
 from portlint.core import session
 from portlint.core import lines as line_model
 from portlint.index.build_scope import CUDA_SUFFIXES, scan_build_scope
+from portlint.index.roles import path_role
 
 _BINARY_SNIFF = 8192
 
@@ -385,14 +386,16 @@ def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
     """What a Python file's result depends on in other files (the project model's facts
     about it), for its cache key; for a CUDA/C++ file, whether its package's ROCm build
     compiles it (portlint.index.build_scope); nothing for other languages."""
-    if sf.real.suffix.lower() in CUDA_SUFFIXES:
-        if NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
-            return b""  # nothing reads the build scope: the build files are not read
+    if sf.real.suffix.lower() not in (".py", ".pyi"):
+        # the role its folders give it (a vendored library's license file or header tree
+        # beside them changes it without the file changing)
+        role = path_role(settings, sf.real, sf.display)
+        role = b"" if role == "library" else b"role=" + role.encode() + b"\0"
+        if sf.real.suffix.lower() not in CUDA_SUFFIXES or NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
+            return role  # nothing reads the build scope: the build files are not read
         scope, rel = scan_build_scope(settings, sf.real)
         verdict = scope.verdict(rel) if scope is not None else None
-        return repr(verdict).encode() if verdict is not None else b""
-    if sf.real.suffix.lower() not in (".py", ".pyi"):
-        return b""
+        return role + (repr(verdict).encode() if verdict is not None else b"")
     from portlint.index.project import scan_model
 
     model = scan_model(settings, [sf.real])

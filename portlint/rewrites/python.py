@@ -907,9 +907,29 @@ def _device_bound(e: ast.expr, names: Names) -> ast.expr:
     return e
 
 
-def _range_cap(node: ast.For, names: Names) -> tuple[int, int, ast.expr] | None:
+def _rebound_builtins(ctx) -> frozenset[str]:
+    """The builtin names the module binds to something else anywhere (a `def min`, an
+    assignment, an import, a parameter): those calls are not the builtins'."""
+    watched = {"min", "range"}
+    out = set()
+    for n in walk(ctx.module):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id in watched:
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in watched:
+            out.add(n.name)
+        elif isinstance(n, ast.alias) and (n.asname or n.name.partition(".")[0]) in watched:
+            out.add(n.asname or n.name)
+        elif isinstance(n, ast.arg) and n.arg in watched:
+            out.add(n.arg)
+    return frozenset(out)
+
+
+def _range_cap(node: ast.For, names: Names, rebound: frozenset[str] = frozenset()) -> tuple[int, int, ast.expr] | None:
     """(lo, cap, traced bound) of `range([lo,] min(n, CAP))` (also `min(CAP, n)` and
-    `jnp.minimum`), lo and CAP int literals: at most CAP - lo trips whatever `n` is."""
+    `jnp.minimum`), lo and CAP int literals: at most CAP - lo trips whatever `n` is. Not
+    where the module binds `min` or `range` to a function of its own."""
+    if rebound & {"min", "range"}:
+        return None
     call = node.iter
     if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
         return None
@@ -933,7 +953,7 @@ def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozense
     bound with no cap -> `lax.fori_loop(0, n, ...)`, which JAX lowers to a while_loop: shown
     only (display-only), as jax.grad cannot go through it."""
     try:
-        cap = _range_cap(node, names)
+        cap = _range_cap(node, names, ctx.fact(_rebound_builtins))
         if cap is None and any(isinstance(s, ast.If) and any(isinstance(x, ast.Break) for x in s.body) for s in node.body):
             raise _Refuse("`break` in a counted loop")
         target, lo, hi = _range_loop(ctx, node, names, lambda a: _device_bound(_unwrap_host_read(a), names))
