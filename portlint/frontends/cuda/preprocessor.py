@@ -128,6 +128,7 @@ def directives(text: str) -> tuple[Directive, ...]:
     out = []
     n = len(s)
     pos = 0
+    unclosed: dict[str, int] = {}  # raw-string delimiter -> the earliest position no close follows
     at_start = True  # nothing but blanks and comments since the last newline
     directive = None  # (first line, kind, pieces of its text) while one is read
     search = _LEXEME.search
@@ -171,9 +172,15 @@ def directives(text: str) -> tuple[Directive, ...]:
                 end = name.end()
         else:
             if kind == "raw":
-                close = s.find(")" + m.group("delim") + '"', end)
+                delim = m.group("delim")
+                # a delimiter not found after some position is found after no later one: each
+                # is searched for at most once to the end, so unterminated raw strings cost
+                # one pass, not one per opening
+                close = -1 if unclosed.get(delim, n + 1) <= end else s.find(")" + delim + '"', end)
+                if close == -1:
+                    unclosed[delim] = min(unclosed.get(delim, n + 1), end)
                 # an unterminated one is no raw string: its `"` opens an ordinary one
-                end = m.start("delim") - 1 if close == -1 else close + len(m.group("delim")) + 2
+                end = m.start("delim") - 1 if close == -1 else close + len(delim) + 2
             if directive is not None:
                 directive[2].append(s[start:end])
             at_start = False
