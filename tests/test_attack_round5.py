@@ -89,7 +89,7 @@ def test_b_setup_py_source_lists_cannot_double_per_line():
     reader = read_setup(_doubling_setup(21), "", ["k.cu"], "setup.py")
     elapsed = time.monotonic() - start
     assert reader is None or len(reader.listings) <= 100_000, len(reader.listings)
-    assert elapsed < 3, elapsed
+    assert elapsed < 10, elapsed
 
 
 def test_b_setup_py_source_lists_cannot_double_on_the_command_line(tmp_path):
@@ -103,7 +103,7 @@ def test_b_setup_py_source_lists_cannot_double_on_the_command_line(tmp_path):
     proc = scan_within(120, "--target", "rocm", "--format", "json", ".", cwd=tmp_path)
     elapsed = time.monotonic() - start
     assert proc.returncode in (0, 1), proc.stderr
-    assert elapsed < 5, elapsed
+    assert elapsed < 30, elapsed
 
 
 
@@ -127,7 +127,7 @@ def test_c_merging_branch_lists_is_near_linear():
     start = time.monotonic()
     read_setup(src, "", ["a0.cu"], "setup.py")
     elapsed = time.monotonic() - start
-    assert elapsed < 3, elapsed
+    assert elapsed < 10, elapsed
 
 
 
@@ -256,12 +256,26 @@ def test_k_nested_cmake_conditions_are_judged_once_each():
     sys.path.insert(0, str(REPO))
     from portlint.index.build_scope import _CMakeReader
 
-    n = 2000
+    import portlint.index.build_scope as build_scope
+
+    n = 4000  # judged per command: ~76 s here; per leg: 0.4 s
     src = "".join(f"if(USE_ROCM{i} OR X)\n  set(S a{i}.cu)\n" for i in range(n)) + "endif()\n" * n
-    start = time.monotonic()
-    _CMakeReader(src.encode(), "", ["a0.cu"], "CMakeLists.txt")
-    elapsed = time.monotonic() - start
-    assert elapsed < 3, elapsed
+    readings = []
+    real = build_scope._CMakeReader._condition
+
+    def counted(self, text, has_amd_leg):
+        readings.append(text)
+        return real(self, text, has_amd_leg)
+
+    build_scope._CMakeReader._condition = counted
+    try:
+        start = time.monotonic()
+        _CMakeReader(src.encode(), "", ["a0.cu"], "CMakeLists.txt")
+        elapsed = time.monotonic() - start
+    finally:
+        build_scope._CMakeReader._condition = real
+    assert len(readings) <= n, len(readings)  # each condition read once
+    assert elapsed < 10, elapsed
 
 
 # --- F (medium). Unterminated raw strings make the directive reader quadratic ------------------
@@ -280,9 +294,37 @@ def test_f_directive_reader_is_near_linear_on_unterminated_raw_strings():
     sys.path.insert(0, str(REPO))
     from portlint.frontends.cuda.preprocessor import directives
 
-    text = 'R"a(\n' * 80_000 + "#if 0\n#endif\n"
+    text = 'R"a(\n' * 200_000 + "#if 0\n#endif\n"  # one search per opening: minutes; one in all: 0.4 s
     start = time.monotonic()
     got = directives(text)
     elapsed = time.monotonic() - start
     assert [d.kind for d in got] == ["if", "endif"], got
-    assert elapsed < 2, elapsed
+    assert elapsed < 10, elapsed
+
+
+# --- G (low). A chain of headers makes the header pass of the build scope quadratic -----------
+
+def test_g_header_chain_is_resolved_in_near_linear_time():
+    """Promise: near-linear work. `_headers` (index/build_scope.py) marks a header outside
+    the ROCm build when every file including it is; it loops over all candidate headers
+    `while changed`, each pass adding what it can, so a chain k.cu -> h3999.h -> h3998.h ->
+    ... -> h0000.h (each header included by the one after it in sorted order) gains one
+    header per pass: O(n**2) passes-by-headers. 500 headers took 0.10 s, 1,000 0.39 s, 2,000
+    1.6 s (x4 per doubling); 20,000 one-line headers in a pull request take minutes. Checked
+    through `build_scope` with the files in memory: 4,000 headers within 2 s (a worklist
+    from each newly outside file to its includes is linear). Low: it needs thousands of
+    files in the tree."""
+    sys.path.insert(0, str(REPO))
+    from portlint.index.build_scope import build_scope
+
+    n = 12_000  # the sweep version: ~40 s here; the worklist: 0.06 s
+    names = [f"h{i:05d}.h" for i in range(n)]
+    files = {"setup.py": b"if not IS_ROCM:\n    CUDAExtension('x', sources=['k.cu'])\n",
+             "k.cu": f'#include "{names[-1]}"\n'.encode(), names[0]: b"\n"}
+    for i in range(1, n):
+        files[names[i]] = f'#include "{names[i - 1]}"\n'.encode()
+    start = time.monotonic()
+    scope = build_scope(Path("/nonexistent"), sorted(files), files.get)
+    elapsed = time.monotonic() - start
+    assert len(scope.outside) == n + 1
+    assert elapsed < 10, elapsed

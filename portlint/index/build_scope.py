@@ -543,28 +543,26 @@ class _CMakeReader:
         has_amd_leg = bool(re.search(r"enable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b|\bHIP\b|\bROCM\b", text, re.I))
         endings = tuple(vocabulary()["sources"]["endings"])
         dirs = vocabulary()["cmake"]["dir_variables"]
-        reaches: dict[tuple, object] = {(): True}  # the legs around a command -> its ROCm reach
+        reaches: dict[object, object] = {}  # Leg -> the ROCm reach of a command in it
 
-        def reach_of(heads: tuple):
-            # each enclosing leg is judged once, from the reach of the legs outside it: n
-            # nested if()s cost n condition readings, not one per level per command
-            if heads in reaches:
-                return reaches[heads]
-            k = len(heads) - 1
-            while heads[:k] not in reaches:
-                k -= 1
-            got = reaches[heads[:k]]
-            for j in range(k, len(heads)):
-                earlier, own = heads[j]
-                for cond in earlier:
+        def reach_of(leg):
+            # each leg is judged once, from the reach of the leg around it: n nested if()s
+            # cost n condition readings, not one per level per command
+            chain = []
+            while leg is not None and leg not in reaches:
+                chain.append(leg)
+                leg = leg.parent
+            got = True if leg is None else reaches[leg]
+            for one in reversed(chain):
+                for cond in one.earlier:
                     got = _and(got, _not(self.condition(cond, has_amd_leg)))
-                if own is not None:
-                    got = _and(got, self.condition(own, has_amd_leg))
-                reaches[heads[:j + 1]] = got
+                if one.own is not None:
+                    got = _and(got, self.condition(one.own, has_amd_leg))
+                reaches[one] = got
             return got
 
         for name, args, line, heads in branch_commands(data):
-            reach = reach_of(heads)
+            reach = reach_of(heads[-1]) if heads else True
             is_glob = name == "file" and args and args[0].upper() in ("GLOB", "GLOB_RECURSE")
             for arg in args[1:] if is_glob else args:
                 for item in arg.split(";"):
@@ -757,18 +755,36 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
                 includers.setdefault(t, set()).add(rel)
     candidates = [f for f in files if f.lower().endswith(_C_FILES) and f not in listed
                   and not any(not o or f.startswith(o + "/") for o in open_folders)]
-    changed = True
-    while changed:
-        changed = False
-        for header in candidates:
-            if header in out.outside:
-                continue
-            users = includers.get(header, set()) - {header}
-            if users and all(u in out.outside for u in users):
-                via = min(users)
-                v = out.outside[via]
-                out.outside[header] = Verdict(v.build, v.line, v.via or via)
-                changed = True
+    # a worklist, not sweeps until nothing changes: each header waits for the count of its
+    # includers not yet outside to reach zero, so a chain of n headers costs n steps
+    waiting: dict[str, int] = {}
+    users_of: dict[str, set[str]] = {}
+    included_by: dict[str, list[str]] = {}  # file -> the candidate headers it may include
+    ready = []
+    for header in candidates:
+        if header in out.outside:
+            continue
+        users = includers.get(header, set()) - {header}
+        if not users:
+            continue
+        users_of[header] = users
+        waiting[header] = sum(1 for u in users if u not in out.outside)
+        for u in users:
+            included_by.setdefault(u, []).append(header)
+        if waiting[header] == 0:
+            ready.append(header)
+    while ready:
+        header = ready.pop()
+        if header in out.outside:
+            continue
+        via = min(users_of[header])
+        v = out.outside[via]
+        out.outside[header] = Verdict(v.build, v.line, v.via or via)
+        for h in included_by.get(header, ()):
+            if h in waiting and h not in out.outside:
+                waiting[h] -= 1
+                if waiting[h] == 0:
+                    ready.append(h)
 
 
 def root_for(settings, real: Path) -> Path | None:

@@ -98,11 +98,22 @@ def _quoted_condition(node, data: bytes) -> str:
 _NESTED = ("body", "foreach_loop", "while_loop", "function_def", "macro_def", "block_def")
 
 
+class Leg:
+    """One leg of an `if()`: the `if_condition` node, the conditions of the legs before it
+    (false when this leg runs), its own condition (None for an `else()`) and the leg around
+    it. One object per leg, shared by every command in it (and hashed by identity), so a
+    reader can judge each leg once."""
+
+    __slots__ = ("node", "earlier", "own", "parent")
+
+    def __init__(self, node, earlier: tuple[str, ...], own: str | None, parent: "Leg | None"):
+        self.node, self.earlier, self.own, self.parent = node, earlier, own, parent
+
+
 def _walk(tree, data: bytes):
     """(command node, its name, legs) of every command of a parsed CMake file, in source
-    order. `legs` names the `if()` legs around it, outermost first, each (the `if_condition`
-    node, the conditions of the legs before it -- false when this leg runs --, its own
-    condition or None for an `else()`). Loop, function and macro bodies are read in place.
+    order. `legs` is the tuple of `Leg`s around it, outermost first (the same tuple object
+    for every command of one leg). Loop, function and macro bodies are read in place.
     An explicit stack, not recursion: 500 nested `if()` must not exhaust Python's stack and
     lose the file (work stays linear in the number of nodes)."""
     stack = [(iter(tree.root_node.children), ())]
@@ -125,7 +136,7 @@ def _walk(tree, data: bytes):
                 elif c.type == "else_command":
                     own = None
                 elif c.type == "body":
-                    bodies.append((c, (child, tuple(earlier), own)))
+                    bodies.append((c, Leg(child, tuple(earlier), own, legs[-1] if legs else None)))
                     if own is not None:
                         earlier.append(own)
             for body, leg in reversed(bodies):
@@ -159,7 +170,7 @@ def parse_cmake(ctx) -> CMakeFile:
 
     out: list[Command] = []
     for node, name, legs in _walk(tree, ctx.data):
-        vendor = next((v for v in (switch(leg[0]) for leg in legs) if v), None)
+        vendor = next((v for v in (switch(leg.node) for leg in legs) if v), None)
         guard = f"inside a CMake vendor switch `if({vendor})`" if vendor else None
         args = tuple(Arg(text, span(inner)) for text, inner in _arguments(node, ctx.data))
         out.append(Command(name, args, span(node.children[0]), guard))
@@ -167,10 +178,10 @@ def parse_cmake(ctx) -> CMakeFile:
 
 
 def branch_commands(data: bytes):
-    """(name, argument texts, line, branches) of every command of a CMake file, in source
-    order, where `branches` names the `if()` legs around it, outermost first: per leg, the
-    conditions of the legs before it (false when this leg runs) and its own condition (None
-    for an `else()`). Function and macro bodies are read in place."""
+    """(name, argument texts, line, legs) of every command of a CMake file, in source order,
+    where `legs` are the `Leg`s of the `if()`s around it, outermost first (each with the
+    conditions of the legs before it, false when it runs, and its own, None for an
+    `else()`). Function and macro bodies are read in place."""
     tree = _parser().parse(data)
     for node, name, legs in _walk(tree, data):
-        yield name, [text for text, _ in _arguments(node, data)], node.start_point[0] + 1, tuple((e, o) for _, e, o in legs)
+        yield name, [text for text, _ in _arguments(node, data)], node.start_point[0] + 1, legs
