@@ -280,10 +280,12 @@ def test_a_lone_cr_file_keeps_its_guards_and_its_cr_bytes_under_fix(tmp_path):
     assert not json.loads(again.stdout)["findings"], again.stdout
 
 
-@pytest.mark.skipif(not __import__("shutil").which("gcc"), reason="needs gcc")
 def test_the_compiler_does_end_a_line_at_a_lone_cr(tmp_path):
     """The fact the analysis relies on, from the preprocessor itself: after `// a\\r` the
     kernel is code, not comment."""
+    from conftest import require_tool
+
+    require_tool("gcc")
     (tmp_path / "k.c").write_bytes(LONE_CR_KERNEL.replace(b"__global__ ", b""))
     out = subprocess.run(["gcc", "-E", "-P", str(tmp_path / "k.c")], capture_output=True, text=True).stdout
     assert 'asm volatile("membar.gl;")' in out
