@@ -30,6 +30,7 @@ from pathlib import Path
 
 from portlint.core import session
 from portlint.core.config import git_root
+from portlint.core.jsonfile import read_bytes
 from portlint.discovery.files import discover
 from portlint.frontends.buildfiles.cmake import branch_commands
 from portlint.index.project import project_root
@@ -790,7 +791,14 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
 def root_for(settings, real: Path) -> Path | None:
     """The project root of the model (project.project_root: the config file's folder, the git
     root), else the scan's root when it holds the file: a build file lists sources from the
-    folders below it, so the file's own folder alone would never see its setup.py."""
+    folders below it, so the file's own folder alone would never see its setup.py. It depends
+    on the file's folder only and is found once per folder per scan (the cache key and the
+    role of every CUDA file ask it; each answer climbs the folders above)."""
+    folder = os.path.dirname(os.path.abspath(real))
+    return session.current(settings).fact(("root-for", folder), lambda: _root_for_folder(settings, real))
+
+
+def _root_for_folder(settings, real: Path) -> Path | None:
     root = project_root(settings, [real])
     if getattr(settings, "config_file", None) is None and git_root(Path(os.path.realpath(real))) is None:
         top = getattr(settings, "root", None)
@@ -819,9 +827,10 @@ def scan_build_scope(settings, real: Path) -> tuple[BuildScope | None, str | Non
         files = sorted(set(files))
 
         def read(rel: str) -> bytes | None:
+            # the one bounded reader of tree data: regular files only, no more than the scan's
+            # size limit (a FIFO or a 10 GB setup.py swapped in after discovery is unread)
             try:
-                with open(root / rel, "rb") as fh:
-                    return fh.read()
+                return read_bytes(root / rel, OSError, limit=settings.max_file_size)
             except OSError:
                 return None
 

@@ -206,28 +206,29 @@ def role_of(ctx) -> FileRole:
     return ctx.fact(_role_fact)
 
 
-def path_role(settings, real: Path, display: str) -> str:
-    """The role a non-Python file gets from its path alone (`_role_fact` for such a file):
-    for the scan cache's key, since a license file or header tree beside the file's folders
-    (vendored code) changes it without the file changing."""
+def path_role(settings, real: Path, display: str) -> FileRole:
+    """The role of a non-Python file, from its path below the project root alone (folders
+    above the root are not the project's: a tree under `third_party/`, or beside a license
+    file, is not vendored code of its own, however its path is written on the command line).
+    The scan cache's key asks it too, since a license file or header tree beside the file's
+    folders (vendored code) changes the role without the file changing."""
     inside = _below_root(real, root_for(settings, real))
-    return decide(inside if inside is not None else display, "cuda", b"", getattr(settings, "roles", None) or {}, real).name
+    return _decided(inside if inside is not None else display, display, "cuda", b"", settings, real)
 
 
-def _role_fact(ctx) -> FileRole:
-    globs = getattr(ctx.settings, "roles", None) or {}
-    path = project_path(ctx)
-    real = getattr(ctx, "real_path", None)
-    if ctx.language != "python" and real is not None:
-        # folders above the project root are not the project's: a tree that sits under
-        # `third_party/` (or beside a license file) is not vendored code of its own, however
-        # its path is written on the command line
-        inside = _below_root(Path(real), root_for(ctx.settings, Path(real)))
-        if inside is not None:
-            path = inside
-    role = decide(path, ctx.language, ctx.data, globs, Path(real) if real is not None else None)
-    if globs and role.why != "the config's `roles`" and path != ctx.path:
-        named = override(ctx.path, globs)  # the glob may be written against the display path
+def _decided(path: str, display: str, language: str, data: bytes, settings, real: Path | None) -> FileRole:
+    """`decide` with the config's `roles` globs, which may be written against the display path."""
+    globs = getattr(settings, "roles", None) or {}
+    role = decide(path, language, data, globs, real)
+    if globs and role.why != "the config's `roles`" and path != display:
+        named = override(display, globs)
         if named is not None:
             role = FileRole(named, "the config's `roles`") if named != LIBRARY else LIBRARY_ROLE
     return role
+
+
+def _role_fact(ctx) -> FileRole:
+    real = getattr(ctx, "real_path", None)
+    if ctx.language != "python" and real is not None:
+        return path_role(ctx.settings, Path(real), ctx.path)
+    return _decided(project_path(ctx), ctx.path, ctx.language, ctx.data, ctx.settings, Path(real) if real is not None else None)

@@ -389,7 +389,7 @@ def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
     if sf.real.suffix.lower() not in (".py", ".pyi"):
         # the role its folders give it (a vendored library's license file or header tree
         # beside them changes it without the file changing)
-        role = path_role(settings, sf.real, sf.display)
+        role = path_role(settings, sf.real, sf.display).name
         role = b"" if role == "library" else b"role=" + role.encode() + b"\0"
         if sf.real.suffix.lower() not in CUDA_SUFFIXES or NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
             return role  # nothing reads the build scope: the build files are not read
