@@ -383,9 +383,10 @@ def _failed(sf: SourceFile, exc: Exception, doing: str) -> FileResult:
 
 
 def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
-    """What a Python file's result depends on in other files (the project model's facts
-    about it), for its cache key; for a CUDA/C++ file, whether its package's ROCm build
-    compiles it (portlint.index.build_scope); nothing for other languages."""
+    """What a file's result depends on outside its own bytes, for its cache key: for a Python
+    file the project model's facts about it; for any other file the role its folders give it
+    when that is not library, and for a CUDA/C++ file whether its package's ROCm build
+    compiles it (portlint.index.build_scope)."""
     if sf.real.suffix.lower() not in (".py", ".pyi"):
         # the role its folders give it (a vendored library's license file or header tree
         # beside them changes it without the file changing)

@@ -13,7 +13,7 @@ import re
 from pathlib import PurePath
 
 from portlint.frontends.buildfiles import flags as flagmod
-from portlint.frontends.buildfiles.cmake import branch_commands, parse_cmake
+from portlint.frontends.buildfiles.cmake import parse_cmake
 from portlint.core.model import Span
 from portlint.frontends.python.astindex import of_class
 from portlint.index.build_scope import file_verdict
@@ -236,20 +236,18 @@ def cuda_language_without_hip(ctx) -> None:
         return
     cm = ctx.fact(parse_cmake)
     why = "the project never enables HIP"
-    top_level: set[int] | None = None
-    if cm.enables_hip():
+    hip_in_branch = cm.enables_hip()
+    if hip_in_branch:
         # HIP enabled only inside an if() leg: `project(... CUDA)` (and a top-level
         # `enable_language(CUDA)`) runs first, and without nvcc configuring stops there
-        top_level = {line for _, _, line, legs in branch_commands(ctx.data) if not legs}
-        hip_at_top = any(c.span.start_line in top_level and _enables(c, "HIP") for c in cm.commands)
-        if hip_at_top:
+        if any(not c.in_if and _enables(c, "HIP") for c in cm.commands):
             return
         why = "HIP is enabled only inside an if() leg, which CMake never reaches on a machine without nvcc"
     for cmd in cm.commands:
         if cmd.guard:
             continue
         if cmd.name == "enable_language" or cmd.name == "project":
-            if top_level is not None and cmd.name == "enable_language" and cmd.span.start_line not in top_level:
+            if hip_in_branch and cmd.name == "enable_language" and cmd.in_if:
                 continue
             args = cmd.args if cmd.name == "enable_language" else cmd.args[1:]
             for arg in args:

@@ -31,6 +31,7 @@ class Command:
     args: tuple[Arg, ...]
     span: Span  # the command name
     guard: str | None  # the vendor condition around it, or None
+    in_if: bool = False  # inside an if() leg (any condition), not run unconditionally
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def parse_cmake(ctx) -> CMakeFile:
         vendor = next((v for v in (switch(leg.node) for leg in legs) if v), None)
         guard = f"inside a CMake vendor switch `if({vendor})`" if vendor else None
         args = tuple(Arg(text, span(inner)) for text, inner in _arguments(node, ctx.data))
-        out.append(Command(name, args, span(node.children[0]), guard))
+        out.append(Command(name, args, span(node.children[0]), guard, bool(legs)))
     return CMakeFile(tuple(out))
 
 
