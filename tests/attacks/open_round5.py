@@ -8,25 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from conftest import REPO
+from conftest import run_portlint_bytes as run  # the real command line, streams kept as bytes
 
 PTX = b'__global__ void k(float* x) {\n  asm volatile("membar.gl;");\n}\n'
-
-
-def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The real command line, streams kept as bytes."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO)
-    env.pop("NO_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
-                          env=env, timeout=timeout)
 
 
 def scan_within(seconds: float, *args: str, cwd: Path) -> subprocess.CompletedProcess:
