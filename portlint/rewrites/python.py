@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 from portlint.core.model import Edit, Fix, Span
 from portlint.frontends.python.astindex import parents, walk
+from portlint.frontends.python.literals import int_literal
 
 __all__ = ["Fix", "NO_REVERSE_MODE", "NoFix", "Names", "bound_before", "fori_fix", "if_fix", "ifexp_fix", "static_break_fix", "while_fix"]
 
@@ -669,14 +670,6 @@ def _loop(ctx, node, names: Names, body: list[ast.stmt], bound: set[str], extra:
     return b, changed, env, stop
 
 
-def _int(e: ast.expr) -> int | None:
-    """The value of an int literal (`3`, `-3`; not a bool), else None."""
-    sign = 1
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
-        sign, e = -1, e.operand
-    return sign * e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
-
-
 def _binds(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)) for n in walk(node))
 
@@ -685,14 +678,14 @@ def _step(s: ast.stmt, name: str) -> int | None:
     """k of a statement `name = name + k` / `name = k + name` / `name += k`, k a positive int literal."""
     k = None
     if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and s.target.id == name and isinstance(s.op, ast.Add):
-        k = _int(s.value)
+        k = int_literal(s.value)
     elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name \
             and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add):
         left, right = s.value.left, s.value.right
         if isinstance(left, ast.Name) and left.id == name:
-            k = _int(right)
+            k = int_literal(right)
         elif isinstance(right, ast.Name) and right.id == name:
-            k = _int(left)
+            k = int_literal(left)
     return k if k is not None and k > 0 else None
 
 
@@ -711,7 +704,7 @@ def _start(ctx, node: ast.stmt, name: str) -> int | None:
     for s in reversed(block[: next(i for i, x in enumerate(block) if x is node)]):
         if _binds(s, name):
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-                return _int(s.value)
+                return int_literal(s.value)
             return None
     return None
 
@@ -730,7 +723,7 @@ def _counter_cap(ctx, node: ast.While) -> tuple[str, int] | None:
         left, op, right = t.left, t.ops[0], t.comparators[0]
         if isinstance(op, (ast.Gt, ast.GtE)):
             left, right, op = right, left, (ast.Lt() if isinstance(op, ast.Gt) else ast.LtE())
-        limit = _int(right)
+        limit = int_literal(right)
         if not isinstance(op, (ast.Lt, ast.LtE)) or not isinstance(left, ast.Name) or limit is None:
             continue
         name = left.id
@@ -752,7 +745,7 @@ _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 def _int_valued(e: ast.expr, ints: set[str]) -> bool:
     """An expression that is an integer by construction: int literals and the names `ints`
     under `+ - * // %` and unary minus."""
-    if _int(e) is not None:
+    if int_literal(e) is not None:
         return True
     if isinstance(e, ast.Name):
         return e.id in ints
@@ -933,7 +926,7 @@ def _range_cap(node: ast.For, names: Names, rebound: frozenset[str] = frozenset(
     call = node.iter
     if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
         return None
-    lo = _int(call.args[0]) if len(call.args) == 2 else 0
+    lo = int_literal(call.args[0]) if len(call.args) == 2 else 0
     hi = call.args[-1]
     if lo is None or not (isinstance(hi, ast.Call) and not hi.keywords and len(hi.args) == 2):
         return None
@@ -941,10 +934,10 @@ def _range_cap(node: ast.For, names: Names, rebound: frozenset[str] = frozenset(
     if fn != "min" and not (names.np and fn == f"{names.np}.minimum"):
         return None
     a, c = hi.args
-    if _int(c) is None:
+    if int_literal(c) is None:
         a, c = c, a
-    cap = _int(c)
-    return None if cap is None or _int(a) is not None else (lo, cap, a)
+    cap = int_literal(c)
+    return None if cap is None or int_literal(a) is not None else (lo, cap, a)
 
 
 def fori_fix(ctx, node: ast.For, names: Names, bound_before: set[str] = frozenset()) -> Fix | NoFix:
