@@ -37,6 +37,12 @@ class RoleWords:
     libraries: tuple[str, ...] = ()
     license_files: tuple[str, ...] = ()
 
+    @property
+    def by_folders_only(self) -> bool:
+        """The vendored role: told by its folders (and their layout), never by a file's name
+        or source, and tried before every other role."""
+        return bool(self.libraries or self.license_files)
+
 
 @dataclass(frozen=True)
 class FileRoles:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from portlint.core import session
 from portlint.core.vocabulary import LIBRARY, FileRoles, RoleWords, file_roles
 from portlint.index.build_scope import root_for
 from portlint.index.project import file_model
@@ -83,7 +84,6 @@ def override(path: str, globs: dict[str, str]) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4096)
 def _library_root(folder: str, names: tuple[str, ...]) -> bool:
     """Is the folder a bundled library's own root: does it hold a license file (a regular
     file, not a link), or the library's header tree under its own name (`cutlass/include/
@@ -111,11 +111,11 @@ def _library_root(folder: str, names: tuple[str, ...]) -> bool:
     return False
 
 
-def _vendored(parts: list[str], real: Path | None, words: RoleWords) -> FileRole | None:
+def _vendored(parts: list[str], real: Path | None, words: RoleWords, library_root=_library_root) -> FileRole | None:
     """Vendored code: a folder of the path named like a vendor folder, or named after a
     bundled library and laid out as that library's own root (`_library_root`, read from
     `real`, the file's path on disk, whose ancestors are those folders)."""
-    for k, part in enumerate(parts):
+    for part in parts:
         if any(fnmatch.fnmatchcase(part, g) for g in words.folders):
             return FileRole(words.name, f"it is under `{part}/`")
     if real is None or not words.libraries:
@@ -126,14 +126,17 @@ def _vendored(parts: list[str], real: Path | None, words: RoleWords) -> FileRole
         up = len(parts) - k  # real.parents[up - 1] is the folder of parts[k]
         if up - 1 < len(real.parents):
             folder = real.parents[up - 1]
-            if folder.name.lower() == part and _library_root(str(folder), words.license_files):
+            if folder.name.lower() == part and library_root(str(folder), words.license_files):
                 return FileRole(words.name, f"`{part}/` is a bundled copy of that library (its own license or header tree)")
     return None
 
 
-def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None = None, real: Path | None = None) -> FileRole:
+def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None = None, real: Path | None = None,
+           library_root=_library_root) -> FileRole:
     """The role of the file at `path` (relative to the project root, POSIX) holding `data`;
-    `real`, its path on disk, lets vendored libraries be told by their license files."""
+    `real`, its path on disk, lets vendored libraries be told by their license files
+    (`library_root(folder, license names)` answers for a folder: a scan passes one that asks
+    each folder once per scan)."""
     if globs:
         named = override(path, globs)
         if named is not None:
@@ -143,18 +146,18 @@ def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None =
     folders, _, name = lowered.rpartition("/")
     parts = folders.split("/") if folders else []
     for c in compiled:
-        if c.words.libraries or c.words.license_files:
-            vendored = _vendored(parts, real, c.words)
+        if c.words.by_folders_only:
+            vendored = _vendored(parts, real, c.words, library_root)
             if vendored is not None:
                 return vendored
     for c in compiled:
-        if c.words.libraries or c.words.license_files:
+        if c.words.by_folders_only:
             continue  # vendored code is told by its folders alone (above)
         hit = next((g for g in c.words.files if fnmatch.fnmatchcase(name, g)), None)
         if hit is not None:
             return FileRole(c.words.name, f"its name matches `{hit}`")
     for c in compiled:
-        if c.words.libraries or c.words.license_files:
+        if c.words.by_folders_only:
             continue
         for part in parts:
             if any(fnmatch.fnmatchcase(part, g) for g in c.words.folders):
@@ -217,9 +220,16 @@ def path_role(settings, real: Path, display: str) -> FileRole:
 
 
 def _decided(path: str, display: str, language: str, data: bytes, settings, real: Path | None) -> FileRole:
-    """`decide` with the config's `roles` globs, which may be written against the display path."""
+    """`decide` with the config's `roles` globs, which may be written against the display
+    path, and a folder's layout read once per scan (a license file added while `--watch` or
+    the server runs is seen by the next scan)."""
     globs = getattr(settings, "roles", None) or {}
-    role = decide(path, language, data, globs, real)
+    facts = session.current(settings)
+
+    def library_root(folder: str, names: tuple[str, ...]) -> bool:
+        return facts.fact(("library-root", folder, names), lambda: _library_root(folder, names))
+
+    role = decide(path, language, data, globs, real, library_root)
     if globs and role.why != "the config's `roles`" and path != display:
         named = override(display, globs)
         if named is not None:
