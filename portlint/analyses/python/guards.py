@@ -246,8 +246,9 @@ def _gpu_attention_value(node: ast.AST, constants: dict[str, ast.AST]) -> frozen
     string (transformers' flash_attention_2/3, a kernel-hub flash-attn or aiter build), each
     leg of a ternary, or a module-level name bound once to one; None otherwise."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        if node.value.lower() in _GPU_ATTENTION:
-            return _GPU_ATTENTION[node.value.lower()]
+        named = _attention_backend(node)
+        if named is not None:
+            return named
         return CUDA_LIKE | {OTHER} if _HUB_GPU_ATTENTION.match(node.value) else None
     if isinstance(node, ast.IfExp):
         legs = (_gpu_attention_value(node.body, constants), _gpu_attention_value(node.orelse, constants))
