@@ -128,6 +128,11 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
 
 
+def version_text(version: tuple[int, ...]) -> str:
+    """A release as messages write it: (6, 4, 3) -> "6.4.3" (the inverse of version_tuple)."""
+    return ".".join(map(str, version))
+
+
 _KEYS = {
     "select", "ignore", "targets", "exclude", "per-file-ignores", "fail-on", "max-file-size",
     "respect-gitignore", "include-dirs", "amd-macros", "docs-url", "extend-select", "extend-ignore",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from portlint.core.config import version_text
 from portlint.core.model import Span
 from portlint.frontends.python import astindex
 from portlint.analyses.python.guards import guard_map
@@ -497,10 +498,6 @@ AMD_TF32_FROM = (3, 3)
 AMD_BF16X_FROM = (3, 6)
 
 
-def _version_text(version: tuple[int, ...]) -> str:
-    return ".".join(map(str, version))
-
-
 def amd_dot_precisions(triton: tuple[int, ...]) -> str:
     """The dot precisions the AMD backend of Triton release `triton` accepts, as a reader sees them."""
     allowed = '"ieee", "bf16x3", "bf16x6"' if triton >= AMD_BF16X_FROM else '"ieee"'
@@ -515,7 +512,7 @@ def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
     if not (name == f"{TL}.dot" or name == f"{TL}.dot_scaled" or name.endswith(".dot")):
         return
     triton = ctx.settings.version("triton")
-    release = f"Triton {_version_text(triton)}"
+    release = f"Triton {version_text(triton)}"
     for kw in node.keywords:
         val = kw.value.value if isinstance(kw.value, ast.Constant) else None
         severity = None
@@ -528,7 +525,7 @@ def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
                     continue  # the AMD backend emulates it as NVIDIA's does
                 severity = "error"
                 why = (f"input_precision=\"{val}\" fails to compile for AMD with {release}, whose AMD backend allows "
-                       f"{amd_dot_precisions(triton)}; Triton {_version_text(AMD_BF16X_FROM)} brings bf16x3/bf16x6 on AMD")
+                       f"{amd_dot_precisions(triton)}; Triton {version_text(AMD_BF16X_FROM)} brings bf16x3/bf16x6 on AMD")
             elif val == "tf32":
                 if triton >= AMD_TF32_FROM:
                     severity = "warning"
@@ -536,7 +533,7 @@ def triton_dot_precision_default_differs(node: ast.Call, ctx) -> None:
                 else:
                     severity = "error"
                     why = (f"input_precision=\"tf32\" fails to compile for every AMD GPU with {release}, whose AMD backend "
-                           f"allows \"ieee\" only; Triton {_version_text(AMD_TF32_FROM)} brings \"tf32\" on gfx942")
+                           f"allows \"ieee\" only; Triton {version_text(AMD_TF32_FROM)} brings \"tf32\" on gfx942")
         elif kw.arg == "allow_tf32" and val is True:
             severity = "warning"
             why = "allow_tf32=True asks for TF32, which AMD provides on gfx942 only; results and tolerances differ"
@@ -583,17 +580,17 @@ AMD_FNUZ_OFF_GFX942_FROM = (3, 7)
 def _fp8_on_release(dtype: str, severity: str, why: str, triton: tuple[int, ...]) -> tuple[str, str]:
     """PTL708's verdict for the configured Triton release: an error where that release's AMD
     backend cannot compile the format on an AMD GPU it could meet, naming the release that can."""
-    release = f"Triton {_version_text(triton)}"
+    release = f"Triton {version_text(triton)}"
     if dtype == "float8e4nv":
         failing = [arch for arch, first in AMD_OCP_E4M3_FROM.items() if triton < first]
         if failing:
             first = max(AMD_OCP_E4M3_FROM[a] for a in failing)
             return "error", (f"OCP e4m3, which the AMD backend of {release} cannot compile for {' or '.join(failing)} "
-                             f"(Triton {_version_text(first)} brings it there, emulated; MI300X/MI325X implement FNUZ "
+                             f"(Triton {version_text(first)} brings it there, emulated; MI300X/MI325X implement FNUZ "
                              "e4m3, float8e4b8, in hardware)")
     elif dtype in ("float8e4b8", "float8e5b16") and triton < AMD_FNUZ_OFF_GFX942_FROM:
         return "error", (f"a FNUZ format of MI300 (gfx942) that the AMD backend of {release} cannot compile for "
-                         f"MI355X (gfx950) or MI250X (gfx90a) (Triton {_version_text(AMD_FNUZ_OFF_GFX942_FROM)} brings "
+                         f"MI355X (gfx950) or MI250X (gfx90a) (Triton {version_text(AMD_FNUZ_OFF_GFX942_FROM)} brings "
                          "it there, emulated); gfx950 and NVIDIA use OCP FP8")
     return severity, why
 
@@ -780,11 +777,11 @@ def pallas_release_notes(kernel: str, jax: tuple[int, ...]) -> list[str]:
     """What the Pallas text `kernel` writes that the configured JAX release `jax` spells otherwise."""
     notes = []
     if jax < JAX_BLOCKSPEC_SHAPE_FIRST and "pl.BlockSpec(" in kernel:
-        notes.append(f"With jax {_version_text(jax)}, `pl.BlockSpec` takes `(index_map, block_shape)`: the "
-                     f"`(block_shape, index_map)` order above is that of jax {_version_text(JAX_BLOCKSPEC_SHAPE_FIRST)} "
+        notes.append(f"With jax {version_text(jax)}, `pl.BlockSpec` takes `(index_map, block_shape)`: the "
+                     f"`(block_shape, index_map)` order above is that of jax {version_text(JAX_BLOCKSPEC_SHAPE_FIRST)} "
                      "and later; swap the two arguments (or pass them by keyword) on the older release.")
     if jax < JAX_PALLAS_ANY and "pl.ANY" in kernel:
-        notes.append(f"jax {_version_text(jax)} has no `pl.ANY` (jax {_version_text(JAX_PALLAS_ANY)} brings it): "
+        notes.append(f"jax {version_text(jax)} has no `pl.ANY` (jax {version_text(JAX_PALLAS_ANY)} brings it): "
                      "write `pltpu.ANY` (`from jax.experimental.pallas import tpu as pltpu`).")
     return notes
 

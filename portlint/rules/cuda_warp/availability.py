@@ -8,6 +8,7 @@ from __future__ import annotations
 from portlint.rules.cuda_warp.analysis import Analysis
 from portlint.frontends.cuda.parse import node_text, nodes_of_types
 from portlint.analyses.cuda.warp_facts import callee_name
+from portlint.core.config import version_text
 from portlint.rules.cuda_warp import hip_releases
 
 # CUDA warp builtins and their state on ROCm: (severity, what to use instead)
@@ -49,7 +50,7 @@ def builtin_availability(a: Analysis) -> None:
 def availability_state(func: str, rocm: tuple[int, ...], st: str) -> str | None:
     """What the message says of a builtin whose state on the configured ROCm release is `st`
     (hip_releases.state, the table PTL104 uses too); None: it is there."""
-    shown = ".".join(map(str, rocm))
+    shown = version_text(rocm)
     if st == "none":
         return "does not exist in HIP"
     if st == "declared":

@@ -10,6 +10,7 @@ from portlint.frontends.cuda.parse import enclosing, node_text, nodes_of_types
 from portlint.analyses.cuda.warp_facts import BALLOT_CALLS, INT32_TYPES, LANE_NAMES, FunctionFacts, callee_name, is_thread_builtin, strip_parens
 from portlint.rules.cuda_warp.analysis import FULL32, MASK_FUNCS, Analysis, clean, define_span, is_warpsize, literal
 from portlint.core.model import Edit, Fix, Span
+from portlint.core.config import version_text
 from portlint.rules.cuda_warp import hip_releases
 
 BIT32_INTRINSICS = {"__popc": ("__popcll", "safe"), "__ffs": ("__ffsll", "safe"), "__clz": ("__clzll", "unsafe"),
@@ -266,7 +267,7 @@ def mask_verdict(func: str, rocm: tuple[int, ...]) -> str:
     HIP's amd_warp_sync_functions.h in ROCm/clr). Wherever HIP declares a `*_sync` form, its
     template has `static_assert(sizeof(MaskT) == 8)`: a 32-bit mask is a compile error, not a
     conversion."""
-    shown = ".".join(map(str, rocm))
+    shown = version_text(rocm)
     state = hip_releases.state(func, rocm)
     asserted = "static_assert that the mask is 64-bit, so this does not compile"
     if state == "none":
