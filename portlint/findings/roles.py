@@ -17,23 +17,30 @@ from __future__ import annotations
 from portlint.core.catalog import load_rules
 from portlint.core.model import Finding, Severity
 from portlint.core.vocabulary import file_roles
-from portlint.index.roles import role_of
+from portlint.index.roles import MAIN_BLOCK_ROLE, main_block, role_of
 
 
 def demote_by_role(ctx, findings: list[Finding]) -> None:
-    """Turn the findings of a non-library file into notes that name its role."""
+    """Turn the findings of a non-library file into notes that name its role; in a library
+    module, those of its `if __name__ == "__main__":` block (a script's)."""
     if not findings:
         return
     vocab = file_roles()
     role = role_of(ctx)
+    block = None
     if role.library:
-        return
-    if ctx.language in vocab.keep_severity_languages and role.name not in vocab.every_language:
+        block = main_block(ctx)
+        if block is None:
+            return
+        role = MAIN_BLOCK_ROLE
+    elif ctx.language in vocab.keep_severity_languages and role.name not in vocab.every_language:
         return
     rules = load_rules()
     for f in findings:
         rule = rules.get(f.rule_id)
         if rule is not None and rule.family in vocab.keep_severity_families:
+            continue
+        if block is not None and not block[0] <= f.span.start_line <= block[1]:
             continue
         f.role = role.name
         note = f"a note, not a blocker: {role.name} code ({role.why}); `roles` in the config can make it library code"

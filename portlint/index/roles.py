@@ -13,6 +13,7 @@ into notes."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import os
 import re
@@ -242,3 +243,33 @@ def _role_fact(ctx) -> FileRole:
     if ctx.language != "python" and real is not None:
         return path_role(ctx.settings, Path(real), ctx.path)
     return _decided(project_path(ctx), ctx.path, ctx.language, ctx.data, ctx.settings, Path(real) if real is not None else None)
+
+
+# the role of the lines of a library module's `if __name__ == "__main__":` block
+MAIN_BLOCK_ROLE = FileRole("script", "inside the module's `if __name__ == \"__main__\":` block, which runs only when the file is run by hand")
+
+
+def main_block(ctx) -> tuple[int, int] | None:
+    """(first, last line) of the top-level `if __name__ == "__main__":` block of a Python
+    library module that is not named like an entry point users run on the target (a
+    training, serving or inference script): the block is the module's usage example or
+    self-test (`trl/generation/vllm_client.py` starts a client on "cuda" there), not code
+    the library runs. None when there is none."""
+    if ctx.language != "python" or getattr(ctx, "module", None) is None:
+        return None
+    vocab, compiled = _compiled()
+    name = project_path(ctx).lower().rpartition("/")[2]
+    if any(fnmatch.fnmatchcase(name, g) for c in compiled for g in c.words.entry_files):
+        return None
+    for stmt in ctx.module.body:
+        if isinstance(stmt, ast.If) and _is_main_test(stmt.test) and not stmt.orelse:
+            return stmt.lineno, stmt.end_lineno or stmt.lineno
+    return None
+
+
+def _is_main_test(test: ast.AST) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and \
+        any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)

@@ -915,6 +915,49 @@ class Guards:
         if added:
             self.regions.extend(added)
             self.regions.sort(key=lambda r: (r.start, r.end))
+        self._private_functions(module)
+
+    def _private_functions(self, module: ast.Module) -> None:
+        """A module-private function (`_infer_slurm_init`: one leading underscore, not named
+        in `__all__`) called in its module only in guarded places runs only where they do:
+        fairseq's `infer_init_method` returns at once on `cfg.tpu`, so the helpers it calls
+        after that exit never run on TPU. Private helpers calling private helpers are
+        followed (a few rounds, each seeing the regions the last one added). A name used
+        other than by a call of it (handed on, assigned, rebound) keeps the helper
+        unconstrained."""
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        private = {s.name: s for s in module.body if isinstance(s, defs) and s.name.startswith("_") and not s.name.startswith("__")}
+        if not private:
+            return
+        exported = _exported_names(module)
+        calls: dict[str, list[ast.AST]] = {name: [] for name in private if name not in exported}
+        spoiled: set[str] = set()
+        for n in of_class(module, ast.Name):
+            if n.id in calls:
+                calls[n.id].append(n)
+        up = parents(module)
+        for name, uses in calls.items():
+            fn = private[name]
+            pos, end = _start(fn), _end(fn)
+            uses[:] = [u for u in uses if not (pos <= _start(u) < end)]
+            if not uses or any(not isinstance(u.ctx, ast.Load) or not (isinstance(up.get(u), ast.Call) and up[u].func is u) for u in uses):
+                spoiled.add(name)
+        done: set[str] = set()
+        for _ in range(3):
+            added = []
+            for name, uses in calls.items():
+                if name in spoiled or name in done:
+                    continue
+                plats = frozenset().union(*(self.platforms(u) for u in uses))
+                if plats != ALL:
+                    fn = private[name]
+                    reason = self.reason(uses[0], ALL - plats) or "a guard"
+                    added.append(Region(_start(fn.body[0]), _end(fn.body[-1]), plats, f"in `{name}`, called only {reason}"))
+                    done.add(name)
+            if not added:
+                break
+            self.regions.extend(added)
+            self.regions.sort(key=lambda r: (r.start, r.end))
 
     def _containing(self, node: ast.AST):
         pos = _start(node)
@@ -956,6 +999,17 @@ class Guards:
             if set(platforms) - r.platforms:
                 best = r
         return best.reason if best else None
+
+
+def _exported_names(module: ast.Module) -> frozenset[str]:
+    """The strings of a module-level `__all__ = [...]` (or tuple), which make a name public."""
+    out: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(stmt.value, (ast.List, ast.Tuple)):
+                out.update(e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return frozenset(out)
 
 
 def guard_map(ctx) -> Guards:
