@@ -412,7 +412,14 @@ def _condition(expr: ast.AST, aliases: dict[str, Condition] | None = None) -> Co
         name = dotted(expr.func)
         # str(device).startswith("cuda") / device.type.startswith(("cuda", "hpu"))
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "startswith" and expr.args:
-            plats = _value_platforms(expr.args[0])
+            # a dotted module prefix (`opt_class.startswith("apex.")`, timm's optimizer factory)
+            # names the package's platforms: the branch picks that package's classes
+            arg = expr.args[0]
+            prefix = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+            if prefix.endswith(".") and prefix.count(".") == 1:
+                plats = literal_platforms(prefix[:-1])  # false: any other package, on any platform
+                return Condition(plats, ALL, _text(expr)) if plats is not None else None
+            plats = _value_platforms(arg)
             if plats is not None:
                 return Condition(plats, ALL - plats, _text(expr))
             return None
