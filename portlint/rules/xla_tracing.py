@@ -16,7 +16,7 @@ from portlint.rewrites import python as rewrites
 from portlint.analyses.python.guards import guard_map
 from portlint.analyses.python.traced import Region, TracedMap, dotted, params_of, traced_map
 from portlint.analyses.python.traced_regions import annotated_tensor
-from portlint.analyses.python.traced_values import RETURNS, _size_expr, host_op, returns_host_tensors, to_cpu_args
+from portlint.analyses.python.traced_values import RETURNS, host_op, returns_host_tensors, to_cpu_args
 from portlint.core.registry import detector
 from portlint.frontends.python.astindex import walk
 
@@ -81,9 +81,6 @@ _COMPARING_BUILTINS = {"max", "min"}
 # torch calls that answer with a Python bool (the comparison runs on the device, the answer is read)
 _TORCH_BOOL_ANSWERS = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
 # torch reductions: their result is a (0-d) tensor, never a Python number
-# calls that combine a tensor across ranks and hand back a tensor of the same kind of values
-_UPLOADED, _GATHERED = 1, 2  # XlaFinder._uploaded's answers
-_COLLECTIVES = {"gather", "all_gather", "gather_for_metrics", "reduce", "all_reduce", "pad_across_processes", "all_gather_into_tensor"}
 _TORCH_REDUCTIONS = {"max", "min", "amax", "amin", "sum", "mean", "prod", "any", "all", "count_nonzero", "norm", "argmax", "argmin"}
 # results of these are Python values (lengths, types, strings), not tensors
 _HOST_FUNCS = {"len", "int", "float", "bool", "str", "repr", "type", "isinstance", "hasattr", "getattr", "range", "list", "tuple",
@@ -134,7 +131,6 @@ class _Walker:
         self.bool_names: dict[ast.AST, set[str]] = {}
         self.bindings: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self.assigned: dict[ast.AST, dict[str, list[tuple[int, int, ast.Assign]]]] = {}
-        self.params: dict[ast.AST, frozenset[str]] = {}  # region -> the parameter names of its defs
         self.rewritten: dict[tuple[ast.AST, ast.AST], object] = {}  # (statement, region node) -> Fix | NoFix
         self.buffers: dict[ast.AST, set[str]] = {}
 
@@ -286,11 +282,6 @@ class _Walker:
                 return False
         return True
 
-    def host_test(self, test, region) -> bool:
-        """A test that reads no device value: its names were rebound to host values, or (torch)
-        it compares Python data uploaded only for a collective (`host_uploaded`)."""
-        return self.host_rebound(test, region) or (region.kind == "torch" and self.host_uploaded(test, region))
-
     def _assignments(self, region) -> dict[str, list[tuple[int, int, ast.Assign]]]:
         """name -> the region's plain `name = ...` assignments as (line, -order, node), by line:
         one walk of the region, kept for every `if` of it (was a walk per `if` and name)."""
@@ -336,99 +327,6 @@ class _Walker:
         if name.startswith("torch.") and name in RETURNS.factories:
             return not any(k.arg in ("device", None) for k in e.keywords) and not any(self.maybe_tensor(a, region) for a in e.args)
         return host_op(name, e, lambda a: self.host_created(a, region, seen))
-
-    def host_uploaded(self, e, region) -> bool:
-        """A device tensor whose values are Python data the host already held, uploaded only
-        to be combined across ranks: `torch.tensor([len(ids) for ids in completion_ids],
-        device=device)` gathered (`accelerator.gather(lengths)`) or reduced, then reduced,
-        compared with Python values or other such tensors, or indexed (trl's completion-length
-        metrics). Reading one back runs only its own small graph (the upload and the
-        collective), not the step's lazy graph, and hands the host numbers it made itself. An
-        upload that no collective combines is an ordinary device tensor (its ops run on the
-        device); a model output, a loss or any value not shown host-made keeps it one."""
-        return self._uploaded(e, region, frozenset()) == _GATHERED
-
-    def _uploaded(self, e, region, seen) -> int:
-        """0: not host data; _UPLOADED: Python data on the device; _GATHERED: and combined
-        across ranks by a collective. `seen`: the names being followed (a path)."""
-        if isinstance(e, ast.Constant):
-            return _UPLOADED
-        if isinstance(e, ast.Name):
-            if e.id in seen or e.id not in self._assignments(region) or e.id in self._parameters(region):
-                return 0  # a cycle, a name only filled in by `name[k] = ...`, or a value the caller passes
-            values = self._bindings(region).get(e.id, ())
-            return self._all_uploaded(values, region, seen | {e.id}, first_tensor=True) if len(values) == 1 else \
-                (min(kinds := [self._uploaded(v, region, seen | {e.id}) for v in values]) and max(kinds))
-        if isinstance(e, ast.Subscript):
-            return self._all_uploaded([e.value, e.slice], region, seen, first_tensor=True)
-        if isinstance(e, ast.UnaryOp):
-            return self._uploaded(e.operand, region, seen)
-        if isinstance(e, (ast.BinOp, ast.Compare)):
-            parts = [e.left, e.right] if isinstance(e, ast.BinOp) else [e.left, *e.comparators]
-            return self._all_uploaded(parts, region, seen)
-        if not isinstance(e, ast.Call):
-            return 0
-        func = e.func
-        name = self.canon(func) or ""
-        args = [*e.args, *(k.value for k in e.keywords if k.arg not in ("device", "dtype"))]
-        if name.startswith("torch.") and name in RETURNS.factories:
-            # made from Python values (a list, a count, a fill), wherever `device=` puts it
-            return 0 if any(self.maybe_tensor(a, region) for a in args) else _UPLOADED
-        last = name.rsplit(".", 1)[-1] if name else (func.attr if isinstance(func, ast.Attribute) else "")
-        if last in _COLLECTIVES and e.args:
-            return _GATHERED if self._uploaded(e.args[0], region, seen) else 0
-        if isinstance(func, ast.Attribute) and not name.startswith("torch."):
-            # a tensor method of one (`.float().mean()`, `.view(-1, 2).sum(dim=0)`)
-            return self._all_uploaded([func.value, *args], region, seen, first_tensor=True)
-        if name.startswith("torch."):
-            return self._all_uploaded(args, region, seen)
-        return 0
-
-    def _all_uploaded(self, parts, region, seen, first_tensor: bool = False) -> int:
-        """Over the parts that are tensors, when at least one is (with `first_tensor`, the first
-        must be) and the others are Python values by form: _GATHERED when a collective made
-        one of them, else _UPLOADED."""
-        kinds = []
-        for k, p in enumerate(parts):
-            kind = 0 if isinstance(p, ast.Constant) else self._uploaded(p, region, seen)
-            if kind:
-                kinds.append(kind)
-            elif (first_tensor and k == 0) or not self._python_value(p, region, seen):
-                return 0
-        return max(kinds) if kinds else 0
-
-    def _python_value(self, e, region, seen) -> bool:
-        """A value that is Python data by its form: a literal, a size (`x.shape[1]`,
-        `x.size(0)`, `len(xs)`), a builtin's answer (`getattr(cfg, "n", None)`, `range(n)`),
-        a tuple of those, or a name every binding of which is one."""
-        if isinstance(e, ast.Constant):
-            return True
-        if isinstance(e, (ast.Tuple, ast.List)):
-            return all(self._python_value(x, region, seen) for x in e.elts)
-        if isinstance(e, ast.UnaryOp):
-            return self._python_value(e.operand, region, seen)
-        if isinstance(e, ast.BinOp):
-            return self._python_value(e.left, region, seen) and self._python_value(e.right, region, seen)
-        if _size_expr(e):
-            return True
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _HOST_FUNCS and e.func.id not in ("sum", "max", "min", "abs"):
-            return True
-        if isinstance(e, ast.Name) and e.id not in seen:
-            values = self._bindings(region).get(e.id, ())
-            inner = seen | {e.id}
-            return e.id in self._assignments(region) and e.id not in self._parameters(region) \
-                and all(self._python_value(v, region, inner) for v in values)
-        return False
-
-    def _parameters(self, region) -> frozenset[str]:
-        """The parameter names of the defs of a region: a value the caller passes in is one
-        more binding that `_bindings` does not hold."""
-        found = self.params.get(region.node)
-        if found is None:
-            found = self.params[region.node] = frozenset(
-                a.arg for n in (region.node, *self.tm.region_nodes(region)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-                for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs, *filter(None, (n.args.vararg, n.args.kwarg))))
-        return found
 
     def unambiguous_tensor(self, receiver, region) -> tuple[bool, str | None]:
         """(report?, confidence) for a tensor-only form on `receiver`: high when traced in a
@@ -549,7 +447,7 @@ class _Walker:
         if isinstance(node, (ast.If, ast.While)):
             self.control(node, region)
         elif isinstance(node, ast.IfExp):
-            if self.host_test(node.test, region):
+            if self.host_rebound(node.test, region):
                 pass
             elif self.traced(node.test, region):
                 self.report_801(node.test, region, "a if cond else b", rewrites.ifexp_fix(self.ctx, node, self.names(region)))
@@ -719,7 +617,7 @@ class _Walker:
 
     def control(self, node, region) -> None:
         confidence = None
-        if self.host_test(node.test, region):
+        if self.host_rebound(node.test, region):
             return
         if not self.traced(node.test, region):
             if not self.tensor_only_test(node.test, region):
@@ -894,8 +792,6 @@ class _Walker:
         conf = self.confidence(region)
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not jax and self.host_created(func.value, region):
             return  # a CPU tensor: reading it is a host read
-        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not jax and self.host_uploaded(func.value, region):
-            return  # Python data uploaded for a collective: reading it back runs no step graph
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "cpu") and not node.args and not jax and not self.traced(func.value, region):
             # `.cpu()` too: a later `.tolist()` of the host copy reads host memory (`_to_host`)
             found, conf = self.unambiguous_tensor(func.value, region)
