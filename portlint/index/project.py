@@ -56,7 +56,7 @@ from pathlib import Path
 from portlint.core.files import resolves_inside
 from portlint.frontends.python.names import ImportTable, LineStartPattern, dotted_name
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 # bytes that can hold an entry point; a file without any is never parsed for the model
 _ENTRY_WORDS = (b"jax", b"flax", b"equinox", b"haiku", b"mark_step", b"optimizer_step", b"torch_xla", b"torch.compile", b".backward(", b"htcore", b"pallas")
 # bytes of torch code that runs every step (a forward, a loss, generate, a metric's update):
@@ -125,6 +125,7 @@ class _Summarizer:
     def __init__(self, tree: ast.Module, module: str, is_package: bool, all_nodes: list[ast.AST], table: ImportTable | None = None):
         self.t = _jax_tables()
         self.table = table if table is not None else ImportTable(tree, module, is_package)
+        self.tree = tree
         self.module = module
         imported = self.table.names.values()
         self.torch = "torch" in imported or any(map(str.startswith, imported, repeat("torch.")))
@@ -153,8 +154,49 @@ class _Summarizer:
         self._patches()  # a patching file need not import torch itself
 
     def summary(self) -> dict:
-        return {"v": SUMMARY_VERSION, "imports": self.table.names, "star": self.table.star,
-                "defs": self.defs, "classes": self.classes, "entries": self.entries}
+        out = {"v": SUMMARY_VERSION, "imports": self.table.names, "star": self.table.star,
+               "defs": self.defs, "classes": self.classes, "entries": self.entries}
+        attention = self._registered_attention()
+        if attention:
+            out["attention"] = attention
+        return out
+
+    def _registered_attention(self) -> dict[str, list[str]]:
+        """Attention implementations this module registers with transformers
+        (`AttentionInterface.register(NAME, fn)`, NAME a module-level constant): NAME -> the
+        kernel-hub names its function loads (`get_kernel("kernels-community/flash-attn3")`,
+        in `fn` or a module function `fn` calls by name). trl's async GRPO registers
+        `tree_fa3` so; what the kernels mean is the guards' question."""
+        registers = [c for c in self.calls if c.func.__class__ is ast.Attribute and c.func.attr == "register" and len(c.args) == 2
+                     and (dotted_name(c.func.value) or "").rpartition(".")[2] == "AttentionInterface"
+                     and isinstance(c.args[0], ast.Name) and isinstance(c.args[1], ast.Name)]
+        if not registers:
+            return {}
+        functions = {d.name: d for d in self.tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        constants = {t.id for stmt in self.tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+                     and isinstance(stmt.value.value, str) for t in stmt.targets if isinstance(t, ast.Name)}
+
+        def kernels(fn, depth: int = 0) -> list[str]:
+            found: list[str] = []
+            for c in self.calls_in(fn):
+                callee = dotted_name(c.func) or ""
+                if callee.rpartition(".")[2] == "get_kernel" and c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str):
+                    found.append(c.args[0].value)
+                elif depth < 2 and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Call) \
+                        and isinstance(c.func.value.func, ast.Name) and c.func.value.func.id in functions:
+                    found += kernels(functions[c.func.value.func.id], depth + 1)  # `_flash_attn().flash_attn_varlen_func(...)`
+                elif depth < 2 and isinstance(c.func, ast.Name) and c.func.id in functions and functions[c.func.id] is not fn:
+                    found += kernels(functions[c.func.id], depth + 1)
+            return sorted(set(found))
+
+        out: dict[str, list[str]] = {}
+        for c in registers:
+            name, fn = c.args[0].id, functions.get(c.args[1].id)
+            if name in constants and fn is not None:
+                hub = kernels(fn)
+                if hub:
+                    out[name] = hub
+        return out
 
     # names
     def qualify(self, name: str, expanded: str | None = None) -> str | None:
@@ -699,6 +741,15 @@ class ProjectModel:
                 out.append(base)
                 todo.append((base, found[0]))
         return out
+
+    def registered_attention(self, qualified: str, origin: str) -> list[str] | None:
+        """The kernel-hub names loaded by the attention implementation whose registered name
+        the module-level constant `qualified` holds (`_Summarizer._registered_attention`),
+        seen from file `origin`; None when no project module registers it."""
+        module, _, name = qualified.rpartition(".")
+        rel = self.resolver().find_module(module, origin) if module else None
+        s = self.resolver().summary(rel) if rel is not None else None
+        return s.get("attention", {}).get(name) if s is not None else None
 
     def find_definition(self, qualified: str, origin: str) -> tuple[str, str] | None:
         """(file, qualname) of the function `qualified` names, seen from file `origin`."""

@@ -52,7 +52,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from portlint.frontends.python.names import dotted_name
+from portlint.frontends.python.names import dotted_name, import_table
+from portlint.index.project import file_model
 from portlint.analyses.python.rocm_branches import nvidia_twin, polarity
 from portlint.frontends.python.astindex import of_class, parents, walk
 
@@ -241,20 +242,26 @@ _GPU_ATTENTION: dict[str, frozenset[str]] = {
 _HUB_GPU_ATTENTION = re.compile(r"^kernels-community/(?:vllm-)?(?:flash-?attn\d*|aiter[\w-]*)(?:@[\w.-]+)?$")
 
 
-def _gpu_attention_value(node: ast.AST, constants: dict[str, ast.AST]) -> frozenset[str] | None:
+def _gpu_attention_value(node: ast.AST, constants: dict[str, ast.AST], registered=None) -> frozenset[str] | None:
     """Platforms of an `attn_implementation` value that can only name a GPU-only kernel: a
     string (transformers' flash_attention_2/3, a kernel-hub flash-attn or aiter build), each
-    leg of a ternary, or a module-level name bound once to one; None otherwise."""
+    leg of a ternary, a module-level name bound once to one, or an imported constant naming
+    an implementation another project module registers on GPU-only hub kernels
+    (`registered(name)`: the hub names it loads, None when unknown); None otherwise."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         named = _attention_backend(node)
         if named is not None:
             return named
         return CUDA_LIKE | {OTHER} if _HUB_GPU_ATTENTION.match(node.value) else None
     if isinstance(node, ast.IfExp):
-        legs = (_gpu_attention_value(node.body, constants), _gpu_attention_value(node.orelse, constants))
+        legs = (_gpu_attention_value(node.body, constants, registered), _gpu_attention_value(node.orelse, constants, registered))
         return None if None in legs else legs[0] | legs[1]
     if isinstance(node, ast.Name) and node.id in constants:
         return _gpu_attention_value(constants[node.id], {})
+    if isinstance(node, ast.Name) and registered is not None:
+        hubs = registered(node.id)
+        if hubs and all(_HUB_GPU_ATTENTION.match(h) for h in hubs):
+            return CUDA_LIKE | {OTHER}
     return None
 
 
@@ -269,7 +276,7 @@ def _module_strings(module: ast.Module) -> dict[str, ast.AST]:
     return {k: v[0] for k, v in seen.items() if len(v) == 1}
 
 
-def _hard_wired_attention(cls: ast.ClassDef, constants: dict[str, ast.AST]) -> tuple[frozenset[str], int] | None:
+def _hard_wired_attention(cls: ast.ClassDef, constants: dict[str, ast.AST], registered=None) -> tuple[frozenset[str], int] | None:
     """The platforms of the GPU-only attention kernel a class loads its model with, and the
     line: every `attn_implementation` the class's own code sets (a call's keyword,
     `kwargs.setdefault("attn_implementation", ...)`, a dict entry) names one, and at least
@@ -286,10 +293,10 @@ def _hard_wired_attention(cls: ast.ClassDef, constants: dict[str, ast.AST]) -> t
         elif isinstance(n, ast.Dict):
             for k, v in zip(n.keys, n.values):
                 if isinstance(k, ast.Constant) and k.value == "attn_implementation":
-                    found.append((_gpu_attention_value(v, constants), getattr(v, "lineno", cls.lineno)))
+                    found.append((_gpu_attention_value(v, constants, registered), getattr(v, "lineno", cls.lineno)))
             continue
         if value is not None:
-            found.append((_gpu_attention_value(value, constants), getattr(value, "lineno", cls.lineno)))
+            found.append((_gpu_attention_value(value, constants, registered), getattr(value, "lineno", cls.lineno)))
     if not found or any(p is None for p, _ in found):
         return None
     return frozenset().union(*(p for p, _ in found)), found[0][1]
@@ -726,8 +733,11 @@ def _cuda_extension(cls: ast.ClassDef) -> str:
 class Guards:
     """Platform reachability of every node in one module (see the module docstring)."""
 
-    def __init__(self, module: ast.Module):
+    def __init__(self, module: ast.Module, registered=None):
+        """`registered(name)`: the kernel-hub names of the attention implementation an imported
+        constant names (`ProjectModel.registered_attention`), None when unknown or outside a project."""
         self.regions: list[Region] = []
+        self._registered = registered
         self.aliases = _aliases(module)
         self._module_strings = _module_strings(module)
         self._conditions: dict[ast.AST, Condition | None] = {}  # test -> _guard_condition (an If's test is read twice)
@@ -815,7 +825,7 @@ class Guards:
             named = [w for w in words(node.name) if w in _CLASS_WORDS]
             extension = "" if named else _cuda_extension(node)
             if not named and not extension:
-                wired = _hard_wired_attention(node, self._module_strings)
+                wired = _hard_wired_attention(node, self._module_strings, self._registered)
                 if wired is None:
                     return
                 plats, line = wired
@@ -1021,4 +1031,13 @@ def _exported_names(module: ast.Module) -> frozenset[str]:
 
 def guard_map(ctx) -> Guards:
     """`ctx.fact(guard_map)`: the Guards of a Python file."""
-    return Guards(ctx.module)
+    model, rel = file_model(ctx)
+    if model is None or rel is None:
+        return Guards(ctx.module)
+    names = ctx.fact(import_table).names
+
+    def registered(name: str) -> list[str] | None:
+        qualified = names.get(name)
+        return model.registered_attention(qualified, rel) if qualified else None
+
+    return Guards(ctx.module, registered)
