@@ -131,6 +131,7 @@ class _Walker:
         self.bool_names: dict[ast.AST, set[str]] = {}
         self.bindings: dict[ast.AST, dict[str, list[ast.AST]]] = {}
         self.assigned: dict[ast.AST, dict[str, list[tuple[int, int, ast.Assign]]]] = {}
+        self.plain: dict[ast.AST, list[ast.Name]] = {}  # region -> the names it binds whole (`_plain_names`)
         self.rewritten: dict[tuple[ast.AST, ast.AST], object] = {}  # (statement, region node) -> Fix | NoFix
         self.buffers: dict[ast.AST, set[str]] = {}
 
@@ -327,6 +328,72 @@ class _Walker:
         if name.startswith("torch.") and name in RETURNS.factories:
             return not any(k.arg in ("device", None) for k in e.keywords) and not any(self.maybe_tensor(a, region) for a in e.args)
         return host_op(name, e, lambda a: self.host_created(a, region, seen))
+
+    def generated(self, e, region) -> bool:
+        """The finished output of a `.generate(...)` call, or a value computed from it alone
+        (with Python values and tensors made from them): `completion_ids =
+        prompt_completion_ids[:, prompt_length:]`, an EOS mask built from it. generate() has
+        already read every token to decide when to stop; copying its ids to the host to
+        decode them or turn them into Python lists runs no step graph (trl's
+        `_generate_single_turn`, open_clip's and MiniCPM's decode helpers). A model call on
+        them, a loss or logits is no such value."""
+        return self._from_generate(e, region, frozenset()) == 2
+
+    def _from_generate(self, e, region, seen) -> int:
+        """0: not; 1: a Python value or a tensor made from Python values; 2: and computed from
+        a generate() result. `seen`: the names being followed (a path)."""
+        if isinstance(e, ast.Constant):
+            return 1
+        if isinstance(e, ast.Name):
+            if e.id in seen:
+                return 0
+            values = self._bindings(region).get(e.id, ())
+            if not values or not any(n.id == e.id for n in self._plain_names(region)):
+                return 0  # a parameter or a name only filled in by `name[k] = ...`: the caller's value
+            kinds = [self._from_generate(v, region, seen | {e.id}) for v in values]
+            return 0 if 0 in kinds else max(kinds)
+        if isinstance(e, ast.Attribute):
+            # a size is a Python value, whatever it is read from; a field of generate()'s
+            # output object (`.sequences`) is part of that output
+            return 1 if e.attr in ("shape", "ndim") else self._from_generate(e.value, region, seen)
+        if isinstance(e, (ast.Subscript, ast.BinOp, ast.Compare, ast.UnaryOp, ast.Slice, ast.Tuple, ast.List, ast.keyword)):
+            parts = [c for c in ast.iter_child_nodes(e) if not isinstance(c, (ast.operator, ast.cmpop, ast.unaryop, ast.expr_context))]
+            return self._all_from_generate(parts, region, seen) if parts else 1  # `[:, a:]`'s bare `:` is no value
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+            return self._from_generate(e.elt, region, seen)
+        if isinstance(e, ast.Call):
+            func = e.func
+            name = self.canon(func) or ""
+            args = [*e.args, *(k.value for k in e.keywords)]
+            if isinstance(func, ast.Attribute) and func.attr in ("generate", "generate_batch"):
+                return 2
+            if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not e.args:
+                return 1  # read to the host already: a Python value
+            if isinstance(func, ast.Attribute) and func.attr in ("size", "dim", "numel"):
+                return 1  # a size
+            if isinstance(func, ast.Name) and func.id in ("len", "int", "range"):
+                return 1 if self._all_from_generate(args, region, seen) else 0
+            if name.startswith("torch."):
+                kind = self._all_from_generate(args, region, seen)
+                if not kind and name in RETURNS.factories and not any(self.maybe_tensor(a, region) for a in args):
+                    return 1  # made from Python values, wherever `device=` puts it
+                return kind
+            if isinstance(func, ast.Attribute):  # a tensor method of one (`.size(1)`, `.bool()`, `.int().argmax(dim=1)`)
+                return self._all_from_generate([func.value, *args], region, seen)
+        return 0
+
+    def _all_from_generate(self, parts, region, seen) -> int:
+        kinds = [self._from_generate(p, region, seen) for p in parts]
+        return 0 if not kinds or 0 in kinds else max(kinds)
+
+    def _plain_names(self, region) -> list[ast.Name]:
+        """The names a region binds by `name = ...` (or as a for / comprehension target)."""
+        found = self.plain.get(region.node)
+        if found is None:
+            found = self.plain[region.node] = [t for n in self.tm.region_nodes(region) if isinstance(n, (ast.Assign, ast.For, ast.comprehension))
+                                               for tgt in (n.targets if isinstance(n, ast.Assign) else [n.target]) for t in walk(tgt)
+                                               if isinstance(t, ast.Name)]
+        return found
 
     def unambiguous_tensor(self, receiver, region) -> tuple[bool, str | None]:
         """(report?, confidence) for a tensor-only form on `receiver`: high when traced in a
@@ -792,6 +859,8 @@ class _Walker:
         conf = self.confidence(region)
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not jax and self.host_created(func.value, region):
             return  # a CPU tensor: reading it is a host read
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "cpu", "numpy") and not jax and self.generated(func.value, region):
+            return  # generate()'s finished ids going to the host: generation already synced each token
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "cpu") and not node.args and not jax and not self.traced(func.value, region):
             # `.cpu()` too: a later `.tolist()` of the host copy reads host memory (`_to_host`)
             found, conf = self.unambiguous_tensor(func.value, region)
