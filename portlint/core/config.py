@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from portlint.core.files import resolves_inside
-from portlint.core.jsonfile import read_text, read_toml
+from portlint.core.files import read_text, resolves_inside
+from portlint.core.jsonfile import read_toml
 from portlint.core.model import TARGETS, Severity
 from portlint.core.vocabulary import file_roles
 

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
-from portlint.core.files import resolves_inside
-from portlint.core.jsonfile import read_bytes
+from portlint.core.files import read_bytes, resolves_inside
 from portlint.discovery.gitignore import IgnoreFile, ignored_path
 from portlint.discovery.gitindex import tracked_paths
 from portlint.discovery.globmatch import linear_spec

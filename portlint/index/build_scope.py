@@ -30,7 +30,7 @@ from pathlib import Path
 
 from portlint.core import session
 from portlint.core.config import git_root
-from portlint.core.jsonfile import read_bytes
+from portlint.core.files import read_bytes
 from portlint.discovery.files import discover
 from portlint.frontends.buildfiles.cmake import branch_commands
 from portlint.index.project import project_root

@@ -8,14 +8,15 @@ import codecs
 import dataclasses
 import gc
 import hashlib
-import io
 import os
 import re
 
 from portlint.core.config import Settings
 from portlint.index.context import FileContext
 from portlint.discovery.files import SourceFile
-from portlint.discovery.languages import classify
+from portlint.core.files import NotRead, read_limited
+from portlint.discovery.languages import CUDA_EXTENSIONS, CXX_EXTENSIONS, classify
+from portlint.frontends.cuda.includes import share_bytes, shared_bytes
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity, Span
 from portlint.core.registry import Detector
 from portlint.findings.selection import TOOL_INTERNAL, Plan, plan as _plan
@@ -26,37 +27,39 @@ from portlint.index.build_scope import CUDA_SUFFIXES, scan_build_scope
 from portlint.index.roles import path_role
 
 _BINARY_SNIFF = 8192
+_NOT_READ = {
+    "directory": "is a directory, skipped",
+    "not-regular": "not a regular file (FIFO, device or socket): skipped",
+    "too-large": "file is {size} bytes, over the {limit}-byte limit (max-file-size): skipped",
+    "grew": "file is over the {limit}-byte limit (max-file-size) while reading: skipped",
+}
 
 
-def open_source(path) -> "io.BufferedReader":
-    """Open for reading without blocking (a FIFO or a device never stalls the scan)."""
-    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb")
+def _is_c_family(sf: SourceFile) -> bool:
+    suffix = sf.real.suffix.lower()
+    return suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS
 
 
 def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[Notice]]:
-    """The file's bytes, or None and a notice. The file is opened without blocking and must
-    be a regular file (a FIFO swapped in after discovery is not read); at most one byte more
-    than the size limit is read, whatever size the file reports."""
-    import stat
-
+    """The file's bytes, or None and a notice. Read once per scan (`core.files.read_limited`:
+    opened without blocking, a regular file only, at most the size limit); a C/C++/CUDA
+    file's bytes are shared with the scan's include graph, so the header pass that reaches
+    it and the scan of it read the file once, whichever comes first."""
     notices: list[Notice] = []
     limit = settings.max_file_size
-    try:
-        with open_source(sf.real) as fh:
-            st = os.fstat(fh.fileno())
-            if stat.S_ISDIR(st.st_mode):
-                return None, [Notice(sf.display, "is a directory, skipped")]
-            if not stat.S_ISREG(st.st_mode):
-                return None, [Notice(sf.display, "not a regular file (FIFO, device or socket): skipped")]
-            if st.st_size > limit:
-                return None, [Notice(sf.display, f"file is {st.st_size} bytes, over the {limit}-byte limit (max-file-size): skipped")]
-            data = fh.read(limit + 1)
-    except IsADirectoryError:
-        return None, [Notice(sf.display, "is a directory, skipped")]
-    except OSError as exc:
-        return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
-    if len(data) > limit:
-        return None, [Notice(sf.display, f"file is over the {limit}-byte limit (max-file-size) while reading: skipped")]
+    shared = _is_c_family(sf)
+    data = shared_bytes(settings, sf.real) if shared else None
+    if data is None:
+        try:
+            data = read_limited(sf.real, limit)
+        except NotRead as exc:
+            return None, [Notice(sf.display, _NOT_READ[exc.why].format(size=exc.size, limit=limit))]
+        except IsADirectoryError:
+            return None, [Notice(sf.display, _NOT_READ["directory"])]
+        except OSError as exc:
+            return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
+        if shared:
+            share_bytes(settings, sf.real, data)
     if b"\0" in data[:_BINARY_SNIFF]:
         return None, [Notice(sf.display, "binary file (NUL bytes), skipped", "note")]
     try:

@@ -23,12 +23,13 @@ earlier scan."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portlint.core.files import MAX_BYTES, read_limited
+from portlint.core.jsonfile import read_json
 from portlint.frontends.cuda.preprocessor import Directive, directives, include_target
 
 MAX_HEADERS = 400  # a walk stops here (complete=False)
@@ -112,8 +113,8 @@ def compile_flags(directory: str, args: list[str]) -> list[str]:
 def _read_compile_database(path: Path) -> dict[str, list[str]]:
     """file (real path) -> its preprocessing flags, from a compile_commands.json."""
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        entries = read_json(path, ValueError, "compile commands")
+    except ValueError:
         return {}
     out: dict[str, list[str]] = {}
     for e in entries if isinstance(entries, list) else []:
@@ -188,13 +189,23 @@ class IncludeGraph:
         """One header's bytes, read once per scan (None when it cannot be read)."""
         if path not in self._headers:
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
+                data = read_limited(path, getattr(self.settings, "max_file_size", MAX_BYTES))
+            except OSError:  # missing, not a regular file or over max-file-size
                 self._headers[path] = None
             else:
-                self._headers[path] = Header(path, data, hashlib.sha256(data).digest())
+                self.adopt(path, data)
         return self._headers[path]
+
+    def adopt(self, path: str, data: bytes) -> None:
+        """Keep `data`, the bytes the scan read of the file at real path `path`, as that
+        header's, so the file is read once however it is reached."""
+        self._headers.setdefault(path, Header(path, data, hashlib.sha256(data).digest()))
+
+    def known(self, path: str) -> bytes | None:
+        """The bytes read of the file at real path `path` this scan, None when not read yet
+        (or unreadable: the scan's own read says why)."""
+        h = self._headers.get(path)
+        return h.data if h is not None else None
 
     def _file(self, folder: str, name: str) -> str | None:
         candidate = os.path.join(folder, name)
@@ -298,6 +309,16 @@ def include_graph(settings) -> IncludeGraph:
     from portlint.core import session
 
     return session.current(settings).fact(IncludeGraph, lambda: IncludeGraph(settings))
+
+
+def shared_bytes(settings, path: Path | str) -> bytes | None:
+    """What the running scan has read of the file `path` (as a header or as a scanned file)."""
+    return include_graph(settings).known(os.path.realpath(path))
+
+
+def share_bytes(settings, path: Path | str, data: bytes) -> None:
+    """Give the running scan's include graph the bytes a scan read of the file `path`."""
+    include_graph(settings).adopt(os.path.realpath(path), data)
 
 
 def file_session(ctx):
