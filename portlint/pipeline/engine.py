@@ -200,16 +200,17 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
 def _renumber(ctx: FileContext, original: bytes, findings: list[Finding]) -> FileContext:
     """Give positions found in the lone-CR-as-LF copy of a file back in the line model's
     numbering of its real bytes (lines end at LF or CRLF only, as editors and GitHub show
-    them; the Python side does the same through `FileContext._python_starts`), fix edits
-    too. An edit keeps the `old` text it was anchored to in the copy: where its span holds a
-    lone CR that text differs from the file's, and the fix engine drops it as stale. Returns
-    a context over the real bytes, for the line hashes."""
-    copy = line_model.ByteMap(ctx.data)
+    them), fix edits too, through `core.lines.CrLines` (the numbering Python's `ast`
+    positions are given back from as well, in `FileContext.node_span`). An edit keeps the
+    `old` text it was anchored to in the copy: where its span holds a lone CR that text
+    differs from the file's, and the fix engine drops it as stale. Returns a context over
+    the real bytes, for the line hashes."""
+    copy = line_model.CrLines(original)
     real = FileContext(ctx.path, original, ctx.language, ctx.tags, ctx.settings)
     real.counters = ctx.counters
 
     def at(line: int, col: int) -> tuple[int, int]:
-        offset = copy.byte_offset(line, col)
+        offset = copy.char_offset(line, col)
         return real.offset_to_pos(offset) if offset is not None else (line, col)
 
     def moved(span: Span) -> Span:
