@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import scan_paths
+from conftest import around_owner, scan_paths
 from portlint.core import files
 from portlint.core.files import NotRead, read_bytes, read_limited
-
-PACKAGE = Path(__file__).resolve().parent.parent / "portlint"
 
 # modules that read with open / Path.read_bytes / Path.read_text, and why that is no scanned file
 OWN_DATA = {
@@ -54,16 +52,8 @@ def _bare_reads(path: Path) -> list[str]:
 
 
 def test_no_module_reads_a_file_around_core_files():
-    found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE.parent).as_posix()
-        if rel == "portlint/core/files.py":
-            continue
-        reads = _bare_reads(path)
-        if reads and rel not in OWN_DATA:
-            found[rel] = reads
+    found, stale = around_owner(_bare_reads, OWN_DATA, ("portlint/core/files.py",))
     assert found == {}, f"read through portlint.core.files.read_limited / read_bytes instead: {found}"
-    stale = [m for m in OWN_DATA if not _bare_reads(PACKAGE.parent / m)]
     assert stale == [], f"no longer reads for itself, remove from OWN_DATA: {stale}"
 
 

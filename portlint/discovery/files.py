@@ -25,9 +25,8 @@ from pathlib import Path
 
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
 from portlint.core.files import read_bytes, resolves_inside
-from portlint.discovery.gitignore import IgnoreFile, ignored_path
+from portlint.discovery.gitignore import IgnoreFile, ignored_path, linear_spec
 from portlint.discovery.gitindex import tracked_paths
-from portlint.discovery.globmatch import linear_spec
 from portlint.discovery.languages import is_source_candidate
 from portlint.core.model import Notice
 
@@ -114,13 +113,11 @@ class _Ignorer:
     rules never drop. The configured and default excludes drop a path whatever git says."""
 
     def __init__(self, settings: Settings):
-        import pathspec
-
         self.root = settings.root
         self._root = str(settings.root)
         self.notices: list[Notice] = []
         excludes = bounded_patterns(list(settings.exclude), "exclude (configuration)", self.notices)
-        self.exclude = linear_spec(pathspec, list(DEFAULT_EXCLUDES) + excludes)
+        self.exclude = linear_spec(list(DEFAULT_EXCLUDES) + excludes)
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[str, IgnoreFile | None] = {}
         self._chains: dict[str, list[tuple[str, IgnoreFile]]] = {}
