@@ -177,8 +177,7 @@ def test_config_loads_or_is_a_usage_error_and_stays_in_the_tree(tmp_path, pairs)
 @given(st.lists(st.text(st.sampled_from("*?a/b[]!\\#"), max_size=60), max_size=6),
        st.text(st.sampled_from("ab/."), min_size=1, max_size=250))
 def test_kept_gitignore_patterns_match_within_the_deadline(patterns, name):
-    from portlint.discovery.files import bounded_patterns
-    from portlint.discovery.gitignore import IgnoreFile, linear_spec
+    from portlint.discovery.gitignore import IgnoreFile, bounded_patterns, linear_spec
 
     notices: list = []
     kept = bounded_patterns(patterns, ".gitignore", notices)

@@ -1,6 +1,7 @@
 """Gitignore patterns, matched component by component: git's own answers for `.gitignore`
-files, and pathspec's reading of the `exclude` setting (`linear_spec`, at the end). Every
-other glob portlint meets is core/globs.py's.
+files, and pathspec's reading of the `exclude` setting (`linear_spec`, at the end); for
+both, `bounded_patterns` first drops a line whose matching cost has no bound. Every other
+glob portlint meets is core/globs.py's.
 
 The rules are git's (gitignore(5), and wildmatch as git runs it with WM_PATHNAME), on the
 bytes of names:
@@ -24,13 +25,56 @@ bytes of names:
 A match walks the path's components once, keeping the set of pattern components each
 position can reach (a `**` is a loop in that set), and each component-against-name answer
 is kept: the cost is (pattern components) x (path components) name matches. A component's
-own expression has at most discovery's MAX_STARS_PER_PART stars, so one name match is
+own expression has at most MAX_STARS_PER_PART stars, so one name match is
 bounded too."""
 
 from __future__ import annotations
 
 import re
 import warnings
+
+from portlint.core.model import Notice
+
+# ---- the cost bound on a pattern, for both readings --------------------------------------
+
+MAX_PATTERN = 1024
+MAX_STARS_PER_PART = 2  # `*` in one path component: matching costs up to name length ** stars
+MAX_DOUBLE_STARS = 3  # `**` components in one pattern: the same for path length
+
+
+def _pattern_cost_ok(line: str, runs: bool = False) -> bool:
+    body = line.strip()
+    if len(body) > MAX_PATTERN:
+        return False
+    parts = body.split("/")
+    if runs:  # git's reading: `***` is `**`, and a run of stars in a name is one `*`
+        double = sum(1 for part in parts if len(part) >= 2 and not part.strip("*"))
+        return double <= MAX_DOUBLE_STARS and all(not part.strip("*") or len(_STAR_RUN.findall(part)) <= MAX_STARS_PER_PART
+                                                  for part in parts)
+    double = sum(1 for part in parts if part == "**")
+    return double <= MAX_DOUBLE_STARS and all(part == "**" or part.count("*") <= MAX_STARS_PER_PART for part in parts)
+
+
+_STAR_RUN = re.compile(r"\*+")
+
+
+def bounded_patterns(lines: list[str], where: str, notices: list[Notice], runs: bool = False) -> list[str]:
+    """The gitignore-style `lines` whose matching cost is bounded: a line with more than
+    MAX_STARS_PER_PART `*` in one component, more than MAX_DOUBLE_STARS `**` components or
+    longer than MAX_PATTERN is dropped (the regex it becomes backtracks polynomially in the
+    name length with the number of stars, exponentially in effect), with one notice.
+    `runs`: the lines are a .gitignore file's, read as git reads them (`Pattern`: stars in a
+    row are one `*`, and a component of stars only is `**`)."""
+    kept = [ln for ln in lines if ln.lstrip().startswith("#") or _pattern_cost_ok(ln, runs)]
+    dropped = len(lines) - len(kept)
+    if dropped:
+        notices.append(Notice(where, f"{dropped} pattern(s) with more than {MAX_STARS_PER_PART} `*` in one path component, "
+                                     f"more than {MAX_DOUBLE_STARS} `**` or over {MAX_PATTERN} characters not used "
+                                     "(their matching cost is unbounded)"))
+    return kept
+
+
+# ---- git's reading: `.gitignore` files -----------------------------------------------------
 
 _STAR = object()  # zero or more whole components (a `**` component)
 _ANY = re.compile(rb"(?s).+")  # exactly one component (a trailing `**` needs one)
