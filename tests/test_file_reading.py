@@ -131,3 +131,29 @@ def test_a_header_the_scan_reads_is_read_once(tmp_path, monkeypatch, with_cache)
     assert result.files_scanned == 4
     assert [f.path for f in result.findings] == ["a.cu"]
     assert dict(opened) == {"a.cu": 1, "z.cuh": 1, "a.cuh": 1, "b.cu": 1}
+
+
+def test_the_build_scope_sweep_shares_the_scan_s_read(tmp_path, monkeypatch):
+    """A package whose setup.py builds `k.cu` for CUDA only: the build scope's include sweep
+    reads every C/CUDA file of the package before the scan comes to most of them; the scan
+    (PTL057 folds b.cu's ROCm findings) opens none of them again. (setup.py, a Python file,
+    is read by the build scope and by the scan.)"""
+    from test_build_scope import SETUP, KERNELS
+
+    tree = tmp_path / "pkg"
+    for rel, text in {"setup.py": SETUP, **KERNELS}.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+    (tree / "csrc/cuda/b.cu").write_text('__global__ void k() { asm("mov.u32 %0, %%laneid;" : "=r"(x)); }\n')
+    (tree / "portlint.toml").write_text("")
+    opened = collections.Counter()
+    real_open = files.open_for_reading
+
+    def counting(path):
+        opened[Path(path).relative_to(tree).as_posix()] += 1
+        return real_open(path)
+
+    monkeypatch.setattr(files, "open_for_reading", counting)
+    result = scan_paths([tree], root=tree, config_file=tree / "portlint.toml", targets=("rocm",))
+    assert ("csrc/cuda/b.cu", "PTL057") in {(f.path, f.rule_id) for f in result.findings}  # the scope was built
+    assert {rel: opened[rel] for rel in KERNELS} == dict.fromkeys(KERNELS, 1)

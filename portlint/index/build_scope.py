@@ -30,9 +30,10 @@ from pathlib import Path
 from portlint.core import session
 from portlint.core.globs import fits, matching
 from portlint.core.config import git_root
-from portlint.core.files import read_bytes
+from portlint.core.files import read_limited
 from portlint.discovery.files import discover
 from portlint.frontends.buildfiles.cmake import branch_commands
+from portlint.frontends.cuda.includes import read_once
 from portlint.index.project import project_root
 
 _VOCAB = Path(__file__).resolve().parent.parent.parent / "rules" / "vocabulary" / "build_scope.toml"
@@ -730,9 +731,12 @@ def scan_build_scope(settings, real: Path) -> tuple[BuildScope | None, str | Non
 
         def read(rel: str) -> bytes | None:
             # the one bounded reader of tree data: regular files only, no more than the scan's
-            # size limit (a FIFO or a 10 GB setup.py swapped in after discovery is unread)
+            # size limit (a FIFO or a 10 GB setup.py swapped in after discovery is unread); a
+            # C/C++/CUDA file through the scan's one read of it, which the scan of it reuses
             try:
-                return read_bytes(root / rel, OSError, limit=settings.max_file_size)
+                if rel.lower().endswith(_C_FILES):
+                    return read_once(settings, root / rel)
+                return read_limited(root / rel, settings.max_file_size)
             except OSError:
                 return None
 

@@ -16,7 +16,7 @@ from portlint.index.context import FileContext
 from portlint.discovery.files import SourceFile
 from portlint.core.files import NotRead, read_limited
 from portlint.discovery.languages import CUDA_EXTENSIONS, CXX_EXTENSIONS, classify
-from portlint.frontends.cuda.includes import share_bytes, shared_bytes
+from portlint.frontends.cuda.includes import read_once
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity, Span
 from portlint.core.registry import Detector
 from portlint.findings.selection import TOOL_INTERNAL, Plan, plan as _plan
@@ -41,25 +41,20 @@ def _is_c_family(sf: SourceFile) -> bool:
 
 
 def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[Notice]]:
-    """The file's bytes, or None and a notice. Read once per scan (`core.files.read_limited`:
-    opened without blocking, a regular file only, at most the size limit); a C/C++/CUDA
-    file's bytes are shared with the scan's include graph, so the header pass that reaches
-    it and the scan of it read the file once, whichever comes first."""
+    """The file's bytes, or None and a notice. Read by `core.files.read_limited` (opened
+    without blocking, a regular file only, at most the size limit); a C/C++/CUDA file once
+    per scan, through the scan's include graph (`includes.read_once`), so the scan of it,
+    the walks that reach it as a header and the build scope's include sweep share one read."""
     notices: list[Notice] = []
     limit = settings.max_file_size
-    shared = _is_c_family(sf)
-    data = shared_bytes(settings, sf.real) if shared else None
-    if data is None:
-        try:
-            data = read_limited(sf.real, limit)
-        except NotRead as exc:
-            return None, [Notice(sf.display, _NOT_READ[exc.why].format(size=exc.size, limit=limit))]
-        except IsADirectoryError:
-            return None, [Notice(sf.display, _NOT_READ["directory"])]
-        except OSError as exc:
-            return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
-        if shared:
-            share_bytes(settings, sf.real, data)
+    try:
+        data = read_once(settings, sf.real) if _is_c_family(sf) else read_limited(sf.real, limit)
+    except NotRead as exc:
+        return None, [Notice(sf.display, _NOT_READ[exc.why].format(size=exc.size, limit=limit))]
+    except IsADirectoryError:
+        return None, [Notice(sf.display, _NOT_READ["directory"])]
+    except OSError as exc:
+        return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
     if b"\0" in data[:_BINARY_SNIFF]:
         return None, [Notice(sf.display, "binary file (NUL bytes), skipped", "note")]
     try:

@@ -189,23 +189,21 @@ class IncludeGraph:
         """One header's bytes, read once per scan (None when it cannot be read)."""
         if path not in self._headers:
             try:
-                data = read_limited(path, getattr(self.settings, "max_file_size", MAX_BYTES))
+                self.read(path)
             except OSError:  # missing, not a regular file or over max-file-size
                 self._headers[path] = None
-            else:
-                self.adopt(path, data)
         return self._headers[path]
 
-    def adopt(self, path: str, data: bytes) -> None:
-        """Keep `data`, the bytes the scan read of the file at real path `path`, as that
-        header's, so the file is read once however it is reached."""
-        self._headers.setdefault(path, Header(path, data, hashlib.sha256(data).digest()))
-
-    def known(self, path: str) -> bytes | None:
-        """The bytes read of the file at real path `path` this scan, None when not read yet
-        (or unreadable: the scan's own read says why)."""
+    def read(self, path: str) -> bytes:
+        """The bytes of the C/C++/CUDA file at real path `path`, read once per scan whoever
+        asks first: the scan of the file, a walk that reaches it as a header, the build
+        scope's include sweep (`core.files.read_limited`; its OSError when the file cannot
+        be read, tried again when asked again, so each asker can say why)."""
         h = self._headers.get(path)
-        return h.data if h is not None else None
+        if h is None:
+            data = read_limited(path, getattr(self.settings, "max_file_size", MAX_BYTES))
+            h = self._headers[path] = Header(path, data, hashlib.sha256(data).digest())
+        return h.data
 
     def _file(self, folder: str, name: str) -> str | None:
         candidate = os.path.join(folder, name)
@@ -311,14 +309,9 @@ def include_graph(settings) -> IncludeGraph:
     return session.current(settings).fact(IncludeGraph, lambda: IncludeGraph(settings))
 
 
-def shared_bytes(settings, path: Path | str) -> bytes | None:
-    """What the running scan has read of the file `path` (as a header or as a scanned file)."""
-    return include_graph(settings).known(os.path.realpath(path))
-
-
-def share_bytes(settings, path: Path | str, data: bytes) -> None:
-    """Give the running scan's include graph the bytes a scan read of the file `path`."""
-    include_graph(settings).adopt(os.path.realpath(path), data)
+def read_once(settings, path: Path | str) -> bytes:
+    """The running scan's one read of the C/C++/CUDA file `path` (`IncludeGraph.read`)."""
+    return include_graph(settings).read(os.path.realpath(path))
 
 
 def file_session(ctx):
