@@ -307,10 +307,10 @@ def test_failure_while_reading_is_a_notice_for_that_file(tmp_path, monkeypatch, 
 
     real = engine.read_source
 
-    def fragile(sf, settings):
+    def fragile(sf, settings, **how):
         if sf.display == "bad.cu":
             raise MemoryError()
-        return real(sf, settings)
+        return real(sf, settings, **how)
 
     monkeypatch.setattr(engine, "read_source", fragile)
     (tmp_path / "src").mkdir()

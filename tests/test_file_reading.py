@@ -157,3 +157,19 @@ def test_the_build_scope_sweep_shares_the_scan_s_read(tmp_path, monkeypatch):
     result = scan_paths([tree], root=tree, config_file=tree / "portlint.toml", targets=("rocm",))
     assert ("csrc/cuda/b.cu", "PTL057") in {(f.path, f.rule_id) for f in result.findings}  # the scope was built
     assert {rel: opened[rel] for rel in KERNELS} == dict.fromkeys(KERNELS, 1)
+
+
+def test_a_read_after_the_scan_sees_the_file_as_it_is_now(tmp_path):
+    """--add-suppressions reads the files again after the scan: the bytes on disk, not the
+    scan's shared read (which the scan itself keeps using)."""
+    from portlint.core.config import Settings
+    from portlint.discovery.files import SourceFile
+    from portlint.pipeline.engine import read_source, scan_files
+
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    settings = Settings(root=tmp_path, jobs=1)
+    sf = SourceFile(tmp_path / "k.cu", "k.cu", str(tmp_path))
+    scan_files([sf], settings)
+    (tmp_path / "k.cu").write_text("__global__ void k2() {}\n")
+    assert read_source(sf, settings, once=True)[0] == b"__global__ void k() {}\n"
+    assert read_source(sf, settings)[0] == b"__global__ void k2() {}\n"

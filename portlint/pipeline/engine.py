@@ -40,15 +40,17 @@ def _is_c_family(sf: SourceFile) -> bool:
     return suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS
 
 
-def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[Notice]]:
+def read_source(sf: SourceFile, settings: Settings, once: bool = False) -> tuple[bytes | None, list[Notice]]:
     """The file's bytes, or None and a notice. Read by `core.files.read_limited` (opened
-    without blocking, a regular file only, at most the size limit); a C/C++/CUDA file once
-    per scan, through the scan's include graph (`includes.read_once`), so the scan of it,
-    the walks that reach it as a header and the build scope's include sweep share one read."""
+    without blocking, a regular file only, at most the size limit). `once`: the scan's own
+    read, which takes a C/C++/CUDA file through the scan's include graph
+    (`includes.read_once`), so the scan of it, the walks that reach it as a header and the
+    build scope's include sweep share one read; without it (a caller after the scan, such
+    as --add-suppressions) the file is read as it is now."""
     notices: list[Notice] = []
     limit = settings.max_file_size
     try:
-        data = read_once(settings, sf.real) if _is_c_family(sf) else read_limited(sf.real, limit)
+        data = read_once(settings, sf.real) if once and _is_c_family(sf) else read_limited(sf.real, limit)
     except NotRead as exc:
         return None, [Notice(sf.display, _NOT_READ[exc.why].format(size=exc.size, limit=limit))]
     except IsADirectoryError:
@@ -350,7 +352,7 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     """Scan one file, through the cache when there is one. `known` is (cache key, sha256 of
     the bytes it was computed from) when the caller already looked the file up and found no
     entry: the key is reused unless the file changed since."""
-    data, notices = read_source(sf, settings)
+    data, notices = read_source(sf, settings, once=True)
     if data is None:
         return FileResult(notices=notices, scanned=False)
     result = None
@@ -406,7 +408,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     """(result, size, known): the result when the file needs no analysis (unreadable,
     skipped or cached), else None, the file's size for scheduling and (its cache key, the
     sha256 of the bytes read) for scan_one."""
-    data, notices = read_source(sf, settings)
+    data, notices = read_source(sf, settings, once=True)
     if data is None:
         return FileResult(notices=notices, scanned=False), 0, None
     key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
