@@ -133,11 +133,34 @@ def test_a_header_the_scan_reads_is_read_once(tmp_path, monkeypatch, with_cache)
     assert dict(opened) == {"a.cu": 1, "z.cuh": 1, "a.cuh": 1, "b.cu": 1}
 
 
-def test_the_build_scope_sweep_shares_the_scan_s_read(tmp_path, monkeypatch):
-    """A package whose setup.py builds `k.cu` for CUDA only: the build scope's include sweep
-    reads every C/CUDA file of the package before the scan comes to most of them; the scan
-    (PTL057 folds b.cu's ROCm findings) opens none of them again. (setup.py, a Python file,
-    is read by the build scope and by the scan.)"""
+def test_the_build_scope_sweep_reuses_reads_and_keeps_none(tmp_path, monkeypatch):
+    """The sweep (`keep=False`) takes a file the scan's graph holds, and holds nothing it
+    reads itself: every worker that builds a build scope sweeps the whole project."""
+    from portlint.core.config import Settings
+    from portlint.frontends.cuda.includes import IncludeGraph
+
+    (tmp_path / "k.cuh").write_text("#define W 32\n")
+    opened = collections.Counter()
+    real_open = files.open_for_reading
+
+    def counting(path):
+        opened[os.path.basename(str(path))] += 1
+        return real_open(path)
+
+    monkeypatch.setattr(files, "open_for_reading", counting)
+    graph = IncludeGraph(Settings(root=tmp_path))
+    path = str(tmp_path / "k.cuh")
+    assert graph.read(path, keep=False) == graph.read(path, keep=False) == b"#define W 32\n"
+    assert opened["k.cuh"] == 2 and graph.header(path) is not None and opened["k.cuh"] == 3
+    graph.read(path, keep=False)
+    graph.read(path)
+    assert opened["k.cuh"] == 3
+
+
+def test_a_file_is_read_by_the_sweep_and_the_scan_at_most(tmp_path, monkeypatch):
+    """A package whose setup.py builds `b.cu` for CUDA only: the build scope's include sweep
+    reads the C/CUDA files the scan has not read yet, and the scan reads each once at the most
+    (a header the walks reach and the scan reads is one read, not two)."""
     from test_build_scope import SETUP, KERNELS
 
     tree = tmp_path / "pkg"
@@ -156,7 +179,9 @@ def test_the_build_scope_sweep_shares_the_scan_s_read(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "open_for_reading", counting)
     result = scan_paths([tree], root=tree, config_file=tree / "portlint.toml", targets=("rocm",))
     assert ("csrc/cuda/b.cu", "PTL057") in {(f.path, f.rule_id) for f in result.findings}  # the scope was built
-    assert {rel: opened[rel] for rel in KERNELS} == dict.fromkeys(KERNELS, 1)
+    counts = {rel: opened[rel] for rel in KERNELS}
+    # the files the scan read before the scope was built are not read again by its sweep
+    assert set(counts.values()) == {1, 2}, counts
 
 
 def test_a_read_after_the_scan_sees_the_file_as_it_is_now(tmp_path):

@@ -732,10 +732,10 @@ def scan_build_scope(settings, real: Path) -> tuple[BuildScope | None, str | Non
         def read(rel: str) -> bytes | None:
             # the one bounded reader of tree data: regular files only, no more than the scan's
             # size limit (a FIFO or a 10 GB setup.py swapped in after discovery is unread); a
-            # C/C++/CUDA file through the scan's one read of it, which the scan of it reuses
+            # C/C++/CUDA file the scan has read already is not read again
             try:
                 if rel.lower().endswith(_C_FILES):
-                    return read_once(settings, root / rel)
+                    return read_once(settings, root / rel, keep=False)
                 return read_limited(root / rel, settings.max_file_size)
             except OSError:
                 return None

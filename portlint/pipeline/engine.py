@@ -44,8 +44,8 @@ def read_source(sf: SourceFile, settings: Settings, once: bool = False) -> tuple
     """The file's bytes, or None and a notice. Read by `core.files.read_limited` (opened
     without blocking, a regular file only, at most the size limit). `once`: the scan's own
     read, which takes a C/C++/CUDA file through the scan's include graph
-    (`includes.read_once`), so the scan of it, the walks that reach it as a header and the
-    build scope's include sweep share one read; without it (a caller after the scan, such
+    (`includes.read_once`), so the scan of it and the walks that reach it as a header share
+    one read (and the build scope's include sweep reuses it); without it (a caller after the scan, such
     as --add-suppressions) the file is read as it is now."""
     notices: list[Notice] = []
     limit = settings.max_file_size

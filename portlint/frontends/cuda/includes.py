@@ -194,16 +194,21 @@ class IncludeGraph:
                 self._headers[path] = None
         return self._headers[path]
 
-    def read(self, path: str) -> bytes:
-        """The bytes of the C/C++/CUDA file at real path `path`, read once per scan whoever
-        asks first: the scan of the file, a walk that reaches it as a header, the build
-        scope's include sweep (`core.files.read_limited`; its OSError when the file cannot
-        be read, tried again when asked again, so each asker can say why)."""
+    def read(self, path: str, keep: bool = True) -> bytes:
+        """The bytes of the C/C++/CUDA file at real path `path`, read once per scan by the
+        scan of the file and the walks that reach it as a header, whichever asks first
+        (`core.files.read_limited`; its OSError when the file cannot be read, tried again
+        when asked again, so each asker can say why). `keep=False`: a reader that takes
+        what was read already but keeps nothing of its own (the build scope's include
+        sweep reads every C/C++/CUDA file of a project in every worker that builds it;
+        kept, each worker would hold the whole tree)."""
         h = self._headers.get(path)
-        if h is None:
-            data = read_limited(path, getattr(self.settings, "max_file_size", MAX_BYTES))
-            h = self._headers[path] = Header(path, data, hashlib.sha256(data).digest())
-        return h.data
+        if h is not None:
+            return h.data
+        data = read_limited(path, getattr(self.settings, "max_file_size", MAX_BYTES))
+        if keep:
+            self._headers[path] = Header(path, data, hashlib.sha256(data).digest())
+        return data
 
     def _file(self, folder: str, name: str) -> str | None:
         candidate = os.path.join(folder, name)
@@ -309,9 +314,9 @@ def include_graph(settings) -> IncludeGraph:
     return session.current(settings).fact(IncludeGraph, lambda: IncludeGraph(settings))
 
 
-def read_once(settings, path: Path | str) -> bytes:
+def read_once(settings, path: Path | str, keep: bool = True) -> bytes:
     """The running scan's one read of the C/C++/CUDA file `path` (`IncludeGraph.read`)."""
-    return include_graph(settings).read(os.path.realpath(path))
+    return include_graph(settings).read(os.path.realpath(path), keep)
 
 
 def file_session(ctx):
