@@ -108,6 +108,19 @@ def test_read_bytes_names_the_file_in_one_line(tmp_path):
         read_bytes(tmp_path, ValueError)
 
 
+def count_opens(monkeypatch, name) -> collections.Counter:
+    """How often each file (by `name(path)`) is opened through core.files from now on."""
+    opened: collections.Counter = collections.Counter()
+    real_open = files.open_for_reading
+
+    def counting(path):
+        opened[name(path)] += 1
+        return real_open(path)
+
+    monkeypatch.setattr(files, "open_for_reading", counting)
+    return opened
+
+
 @pytest.mark.parametrize("with_cache", [False, True])
 def test_a_header_the_scan_reads_is_read_once(tmp_path, monkeypatch, with_cache):
     """`z.cuh` is reached from `a.cu` before the scan comes to it; `a.cuh` is scanned before
@@ -118,14 +131,7 @@ def test_a_header_the_scan_reads_is_read_once(tmp_path, monkeypatch, with_cache)
     (tree / "z.cuh").write_text("#pragma once\n#define WIDTH 32\n")
     (tree / "a.cuh").write_text("#pragma once\n#define V 1\n")
     (tree / "b.cu").write_text('#include "a.cuh"\n__global__ void k2() {}\n')
-    opened = collections.Counter()
-    real_open = files.open_for_reading
-
-    def counting(path):
-        opened[os.path.basename(str(path))] += 1
-        return real_open(path)
-
-    monkeypatch.setattr(files, "open_for_reading", counting)
+    opened = count_opens(monkeypatch, lambda path: os.path.basename(str(path)))
     extra = {"cache_dir": tmp_path / "cache"} if with_cache else {}
     result = scan_paths([tree], root=tree, **extra)
     assert result.files_scanned == 4
@@ -140,14 +146,7 @@ def test_the_build_scope_sweep_reuses_reads_and_keeps_none(tmp_path, monkeypatch
     from portlint.frontends.cuda.includes import IncludeGraph
 
     (tmp_path / "k.cuh").write_text("#define W 32\n")
-    opened = collections.Counter()
-    real_open = files.open_for_reading
-
-    def counting(path):
-        opened[os.path.basename(str(path))] += 1
-        return real_open(path)
-
-    monkeypatch.setattr(files, "open_for_reading", counting)
+    opened = count_opens(monkeypatch, lambda path: os.path.basename(str(path)))
     graph = IncludeGraph(Settings(root=tmp_path))
     path = str(tmp_path / "k.cuh")
     assert graph.read(path, keep=False) == graph.read(path, keep=False) == b"#define W 32\n"
@@ -169,14 +168,7 @@ def test_a_file_is_read_by_the_sweep_and_the_scan_at_most(tmp_path, monkeypatch)
         (tree / rel).write_text(text)
     (tree / "csrc/cuda/b.cu").write_text('__global__ void k() { asm("mov.u32 %0, %%laneid;" : "=r"(x)); }\n')
     (tree / "portlint.toml").write_text("")
-    opened = collections.Counter()
-    real_open = files.open_for_reading
-
-    def counting(path):
-        opened[Path(path).relative_to(tree).as_posix()] += 1
-        return real_open(path)
-
-    monkeypatch.setattr(files, "open_for_reading", counting)
+    opened = count_opens(monkeypatch, lambda path: Path(path).relative_to(tree).as_posix())
     result = scan_paths([tree], root=tree, config_file=tree / "portlint.toml", targets=("rocm",))
     assert ("csrc/cuda/b.cu", "PTL057") in {(f.path, f.rule_id) for f in result.findings}  # the scope was built
     counts = {rel: opened[rel] for rel in KERNELS}
