@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from portlint import __version__
+from portlint.core.files import WriteRefused, read_bytes, read_limited, read_text, source_identities, write_file
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -472,8 +473,6 @@ def _write(text: str, output: Path | None, scanned=()) -> None:
     never through a symlink, never onto a file the scan read (`scanned`), atomically. A
     relative path (or one inside the working directory) must stay inside it once resolved."""
     if output is not None:
-        from portlint.core.files import source_identities, write_file
-
         cwd = Path.cwd()
         root = cwd if Path(os.path.abspath(output)).is_relative_to(cwd) else None
         try:
@@ -636,10 +635,8 @@ def init_cmd(directory: Path, to_stdout: bool) -> None:
     if existing is not None and existing.parent.resolve() == directory.resolve():
         _fail(f"{existing} already configures portlint; edit it (or see `portlint init --print`)")
     target = pyproject if pyproject.is_file() else own
-    from portlint.core.files import WriteRefused, write_file
-
     try:
-        before = target.read_text(encoding="utf-8") if target.is_file() else ""
+        before = read_bytes(target, OSError).decode("utf-8") if target.is_file() else ""
         sep = "" if not before else ("\n" if before.endswith("\n") else "\n\n")
         # through the one writer: atomic, never through a symlink, inside the directory
         write_file(target, (before + sep + text).encode("utf-8"), root=directory.resolve())
@@ -663,9 +660,8 @@ def _init_section(directory: Path) -> str:
     def contents():
         for sf in files:
             try:
-                with open(sf.real, "rb") as fh:
-                    yield sf.display, fh.read(settings.max_file_size)
-            except OSError:
+                yield sf.display, read_limited(sf.real, settings.max_file_size)
+            except OSError:  # unreadable, not a regular file or over max-file-size: as the scan skips it
                 continue
 
     return section_text(guess_targets(contents()), __version__)
@@ -698,9 +694,9 @@ def suggest_cmd(target: str, to: str) -> None:
         _fail(f"expected FILE::KERNEL, got {target!r}")
     path = Path(path_text)
     try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        _fail(f"cannot read {path}: {exc.strerror or exc}")
+        source = read_text(path, OSError)
+    except OSError as exc:  # "cannot read FILE: why", or not UTF-8, or not a regular file
+        _fail(str(exc))
     try:
         module = ast.parse(source, filename=str(path))
     except SyntaxError as exc:

@@ -105,6 +105,21 @@ def repo() -> Path:
     return REPO
 
 
+def around_owner(check, allowed: dict[str, str], owners: tuple[str, ...] = ()) -> tuple[dict[str, list[str]], list[str]]:
+    """For a test that one concept lives in one module: the portlint modules (POSIX paths
+    from the repository root) other than `owners` where `check(path)` finds code doing it
+    themselves and that `allowed` (module -> why) does not list, with what was found; and the
+    `allowed` modules that no longer do it (their entry is to go)."""
+    found = {}
+    for path in sorted((REPO / "portlint").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        hits = [] if rel in owners else check(path)
+        if hits and rel not in allowed:
+            found[rel] = hits
+    stale = [m for m in allowed if not check(REPO / m)]
+    return found, stale
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--update-snapshots", action="store_true", default=False,

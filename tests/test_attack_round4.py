@@ -557,7 +557,7 @@ GITIGNORE_CASES = {
 def test_c_gitignore_never_hides_a_file_git_keeps(tmp_path, case):
     """Compared with git's own answer (`git ls-files --others --exclude-standard`) on the same
     tree: portlint's walk (discovery/files.py `_Ignorer.excluded`, which returns True as soon
-    as any .gitignore above matches, and pathspec's rules that globmatch keeps) skips files
+    as any .gitignore above matches, and pathspec's rules that discovery.gitignore.linear_spec keeps) skips files
     git does not ignore. A deeper `!k.cu` cannot re-include what a parent ignores; `a/**`
     also ignores the folder a/ itself, so `!a/k.cu` is dead; the allow-list idiom
     (`*`, `!*/`, `!*.cu`) scans only the top folder; `a/b/**/` hides a/b's own files. Each

@@ -150,7 +150,7 @@ def test_d_folders_above_the_scanned_tree_do_not_make_it_vendored(tmp_path):
 # --- near misses of A, B and D: what the bounds and the root must not change -------------------
 
 def test_a_the_linear_glob_matcher_names_what_glob_names():
-    from portlint.index.build_scope import matching
+    from portlint.core.globs import matching
 
     files = ["src/x/y.cu", "src/y.cu", "y.cu", "src/a.cu", "src/b.cu", "src/!.cu", "k1.cu", "k2.cu", "kx.cu", "src/x/.cu"]
     assert matching(files, "src/**/*.cu", True) == ["src/x/y.cu", "src/y.cu", "src/a.cu", "src/b.cu", "src/!.cu", "src/x/.cu"]

@@ -30,18 +30,18 @@ def test_binary_non_utf8_huge_and_syntax_errors_do_not_stop_the_scan(tmp_path):
 
 def test_unreadable_file(tmp_path, monkeypatch):
     """A file that cannot be opened (permissions; simulated, since tests may run as root)."""
-    import portlint.pipeline.engine as engine
+    import portlint.core.files as files
 
     (tmp_path / "secret.cu").write_text(BAD_ASM)
     (tmp_path / "open.cu").write_text(BAD_ASM)
-    real_open = engine.open_source
+    real_open = files.open_for_reading
 
     def guarded_open(path):
         if str(path).endswith("secret.cu"):
             raise PermissionError(13, "Permission denied")
         return real_open(path)
 
-    monkeypatch.setattr(engine, "open_source", guarded_open)
+    monkeypatch.setattr(files, "open_for_reading", guarded_open)
     result = scan_paths([tmp_path], root=tmp_path)
     (notice,) = [n for n in result.notices if n.path == "secret.cu"]
     assert "Permission denied" in notice.message and notice.level == "error"
@@ -307,10 +307,10 @@ def test_failure_while_reading_is_a_notice_for_that_file(tmp_path, monkeypatch, 
 
     real = engine.read_source
 
-    def fragile(sf, settings):
+    def fragile(sf, settings, **how):
         if sf.display == "bad.cu":
             raise MemoryError()
-        return real(sf, settings)
+        return real(sf, settings, **how)
 
     monkeypatch.setattr(engine, "read_source", fragile)
     (tmp_path / "src").mkdir()

@@ -44,15 +44,16 @@ UPWARD = {
 # module -> imports of portlint modules inside its functions, at most
 FUNCTION_LEVEL = {
     # cli: +2 (issue 26) the one writer in _write and classify for --stdin-filename, imported per command for start-up time;
-    # +6 (issue 27) init (config, the writer; init_section, discovery, config) and --extend-select, lazy as every command
-    "portlint.cli": 42, "portlint.pipeline.engine": 14, "portlint.index.project": 16,
+    # +6 (issue 27) init (config, the writer; init_section, discovery, config) and --extend-select, lazy as every command;
+    # -2 (issue 23) the reader and writer (core.files, no third-party imports) at the top
+    "portlint.cli": 40, "portlint.pipeline.engine": 14, "portlint.index.project": 16,
     "portlint.frontends.ptx": 14, "portlint.rules.cuda_ptx": 13,
     "portlint.frontends.cuda.libclang_pass": 9, "portlint.rules.build": 9,
     "portlint.analyses.cuda.hipify": 7, "portlint.frontends.cuda.name_tables": 6,
     "portlint.frontends.cuda.guards": 5, "portlint.rules.api": 5,
     "portlint.output.formats": 7,  # +2: gitlab, junit, imported only when asked for
     "portlint.frontends.cuda.platform_macros": 4,
-    "portlint.pipeline.workers": 4, "portlint.output.fixes": 4, "portlint.server.buffers": 3,
+    "portlint.pipeline.workers": 4, "portlint.output.fixes": 3, "portlint.server.buffers": 3,
     "portlint.frontends.cuda.symbols": 3, "portlint.frontends.cuda.includes": 3,
     "portlint.pipeline.stdin_scan": 3, "portlint.rules.xla_tracing": 3,
     "portlint.output.add_suppressions": 3, "portlint.output.formats.sarif": 2,

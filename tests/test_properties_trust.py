@@ -177,20 +177,15 @@ def test_config_loads_or_is_a_usage_error_and_stays_in_the_tree(tmp_path, pairs)
 @given(st.lists(st.text(st.sampled_from("*?a/b[]!\\#"), max_size=60), max_size=6),
        st.text(st.sampled_from("ab/."), min_size=1, max_size=250))
 def test_kept_gitignore_patterns_match_within_the_deadline(patterns, name):
-    import pathspec
-
-    from portlint.discovery.files import bounded_patterns
-    from portlint.discovery.globmatch import linear_spec
+    from portlint.discovery.gitignore import IgnoreFile, bounded_patterns, linear_spec
 
     notices: list = []
     kept = bounded_patterns(patterns, ".gitignore", notices)
     try:
-        spec = linear_spec(pathspec, kept)  # the matcher discovery uses
+        spec = linear_spec(kept)  # the matcher discovery uses
     except Exception:  # an invalid pattern: discovery turns this into a notice
         return
     spec.match_file(name.strip("/") or "a")  # the deadline is the assertion
-    from portlint.discovery.gitignore import IgnoreFile
-
     git_kept = bounded_patterns(patterns, ".gitignore", notices, runs=True)
     names = [n.encode() for n in (name.strip("/") or "a").split("/") if n] or [b"a"]
     IgnoreFile.from_lines([ln.encode() for ln in git_kept]).verdict(names, False)  # .gitignore files' matcher

@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint import __version__
-from portlint.core.files import write_file
+from portlint.core.files import read_limited, write_file
 
 _FORMAT = 3
 _C_FAMILY = {".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
@@ -59,7 +59,7 @@ def settings_fingerprint(settings) -> str:
     cc = getattr(settings, "compile_commands", None)
     if cc:  # its flags (-I, -D) change what the libclang pass sees
         try:
-            parts.append(hashlib.sha256(Path(cc).read_bytes()).hexdigest())
+            parts.append(hashlib.sha256(read_limited(cc)).hexdigest())
         except OSError:
             parts.append("unreadable")
     return "\0".join(parts)

@@ -6,14 +6,14 @@ is a ConfigError, which the CLI prints as one line and exits 2."""
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from portlint.core.files import resolves_inside
-from portlint.core.jsonfile import read_text, read_toml
+from portlint.core.files import read_text, resolves_inside
+from portlint.core.globs import fits
+from portlint.core.jsonfile import read_toml
 from portlint.core.model import TARGETS, Severity
 from portlint.core.vocabulary import file_roles
 
@@ -175,7 +175,7 @@ def expand_selector(sel: str) -> tuple[str, ...]:
         prefixes = presets[low]
         return tuple(rid for rid in rules if rid.startswith(prefixes))
     if any(c in sel for c in "*?["):
-        return tuple(rid for rid, r in rules.items() if fnmatch.fnmatchcase(rid, sel.upper()) or fnmatch.fnmatchcase(r.name, low))
+        return tuple(rid for rid, r in rules.items() if fits(rid, sel.upper()) or fits(r.name, low))
     by_prefix = tuple(rid for rid in rules if rid.startswith(sel.upper()))
     if by_prefix and sel.upper().startswith("PTL"):
         return by_prefix

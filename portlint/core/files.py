@@ -15,7 +15,19 @@ What it guarantees, whatever the scanned tree holds:
 - a file the scan read as a source (same device and inode) is refused as a target, so
   `--output k.cu` cannot overwrite the code it reports on.
 
-Refusals raise `WriteRefused` (an OSError) with a one-line reason."""
+Refusals raise `WriteRefused` (an OSError) with a one-line reason.
+
+And the one way portlint reads a file of the scanned tree or one it does not trust (sources,
+headers, `.gitignore` files, dependency lists, configuration, baselines): `read_limited`.
+- it opens without blocking (a FIFO never hangs the open) and reads only a regular file (a
+  FIFO swapped in after discovery, a symlink to `/dev/zero`, a folder are refused after
+  the open, by what the open handle is);
+- it reads at most `limit` bytes whatever size the file claims (a file that grows while it
+  is read is refused too), in chunks, so a large limit costs no memory up front;
+- a refusal is `NotRead` (an OSError) whose `why` says which, for the caller's one-line
+  notice; `read_bytes` / `read_text` turn every failure into the caller's error type.
+Where a file may lie (inside the tree, never through a link out of it) is the caller's
+check, with `resolves_inside`: discovery's for sources, the reader's own for the rest."""
 
 from __future__ import annotations
 
@@ -141,3 +153,79 @@ def write_file(path: Path, data: bytes, *, root: Path | None = None, make_folder
             raise
     finally:
         os.close(dfd)
+
+
+# ---- reading ------------------------------------------------------------------------------
+
+MAX_BYTES = 256 * 1024 * 1024  # what a read takes at the most when its caller names no limit
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
+
+
+class NotRead(OSError):
+    """A file `read_limited` refuses: `why` is "directory", "not-regular", "too-large" (its
+    size, `size`, is over the limit) or "grew" (it held more than the limit when read)."""
+
+    def __init__(self, why: str, size: int | None = None) -> None:
+        super().__init__(errno.EINVAL, why)
+        self.why, self.size = why, size
+
+
+def open_for_reading(path) -> int:
+    """A read-only descriptor of `path`, opened without blocking (FIFOs and devices never
+    stall it)."""
+    return os.open(path, _READ_FLAGS)
+
+
+def read_limited(path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of regular file `path`, at most `limit` of them; `NotRead` for a folder, a
+    FIFO, device or socket, or a file over `limit`; OSError when it cannot be opened or read."""
+    fd = open_for_reading(path)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise NotRead("directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRead("not-regular")
+        if st.st_size > limit:
+            raise NotRead("too-large", st.st_size)
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    if left <= 0:
+        raise NotRead("grew")
+    return b"".join(chunks)
+
+
+def shown_as(path, label: str) -> str:
+    """How a message names the file: `label path`, or the path alone."""
+    return f"{label} {path}" if label else str(path)
+
+
+def read_bytes(path: Path, error: type[Exception], label: str = "", limit: int = MAX_BYTES) -> bytes:
+    """`read_limited`, every failure `error(one-line message)` naming the file."""
+    shown = shown_as(path, label)
+    try:
+        return read_limited(path, limit)
+    except NotRead as exc:
+        if exc.why in ("too-large", "grew"):
+            raise error(f"{shown} is larger than {limit} bytes") from None
+        raise error(f"cannot read {shown}: not a regular file") from None
+    except OSError as exc:
+        raise error(f"cannot read {shown}: {exc.strerror or exc}") from None
+
+
+def read_text(path: Path, error: type[Exception], label: str = "", limit: int = MAX_BYTES) -> str:
+    """`read_bytes`, decoded as UTF-8 (a BOM dropped); not UTF-8 is `error` too."""
+    shown = shown_as(path, label)
+    data = read_bytes(path, error, label, limit)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{shown} is not UTF-8 text: {exc}") from None
+    return text[1:] if text.startswith("\ufeff") else text

@@ -1,9 +1,7 @@
-"""The one way portlint reads a document it does not trust (a baseline, SARIF shards,
-configuration, `pyproject.toml`, compile_commands.json, `.gitignore` files).
+"""The one way portlint parses a document it does not trust (a baseline, SARIF shards,
+configuration, `pyproject.toml`, compile_commands.json), read by `core.files.read_text`
+(regular files only, opened without blocking, at most `limit` bytes).
 
-- `read_bytes`: regular files only, opened non-blocking (a FIFO never hangs the open, and
-  is refused after it), a symlink to `/dev/zero` is a character device and refused, and at
-  most `limit` bytes are read whatever the file says its size is.
 - `read_json` / `read_toml`: the text parsed with bounded nesting (`MAX_DEPTH`) and bounded
   integers (`MAX_INT_DIGITS` digits; NaN and Infinity refused), every failure one line
   naming the file.
@@ -14,57 +12,12 @@ Every failure raises the caller's error type with a one-line message."""
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 
-MAX_BYTES = 256 * 1024 * 1024
+from portlint.core.files import MAX_BYTES, shown_as, read_text
+
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 40
-
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _shown(path, label: str) -> str:
-    return f"{label} {path}" if label else str(path)
-
-
-def read_bytes(path: Path, error: type[Exception], label: str = "", limit: int = MAX_BYTES) -> bytes:
-    """The bytes of regular file `path`, at most `limit` of them, or `error(message)`."""
-    shown = _shown(path, label)
-    try:
-        fd = os.open(path, _FLAGS)
-    except OSError as exc:
-        raise error(f"cannot read {shown}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"cannot read {shown}: not a regular file")
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as exc:
-        raise error(f"cannot read {shown}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > limit:
-        raise error(f"{shown} is larger than {limit} bytes")
-    return data
-
-
-def read_text(path: Path, error: type[Exception], label: str = "", limit: int = MAX_BYTES) -> str:
-    shown = _shown(path, label)
-    data = read_bytes(path, error, label, limit)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise error(f"{shown} is not UTF-8 text: {exc}") from None
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def _int(text: str) -> int:
@@ -111,7 +64,7 @@ def parse_json(text: str, error: type[Exception], shown: str) -> object:
 def read_json(path: Path, error: type[Exception], label: str = "", limit: int = MAX_BYTES) -> object:
     """The parsed JSON document at `path`, or `error(message)` when it cannot be read, is
     not a bounded JSON document (size, depth, integers)."""
-    return parse_json(read_text(path, error, label, limit), error, _shown(path, label))
+    return parse_json(read_text(path, error, label, limit), error, shown_as(path, label))
 
 
 def parse_toml(text: str, error: type[Exception], shown: str) -> dict:
@@ -131,7 +84,7 @@ def parse_toml(text: str, error: type[Exception], shown: str) -> dict:
 
 
 def read_toml(path: Path, error: type[Exception], label: str = "", limit: int = 16 * 1024 * 1024) -> dict:
-    return parse_toml(read_text(path, error, label, limit), error, _shown(path, label))
+    return parse_toml(read_text(path, error, label, limit), error, shown_as(path, label))
 
 
 _TYPE_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer", bool: "true or false"}

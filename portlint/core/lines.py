@@ -114,10 +114,21 @@ def lone_cr_as_lf(data: bytes) -> bytes:
     return _LONE_CR.sub(b"\n", data)
 
 
-def python_line_starts(data: bytes) -> list[int]:
-    """Line starts as Python's tokenizer counts lines (`\\n`, `\\r\\n` and a lone `\\r`), to
-    translate `ast` positions into this model when a file holds a lone `\\r`."""
-    starts = [0]
-    for m in re.finditer(rb"\r\n|\r|\n", data):
-        starts.append(m.end())
-    return starts
+class CrLines:
+    """A file's lines as the tools that also end a line at a lone `\\r` count them: Python's
+    tokenizer (so `ast` positions) and a C preprocessor (so the CUDA analysis, which reads
+    `lone_cr_as_lf` of the file). A position in that numbering is turned into a byte offset
+    of the same bytes (the copy changes one byte for one, so offsets agree); the file's
+    context turns the offset into this model's (line, column). Only needed when
+    `has_lone_cr`: otherwise both numberings are this model's."""
+
+    def __init__(self, data: bytes):
+        self._map = ByteMap(lone_cr_as_lf(data))  # its lines: after each LF, CRLF or lone CR
+
+    def offset(self, line: int, byte_col: int) -> int:
+        """The byte offset of 1-based `line`, 0-based byte column `byte_col` (as `ast` gives)."""
+        return self._map.starts[line - 1] + byte_col
+
+    def char_offset(self, line: int, col: int) -> int | None:
+        """The byte offset of 1-based (line, code-point column), None when there is none."""
+        return self._map.byte_offset(line, col)

@@ -18,17 +18,14 @@ device or socket is never opened."""
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.core.config import DEFAULT_EXCLUDES, Settings
-from portlint.core.files import resolves_inside
-from portlint.core.jsonfile import read_bytes
-from portlint.discovery.gitignore import IgnoreFile, ignored_path
+from portlint.core.files import read_bytes, resolves_inside
+from portlint.discovery.gitignore import IgnoreFile, bounded_patterns, ignored_path, linear_spec
 from portlint.discovery.gitindex import tracked_paths
-from portlint.discovery.globmatch import linear_spec
 from portlint.discovery.languages import is_source_candidate
 from portlint.core.model import Notice
 
@@ -70,43 +67,6 @@ def display_path(path: Path, root: Path) -> str:
 
 
 MAX_GITIGNORE = 1024 * 1024
-MAX_PATTERN = 1024
-MAX_STARS_PER_PART = 2  # `*` in one path component: matching costs up to name length ** stars
-MAX_DOUBLE_STARS = 3  # `**` components in one pattern: the same for path length
-
-
-def _pattern_cost_ok(line: str, runs: bool = False) -> bool:
-    body = line.strip()
-    if len(body) > MAX_PATTERN:
-        return False
-    parts = body.split("/")
-    if runs:  # git's reading: `***` is `**`, and a run of stars in a name is one `*`
-        double = sum(1 for part in parts if len(part) >= 2 and not part.strip("*"))
-        return double <= MAX_DOUBLE_STARS and all(not part.strip("*") or len(_STAR_RUN.findall(part)) <= MAX_STARS_PER_PART
-                                                  for part in parts)
-    double = sum(1 for part in parts if part == "**")
-    return double <= MAX_DOUBLE_STARS and all(part == "**" or part.count("*") <= MAX_STARS_PER_PART for part in parts)
-
-
-_STAR_RUN = re.compile(r"\*+")
-
-
-def bounded_patterns(lines: list[str], where: str, notices: list[Notice], runs: bool = False) -> list[str]:
-    """The gitignore-style `lines` whose matching cost is bounded: a line with more than
-    MAX_STARS_PER_PART `*` in one component, more than MAX_DOUBLE_STARS `**` components or
-    longer than MAX_PATTERN is dropped (the regex it becomes backtracks polynomially in the
-    name length with the number of stars, exponentially in effect), with one notice.
-    `runs`: the lines are a .gitignore file's, read as git reads them (discovery/gitignore.py:
-    stars in a row are one `*`, and a component of stars only is `**`)."""
-    kept = [ln for ln in lines if ln.lstrip().startswith("#") or _pattern_cost_ok(ln, runs)]
-    dropped = len(lines) - len(kept)
-    if dropped:
-        notices.append(Notice(where, f"{dropped} pattern(s) with more than {MAX_STARS_PER_PART} `*` in one path component, "
-                                     f"more than {MAX_DOUBLE_STARS} `**` or over {MAX_PATTERN} characters not used "
-                                     "(their matching cost is unbounded)"))
-    return kept
-
-
 class _Ignorer:
     """Which paths the excludes and the tree's .gitignore files leave out. `.gitignore`
     files give git's answers (discovery/gitignore.py): a deeper file's answer beats a
@@ -115,13 +75,11 @@ class _Ignorer:
     rules never drop. The configured and default excludes drop a path whatever git says."""
 
     def __init__(self, settings: Settings):
-        import pathspec
-
         self.root = settings.root
         self._root = str(settings.root)
         self.notices: list[Notice] = []
         excludes = bounded_patterns(list(settings.exclude), "exclude (configuration)", self.notices)
-        self.exclude = linear_spec(pathspec, list(DEFAULT_EXCLUDES) + excludes)
+        self.exclude = linear_spec(list(DEFAULT_EXCLUDES) + excludes)
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[str, IgnoreFile | None] = {}
         self._chains: dict[str, list[tuple[str, IgnoreFile]]] = {}

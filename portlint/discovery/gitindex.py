@@ -26,8 +26,7 @@ import os
 import stat
 import struct
 
-from portlint.core.files import resolves_inside
-from portlint.core.jsonfile import read_bytes
+from portlint.core.files import read_bytes, resolves_inside
 
 MAX_INDEX = 128 * 1024 * 1024
 MAX_GITFILE = 4096

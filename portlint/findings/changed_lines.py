@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 
 from portlint.core import lines as line_model
-from portlint.core.jsonfile import read_bytes
+from portlint.core.files import read_bytes
 
 _GIT_CONFIG = ("-c", "core.quotepath=off", "-c", "core.fsmonitor=false", "-c", "diff.external=", "-c", "core.pager=cat")
 # environment variables that could make git run something, or look elsewhere than asked

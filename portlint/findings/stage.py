@@ -4,6 +4,7 @@ the editor server reaches it through the same engine call, so it agrees with the
 
 from __future__ import annotations
 
+from portlint.core.globs import covers
 from portlint.core.model import FileResult, Finding, Severity
 from portlint.findings.precedence import drop_superseded
 from portlint.findings.roles import demote_by_role
@@ -64,9 +65,7 @@ def apply_findings_stage(ctx: FileContext, plan: Plan, result: FileResult) -> No
     demote_by_role(ctx, findings)
     # 3. per-file ignores from the config
     if settings.per_file_ignores:
-        import fnmatch
-
-        drops = [ids for glob, ids in settings.per_file_ignores.items() if fnmatch.fnmatch(ctx.path, glob) or fnmatch.fnmatch(ctx.path, glob.rstrip("/") + "/*")]
+        drops = [ids for glob, ids in settings.per_file_ignores.items() if covers(ctx.path, glob)]
         if drops:
             flat = tuple(i for ids in drops for i in ids)
             findings = [f for f in findings if not f.rule_id.startswith(flat)]

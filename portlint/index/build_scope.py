@@ -20,7 +20,6 @@ Unknown is in scope; a package whose build has no ROCm branch is entirely in sco
 from __future__ import annotations
 
 import ast
-import fnmatch
 import os
 import re
 import tomllib
@@ -29,10 +28,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint.core import session
+from portlint.core.globs import fits, matching
 from portlint.core.config import git_root
-from portlint.core.jsonfile import read_bytes
+from portlint.core.files import read_limited
 from portlint.discovery.files import discover
 from portlint.frontends.buildfiles.cmake import branch_commands
+from portlint.frontends.cuda.includes import read_once
 from portlint.index.project import project_root
 
 _VOCAB = Path(__file__).resolve().parent.parent.parent / "rules" / "vocabulary" / "build_scope.toml"
@@ -113,104 +114,6 @@ def _value_test(value: str, has_amd_leg: bool):
     if has_amd_leg and v in vocabulary()["cuda_values"]:
         return False
     return None
-
-
-def matching(files: list[str], pattern: str, recursive: bool, star_crosses: bool = False) -> list[str]:
-    """The files a glob pattern (relative to the project root) names: `*` and `?` stay inside
-    one folder, `**/` crosses folders only in a recursive glob (Python's glob(recursive=True));
-    in CMake's GLOB_RECURSE (`star_crosses`) every `*` crosses them.
-
-    Matched by walking each name once with the set of pattern positions it can be at (no
-    regex: a pattern of many stars against a long name backtracked for minutes), so a match
-    costs the name's length times the pattern's."""
-    tokens = _glob_tokens(pattern, recursive, star_crosses)
-    return [f for f in files if _glob_match(tokens, f)]
-
-
-# glob tokens: ("lit", c), ("one",) any character but "/", ("set", chars, negated), ("star",)
-# any run without "/", ("any",) any run, ("dirs",) zero or more whole folders ("**/")
-def _glob_tokens(pattern: str, recursive: bool, star_crosses: bool) -> tuple:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i) and recursive:
-            out.append(("dirs",))
-            i += 3
-        elif pattern[i] == "*":
-            out.append(("any",) if star_crosses or (recursive and pattern.startswith("**", i)) else ("star",))
-            i += 2 if pattern.startswith("**", i) else 1
-        elif pattern[i] == "?":
-            out.append(("one",))
-            i += 1
-        elif pattern[i] == "[" and pattern.find("]", i + 2 if pattern.startswith(("[!", "[^"), i) else i + 1) >= 0:
-            j = i + 1
-            negated = pattern[j] in "!^"
-            j += negated
-            close = pattern.find("]", j + 1 if pattern[j] == "]" else j)
-            body, chars = pattern[j:close], set()
-            k = 0
-            while k < len(body):
-                if k + 2 < len(body) and body[k + 1] == "-":
-                    chars.update(chr(c) for c in range(ord(body[k]), ord(body[k + 2]) + 1) if c - ord(body[k]) < 0x10000)
-                    k += 3
-                else:
-                    chars.add(body[k])
-                    k += 1
-            out.append(("set", frozenset(chars), negated))
-            i = close + 1
-        else:
-            out.append(("lit", pattern[i]))
-            i += 1
-    return tuple(out)
-
-
-def _glob_closure(tokens: tuple, states: set) -> set:
-    """The positions reachable without reading a character: a star, a run or `**/` may match
-    nothing."""
-    todo = list(states)
-    while todo:
-        k = todo.pop()
-        if isinstance(k, int) and k < len(tokens) and tokens[k][0] in ("star", "any", "dirs") and k + 1 not in states:
-            states.add(k + 1)
-            todo.append(k + 1)
-    return states
-
-
-def _glob_match(tokens: tuple, name: str) -> bool:
-    states = _glob_closure(tokens, {0})
-    for ch in name:
-        nxt = set()
-        for k in states:
-            if isinstance(k, tuple):  # inside a `**/` folder run: any character, "/" may end it
-                nxt.add(k)
-                if ch == "/":
-                    nxt.add(k[0] + 1)
-                continue
-            if k >= len(tokens):
-                continue
-            tok = tokens[k]
-            kind = tok[0]
-            if kind == "lit":
-                if ch == tok[1]:
-                    nxt.add(k + 1)
-            elif kind == "one":
-                if ch != "/":
-                    nxt.add(k + 1)
-            elif kind == "set":
-                if ch != "/" and ((ch in tok[1]) != tok[2]):
-                    nxt.add(k + 1)
-            elif kind == "star":
-                if ch != "/":
-                    nxt.add(k)
-            elif kind == "any":
-                nxt.add(k)
-            elif kind == "dirs":
-                nxt.add((k,))
-                if ch == "/":
-                    nxt.add(k + 1)
-        if not nxt:
-            return False
-        states = _glob_closure(tokens, nxt)
-    return len(tokens) in states
 
 
 # ---- setup.py --------------------------------------------------------------------------------
@@ -588,7 +491,7 @@ class _CMakeReader:
                             continue  # not evidence of a CUDA-only listing; nor of a ROCm one
                         pattern = self._rel(re.sub(r"\$[{<][^}>]*[}>]", "*", item))
                         for f in self.files if pattern is not None else ():
-                            if fnmatch.fnmatchcase(f, pattern) or fnmatch.fnmatchcase(f, "*/" + pattern.rpartition("/")[2]):
+                            if fits(f, pattern) or fits(f, "*/" + pattern.rpartition("/")[2]):
                                 self.listings.append(_Listing(f, None, build, line))
                         continue
                     rel = self._rel(item)
@@ -828,9 +731,12 @@ def scan_build_scope(settings, real: Path) -> tuple[BuildScope | None, str | Non
 
         def read(rel: str) -> bytes | None:
             # the one bounded reader of tree data: regular files only, no more than the scan's
-            # size limit (a FIFO or a 10 GB setup.py swapped in after discovery is unread)
+            # size limit (a FIFO or a 10 GB setup.py swapped in after discovery is unread); a
+            # C/C++/CUDA file the scan has read already is not read again
             try:
-                return read_bytes(root / rel, OSError, limit=settings.max_file_size)
+                if rel.lower().endswith(_C_FILES):
+                    return read_once(settings, root / rel, keep=False)
+                return read_limited(root / rel, settings.max_file_size)
             except OSError:
                 return None
 

@@ -52,10 +52,10 @@ class FileContext:
         return line_model.ByteMap(self.data)
 
     @cached_property
-    def _python_starts(self) -> list[int] | None:
-        """Python's own line starts when they differ from ours (a lone CR, which Python's
+    def _cr_lines(self) -> line_model.CrLines | None:
+        """Python's own line numbering when it differs from ours (a lone CR, which Python's
         tokenizer counts as a line break), else None."""
-        return line_model.python_line_starts(self.data) if line_model.has_lone_cr(self.data) else None
+        return line_model.CrLines(self.data) if line_model.has_lone_cr(self.data) else None
 
     def line_text(self, line: int) -> str:
         """1-based line, without its newline ("" past the end)."""
@@ -82,10 +82,10 @@ class FileContext:
             end_byte = getattr(node, "end_col_offset", None)
             if end_byte is None:
                 end_byte = node.col_offset
-            if self._python_starts is not None:  # ast counted a lone CR as a line break
-                py = self._python_starts
-                start = self.offset_to_pos(py[node.lineno - 1] + node.col_offset)
-                end = self.offset_to_pos(py[end_line - 1] + end_byte)
+            cr = self._cr_lines
+            if cr is not None:  # ast counted a lone CR as a line break
+                start = self.offset_to_pos(cr.offset(node.lineno, node.col_offset))
+                end = self.offset_to_pos(cr.offset(end_line, end_byte))
                 return Span(*start, *end)
             return Span(
                 node.lineno,
@@ -158,7 +158,7 @@ class FileContext:
 
         if getattr(self, "_flattened", False):
             return None  # see `tree`
-        if self.language == "python" and self._python_starts is not None:
+        if self.language == "python" and self._cr_lines is not None:
             # detectors build some edit spans from ast's (line, byte) pairs, which count a
             # lone CR as a line break: no fix is offered rather than one that lands elsewhere
             self.notice("the file breaks lines with a lone CR, which Python counts as a line break: fixes are not offered")

@@ -53,7 +53,7 @@ from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 
-from portlint.core.files import resolves_inside
+from portlint.core.files import read_limited, resolves_inside
 from portlint.frontends.python.names import ImportTable, LineStartPattern, dotted_name
 
 SUMMARY_VERSION = 8
@@ -824,8 +824,8 @@ def _summary_of(info: FileInfo, store: "_SummaryBatch | None", trees: dict | Non
         return _SUMMARIES[key]
     summary = store.get(key) if store is not None else None
     if summary is None and info.data is None and root is not None:
-        try:
-            data = (root / info.rel).read_bytes()
+        try:  # read as before: the digest tells the same bytes
+            data = read_limited(root / info.rel)
         except OSError:
             data = None
         if data is not None and hashlib.sha256(data).hexdigest() == info.sha:
@@ -981,9 +981,8 @@ def build(root: Path, settings) -> ProjectModel:
             real = os.path.realpath(real)
             if not real.startswith(prefix):
                 continue
-        try:
-            with open(real, "rb") as fh:
-                data = fh.read()
+        try:  # as the scan reads it: a regular file, at most max-file-size (else the scan skips it too)
+            data = read_limited(real, settings.max_file_size)
         except OSError:
             continue
         rel = real[len(prefix):].replace(os.sep, "/")
@@ -1132,9 +1131,9 @@ def _dependency_tags(root: Path, folders: set[str]) -> dict[str, list[str]]:
             path = base / name
             try:
                 # a link out of the tree is not read (discovery's notice names it)
-                if not path.is_file() or not resolves_inside(path, root) or path.stat().st_size > 1_000_000:
+                if not path.is_file() or not resolves_inside(path, root):
                     continue
-                text = path.read_text(encoding="utf-8", errors="replace")
+                text = read_limited(path, 1_000_000).decode("utf-8", errors="replace")
             except OSError:
                 continue
             tags |= _tags_in_dependency_text(name, text)
@@ -1617,7 +1616,7 @@ def foreign_traced_map(ctx, rel: str):
 
         path = model.root / rel
         try:
-            data = path.read_bytes()
+            data = read_limited(path, ctx.settings.max_file_size)
         except OSError:
             return None
         if hashlib.sha256(data).hexdigest() != model.files[rel].sha:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from portlint.core import lines as line_model
-from portlint.core.files import write_file
+from portlint.core.files import NotRead, read_limited, write_file
 from portlint.core.model import Notice
 from portlint.output.escape import diff_line
 
@@ -206,18 +206,6 @@ def write_target(sf) -> tuple[Path | None, str]:
     return Path(real), ""
 
 
-def _read_limited(path: Path, limit: int) -> bytes | None:
-    """The bytes of regular file `path`, or None when it is not one or exceeds `limit`
-    (opened and bounded the way the scan reads sources)."""
-    from portlint.pipeline.engine import open_source
-
-    with open_source(path) as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        data = fh.read(limit + 1)
-    return data if len(data) <= limit else None
-
-
 def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: bool = False) -> FixRun:
     """Fix the discovered `files` (discovery.SourceFile) that `findings` have fixes for;
     write them only when `write`. A finding whose path is not one of `files` is ignored."""
@@ -243,13 +231,13 @@ def apply_fixes(findings, settings, files, include_unsafe: bool = False, write: 
             run.notices.append(Notice(display, f"not fixed again: the same file as {fixed_through[target]}", "note"))
             continue
         fixed_through[target] = display
-        try:
-            before = _read_limited(target, settings.max_file_size)
+        try:  # read as the scan reads sources
+            before = read_limited(target, settings.max_file_size)
+        except NotRead:
+            run.notices.append(Notice(display, "not fixed: not a regular file, or over the size limit"))
+            continue
         except OSError as exc:
             run.notices.append(Notice(display, f"not fixed: cannot read: {exc.strerror or exc}"))
-            continue
-        if before is None:
-            run.notices.append(Notice(display, "not fixed: not a regular file, or over the size limit"))
             continue
         result = splice(before, chosen)
         if result.dropped:

@@ -8,14 +8,15 @@ import codecs
 import dataclasses
 import gc
 import hashlib
-import io
 import os
 import re
 
 from portlint.core.config import Settings
 from portlint.index.context import FileContext
 from portlint.discovery.files import SourceFile
-from portlint.discovery.languages import classify
+from portlint.core.files import NotRead, read_limited
+from portlint.discovery.languages import CUDA_EXTENSIONS, CXX_EXTENSIONS, classify
+from portlint.frontends.cuda.includes import read_once
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity, Span
 from portlint.core.registry import Detector
 from portlint.findings.selection import TOOL_INTERNAL, Plan, plan as _plan
@@ -26,37 +27,36 @@ from portlint.index.build_scope import CUDA_SUFFIXES, scan_build_scope
 from portlint.index.roles import path_role
 
 _BINARY_SNIFF = 8192
+_NOT_READ = {
+    "directory": "is a directory, skipped",
+    "not-regular": "not a regular file (FIFO, device or socket): skipped",
+    "too-large": "file is {size} bytes, over the {limit}-byte limit (max-file-size): skipped",
+    "grew": "file is over the {limit}-byte limit (max-file-size) while reading: skipped",
+}
 
 
-def open_source(path) -> "io.BufferedReader":
-    """Open for reading without blocking (a FIFO or a device never stalls the scan)."""
-    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb")
+def _is_c_family(sf: SourceFile) -> bool:
+    suffix = sf.real.suffix.lower()
+    return suffix in CUDA_EXTENSIONS or suffix in CXX_EXTENSIONS
 
 
-def read_source(sf: SourceFile, settings: Settings) -> tuple[bytes | None, list[Notice]]:
-    """The file's bytes, or None and a notice. The file is opened without blocking and must
-    be a regular file (a FIFO swapped in after discovery is not read); at most one byte more
-    than the size limit is read, whatever size the file reports."""
-    import stat
-
+def read_source(sf: SourceFile, settings: Settings, once: bool = False) -> tuple[bytes | None, list[Notice]]:
+    """The file's bytes, or None and a notice. Read by `core.files.read_limited` (opened
+    without blocking, a regular file only, at most the size limit). `once`: the scan's own
+    read, which takes a C/C++/CUDA file through the scan's include graph
+    (`includes.read_once`), so the scan of it and the walks that reach it as a header share
+    one read (and the build scope's include sweep reuses it); without it (a caller after the scan, such
+    as --add-suppressions) the file is read as it is now."""
     notices: list[Notice] = []
     limit = settings.max_file_size
     try:
-        with open_source(sf.real) as fh:
-            st = os.fstat(fh.fileno())
-            if stat.S_ISDIR(st.st_mode):
-                return None, [Notice(sf.display, "is a directory, skipped")]
-            if not stat.S_ISREG(st.st_mode):
-                return None, [Notice(sf.display, "not a regular file (FIFO, device or socket): skipped")]
-            if st.st_size > limit:
-                return None, [Notice(sf.display, f"file is {st.st_size} bytes, over the {limit}-byte limit (max-file-size): skipped")]
-            data = fh.read(limit + 1)
+        data = read_once(settings, sf.real) if once and _is_c_family(sf) else read_limited(sf.real, limit)
+    except NotRead as exc:
+        return None, [Notice(sf.display, _NOT_READ[exc.why].format(size=exc.size, limit=limit))]
     except IsADirectoryError:
-        return None, [Notice(sf.display, "is a directory, skipped")]
+        return None, [Notice(sf.display, _NOT_READ["directory"])]
     except OSError as exc:
         return None, [Notice(sf.display, f"cannot read: {exc.strerror or exc}", "error")]
-    if len(data) > limit:
-        return None, [Notice(sf.display, f"file is over the {limit}-byte limit (max-file-size) while reading: skipped")]
     if b"\0" in data[:_BINARY_SNIFF]:
         return None, [Notice(sf.display, "binary file (NUL bytes), skipped", "note")]
     try:
@@ -197,16 +197,17 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
 def _renumber(ctx: FileContext, original: bytes, findings: list[Finding]) -> FileContext:
     """Give positions found in the lone-CR-as-LF copy of a file back in the line model's
     numbering of its real bytes (lines end at LF or CRLF only, as editors and GitHub show
-    them; the Python side does the same through `FileContext._python_starts`), fix edits
-    too. An edit keeps the `old` text it was anchored to in the copy: where its span holds a
-    lone CR that text differs from the file's, and the fix engine drops it as stale. Returns
-    a context over the real bytes, for the line hashes."""
-    copy = line_model.ByteMap(ctx.data)
+    them), fix edits too, through `core.lines.CrLines` (the numbering Python's `ast`
+    positions are given back from as well, in `FileContext.node_span`). An edit keeps the
+    `old` text it was anchored to in the copy: where its span holds a lone CR that text
+    differs from the file's, and the fix engine drops it as stale. Returns a context over
+    the real bytes, for the line hashes."""
+    copy = line_model.CrLines(original)
     real = FileContext(ctx.path, original, ctx.language, ctx.tags, ctx.settings)
     real.counters = ctx.counters
 
     def at(line: int, col: int) -> tuple[int, int]:
-        offset = copy.byte_offset(line, col)
+        offset = copy.char_offset(line, col)
         return real.offset_to_pos(offset) if offset is not None else (line, col)
 
     def moved(span: Span) -> Span:
@@ -351,7 +352,7 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     """Scan one file, through the cache when there is one. `known` is (cache key, sha256 of
     the bytes it was computed from) when the caller already looked the file up and found no
     entry: the key is reused unless the file changed since."""
-    data, notices = read_source(sf, settings)
+    data, notices = read_source(sf, settings, once=True)
     if data is None:
         return FileResult(notices=notices, scanned=False)
     result = None
@@ -407,7 +408,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     """(result, size, known): the result when the file needs no analysis (unreadable,
     skipped or cached), else None, the file's size for scheduling and (its cache key, the
     sha256 of the bytes read) for scan_one."""
-    data, notices = read_source(sf, settings)
+    data, notices = read_source(sf, settings, once=True)
     if data is None:
         return FileResult(notices=notices, scanned=False), 0, None
     key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))

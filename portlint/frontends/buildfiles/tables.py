@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import fnmatch
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 
+from portlint.core.globs import fits
 from portlint.core.model import TARGETS
 from portlint.core.catalog import RuleError, rules_root
 
@@ -75,7 +75,7 @@ class Dependency:
 
     def matches(self, forms: tuple[str, ...]) -> bool:
         # `[` in a pattern is the extra's bracket (`jax[cuda*]`), not a character class
-        return any(fnmatch.fnmatchcase(form, p.replace("[", "[[]")) for form in forms for p in self.patterns)
+        return any(fits(form, p, brackets=False) for form in forms for p in self.patterns)
 
 
 @lru_cache(maxsize=1)

@@ -23,12 +23,13 @@ earlier scan."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portlint.core.files import MAX_BYTES, read_limited
+from portlint.core.jsonfile import read_json
 from portlint.frontends.cuda.preprocessor import Directive, directives, include_target
 
 MAX_HEADERS = 400  # a walk stops here (complete=False)
@@ -112,8 +113,8 @@ def compile_flags(directory: str, args: list[str]) -> list[str]:
 def _read_compile_database(path: Path) -> dict[str, list[str]]:
     """file (real path) -> its preprocessing flags, from a compile_commands.json."""
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        entries = read_json(path, ValueError, "compile commands")
+    except ValueError:
         return {}
     out: dict[str, list[str]] = {}
     for e in entries if isinstance(entries, list) else []:
@@ -188,13 +189,26 @@ class IncludeGraph:
         """One header's bytes, read once per scan (None when it cannot be read)."""
         if path not in self._headers:
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
+                self.read(path)
+            except OSError:  # missing, not a regular file or over max-file-size
                 self._headers[path] = None
-            else:
-                self._headers[path] = Header(path, data, hashlib.sha256(data).digest())
         return self._headers[path]
+
+    def read(self, path: str, keep: bool = True) -> bytes:
+        """The bytes of the C/C++/CUDA file at real path `path`, read once per scan by the
+        scan of the file and the walks that reach it as a header, whichever asks first
+        (`core.files.read_limited`; its OSError when the file cannot be read, tried again
+        when asked again, so each asker can say why). `keep=False`: a reader that takes
+        what was read already but keeps nothing of its own (the build scope's include
+        sweep reads every C/C++/CUDA file of a project in every worker that builds it;
+        kept, each worker would hold the whole tree)."""
+        h = self._headers.get(path)
+        if h is not None:
+            return h.data
+        data = read_limited(path, getattr(self.settings, "max_file_size", MAX_BYTES))
+        if keep:
+            self._headers[path] = Header(path, data, hashlib.sha256(data).digest())
+        return data
 
     def _file(self, folder: str, name: str) -> str | None:
         candidate = os.path.join(folder, name)
@@ -298,6 +312,11 @@ def include_graph(settings) -> IncludeGraph:
     from portlint.core import session
 
     return session.current(settings).fact(IncludeGraph, lambda: IncludeGraph(settings))
+
+
+def read_once(settings, path: Path | str, keep: bool = True) -> bytes:
+    """The running scan's one read of the C/C++/CUDA file `path` (`IncludeGraph.read`)."""
+    return include_graph(settings).read(os.path.realpath(path), keep)
 
 
 def file_session(ctx):
