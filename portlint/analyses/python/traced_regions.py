@@ -19,7 +19,7 @@ from functools import cached_property
 from portlint.frontends.python import astindex
 from portlint.analyses.python.traced_imports import (
     DIFF_TRANSFORMS, FLAX_BASES, HOST_CALLBACKS, JAX_TRANSFORMS, JIT_LIKE, LAX_BODIES, STEP_CLOSURE, TORCH_BASES,
-    TORCH_COMPILE, dotted, is_triton_kernel,
+    TORCH_COMPILE, TRITON_KERNEL_DECORATORS, dotted, is_triton_kernel,
 )
 
 # ---- regions -------------------------------------------------------------------------------
@@ -449,8 +449,26 @@ class RegionFinder:
             if isinstance(stmt, ast.ClassDef):
                 self.classes[stmt.name] = stmt
         # Triton kernel bodies are left to the PTL7xx rules: no region starts or reaches into one
+        wrappers = self._triton_wrappers()
         self.kernel_fns: set[ast.AST] = {n for n in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)
-                                         if n.decorator_list and is_triton_kernel(self.imports, n)}
+                                         if n.decorator_list and (is_triton_kernel(self.imports, n)
+                                                                  or any(isinstance(d, ast.Name) and d.id in wrappers for d in n.decorator_list))}
+
+    def _triton_wrappers(self) -> frozenset[str]:
+        """Module functions that hand their argument to `triton.jit` (`def _jit(fn): return
+        triton.jit(fn) if is_triton_available() else fn`, trl's kernels): a def they decorate
+        is a Triton kernel where Triton is installed, compiled by Triton, not traced by torch."""
+        found = set()
+        for stmt in self.module.body:
+            if not isinstance(stmt, ast.FunctionDef) or len(stmt.args.args) != 1:
+                continue
+            param = stmt.args.args[0].arg
+            for n in astindex.walk(stmt):
+                if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == param \
+                        and self.imports.canonical(n.func) in TRITON_KERNEL_DECORATORS:
+                    found.add(stmt.name)
+                    break
+        return frozenset(found)
 
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
