@@ -178,6 +178,7 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
         if parsed[2] is not None:  # its imports read once too (the same table import_table makes)
             ctx._facts[import_table] = parsed[2]
     ctx.real_path = sf.real  # type: ignore[attr-defined]
+    ctx.scan_root = sf.root  # type: ignore[attr-defined]  # the tree: no folder outside it is read
     ctx.session = session.current(settings)  # type: ignore[attr-defined]
     detectors = plan.detectors_for_file(language, data, added)
     # a Python file that uses a framework we check is always parsed, so its syntax errors
@@ -390,7 +391,7 @@ def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
     if sf.real.suffix.lower() not in (".py", ".pyi"):
         # the role its folders give it (a vendored library's license file or header tree
         # beside them changes it without the file changing)
-        role = path_role(settings, sf.real, sf.display).name
+        role = path_role(settings, sf.real, sf.display, sf.root).name
         role = b"" if role == "library" else b"role=" + role.encode() + b"\0"
         if sf.real.suffix.lower() not in CUDA_SUFFIXES or NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
             return role  # nothing reads the build scope: the build files are not read
