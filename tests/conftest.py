@@ -45,16 +45,16 @@ def run_portlint(*args: str, cwd: Path | None = None, input: str | None = None, 
     )
 
 
-def run_portlint_bytes(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_portlint_bytes(*args: str, cwd: Path, timeout: float = 120, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     """The real command line with this checkout's portlint, streams kept as bytes (a hostile
-    file name need not be UTF-8)."""
+    file name need not be UTF-8); `stdin` is piped in (else stdin is inherited)."""
     import os
 
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO)
     env.pop("NO_COLOR", None)
     return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
-                          env=env, timeout=timeout)
+                          env=env, timeout=timeout, input=stdin)
 
 
 def scan_paths(paths, **overrides):

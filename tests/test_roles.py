@@ -6,6 +6,7 @@ and never fails the scan at the default fail level; CUDA sources keep their seve
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from conftest import run_portlint
@@ -200,9 +201,21 @@ def test_vendored_libraries_are_told_by_their_folders_and_layout(tmp_path):
         ("csrc/quant/cutlass/scaled_mm.cu", "library"),  # named like CUTLASS, laid out as nothing of the kind
         ("csrc/attention.cu", "library"),
     ]:
-        assert decide(rel, "cuda", b"", None, root / rel).name == role, rel
+        assert decide(rel, "cuda", b"", None, root / rel, _layout_in(root)).name == role, rel
     # without the file on disk, a library name alone decides nothing
     assert decide("csrc/cutlass/include/cutlass/gemm.h", "cuda", b"").name == "library"
+    # nor without a tree to read it in: no folder is listed
+    assert decide("pkg/include/_cccl/cub/block.cuh", "cuda", b"", None, root / "pkg/include/_cccl/cub/block.cuh").name == "library"
+    # and a folder outside the tree is not read (the scan root below the library's folder)
+    inner = root / "pkg/include/_cccl/cub"
+    assert decide("pkg/include/_cccl/cub/block.cuh", "cuda", b"", None, inner / "block.cuh", _layout_in(inner)).name == "library"
+
+
+def _layout_in(tree):
+    """The folder-layout reader a scan of `tree` (its resolved scan root) passes to decide."""
+    from portlint.index.roles import _library_root
+
+    return lambda folder, names: _library_root(folder, names, os.path.realpath(tree))
 
 
 def test_vendored_findings_are_notes_in_every_language_and_roles_can_restore_them(tmp_path):

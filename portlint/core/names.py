@@ -6,12 +6,20 @@ each such byte written `\\xNN`, any other lone surrogate `\\udNNN`, everything e
 The escaper of human-facing output (portlint.output.escape) writes them the same way.
 
 That spelling is not one to one: the name with the byte 0xff and the name spelled with a
-literal backslash, `x`, `f`, `f` are both `c\\xff.cu`. Where a name is a key a tool follows
-or matches (the JSON, GitLab and GitHub outputs, the baseline) it goes through `name_key`:
-a byte that is not UTF-8 is `%NN` and a `%` is `%25`, the percent-encoding SARIF's URIs use
-restricted to those two, so no two files share one spelling (`c%FF.cu` and `c\\xff.cu`) and
-`urllib.parse.unquote_to_bytes` gives a name's bytes back; a UTF-8 name without a `%` is
-the same in both."""
+literal backslash, `x`, `f`, `f` are both `c\\xff.cu`. Where a name is a key portlint's own
+readers match (the JSON report, which says so in its `path_escape`, and the baseline read
+from one) it goes through `name_key`: a byte that is not UTF-8 is `%NN` and a `%` is `%25`,
+the percent-encoding SARIF's URIs use restricted to those two, so no two files share one
+spelling (`c%FF.cu` and `c\\xff.cu`) and `urllib.parse.unquote_to_bytes` gives a name's
+bytes back; a UTF-8 name without a `%` is the same in both.
+
+A consumer that reads no such declaration and takes a name as plain text (GitHub's
+workflow commands, GitLab's code quality report) gets `name_plain`: a UTF-8 name as it is,
+`%` included, so the consumer names the file itself (its own escapes, a workflow command's
+`%25` for `%`, are the format's, applied once on top). A name that is not UTF-8 cannot be
+written as itself in their text: its undecodable bytes are `%NN` there, so it never reads
+as its backslash twin `c\\xff.cu`; it reads as a file literally named `c%FF.cu`, which the
+consumer cannot tell from it (docs/threat-model.md, "Not covered")."""
 
 from __future__ import annotations
 
@@ -56,3 +64,9 @@ def name_key(name) -> str:
     UTF-8 (each lone surrogate) percent-encoded, each `%` written `%25`, all else kept. One
     to one; the same as `name_text` for a UTF-8 name without a `%`."""
     return _KEY_CHARS.sub(_key_char, os.fspath(name))
+
+
+def name_plain(name) -> str:
+    """A name or path as plain text for a consumer that reads it as the file's name: a UTF-8
+    name unchanged (`%` too), each byte that is not UTF-8 (each lone surrogate) `%NN`."""
+    return SURROGATES.sub(_key_char, os.fspath(name))

@@ -42,6 +42,14 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 
+def named_root(path: Path, top: str) -> str:
+    """The resolved scan root of a file named on its own (on the command line, as
+    --stdin-filename, or opened in the editor with `top` its workspace): `top` (absolute)
+    when the file lies inside it, otherwise the file's own folder."""
+    absolute = os.path.abspath(path)
+    return os.path.realpath(top) if inside(absolute, top) else os.path.realpath(os.path.dirname(absolute))
+
+
 def _special_kind(mode: int) -> str | None:
     for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
         if test(mode):
@@ -280,7 +288,7 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
         elif stat.S_ISDIR(st.st_mode):
             root = real
         else:
-            root = cwd_real if inside(os.path.abspath(path), cwd) else os.path.realpath(os.path.dirname(os.path.abspath(path)))
+            root = named_root(path, cwd)
         if stat.S_ISDIR(st.st_mode):
             walk(path, root)
             continue

@@ -1623,6 +1623,7 @@ def foreign_traced_map(ctx, rel: str):
             return None
         fctx = FileContext(rel, data, "python", python_tags(data) | model.extra_tags(rel), ctx.settings)
         fctx.real_path = path  # type: ignore[attr-defined]
+        fctx.scan_root = getattr(ctx, "scan_root", None)  # type: ignore[attr-defined]
         fctx.session = ctx.session
         try:
             fctx.module

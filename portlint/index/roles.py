@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint.core import session
+from portlint.core.files import resolves_inside
 from portlint.core.vocabulary import LIBRARY, FileRoles, RoleWords, file_roles
 from portlint.index.build_scope import root_for
 from portlint.index.project import file_model
@@ -85,10 +86,15 @@ def override(path: str, globs: dict[str, str]) -> str | None:
     return None
 
 
-def _library_root(folder: str, names: tuple[str, ...]) -> bool:
+def _library_root(folder: str, names: tuple[str, ...], tree: str | None) -> bool:
     """Is the folder a bundled library's own root: does it hold a license file (a regular
     file, not a link), or the library's header tree under its own name (`cutlass/include/
-    cutlass/`, `thrust/thrust/`)?"""
+    cutlass/`, `thrust/thrust/`)? Only a folder inside `tree`, the resolved scan root the
+    file was found under, is listed: one outside it (`cutlass/` for `portlint scan
+    cutlass/sub`, whatever the working directory) is not the scanned tree's and is never
+    read, and with no tree known nothing is."""
+    if tree is None or not resolves_inside(folder, tree):
+        return False
     own = os.path.basename(folder).lower()
     try:
         with os.scandir(folder) as entries:
@@ -112,7 +118,7 @@ def _library_root(folder: str, names: tuple[str, ...]) -> bool:
     return False
 
 
-def _vendored(parts: list[str], real: Path | None, words: RoleWords, library_root=_library_root) -> FileRole | None:
+def _vendored(parts: list[str], real: Path | None, words: RoleWords, library_root) -> FileRole | None:
     """Vendored code: a folder of the path named like a vendor folder, or named after a
     bundled library and laid out as that library's own root (`_library_root`, read from
     `real`, the file's path on disk, whose ancestors are those folders)."""
@@ -133,11 +139,13 @@ def _vendored(parts: list[str], real: Path | None, words: RoleWords, library_roo
 
 
 def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None = None, real: Path | None = None,
-           library_root=_library_root) -> FileRole:
+           library_root=None) -> FileRole:
     """The role of the file at `path` (relative to the project root, POSIX) holding `data`;
     `real`, its path on disk, lets vendored libraries be told by their license files
     (`library_root(folder, license names)` answers for a folder: a scan passes one that asks
-    each folder once per scan)."""
+    each folder of its tree once per scan; without one, no folder is listed)."""
+    if library_root is None:
+        real = None
     if globs:
         named = override(path, globs)
         if named is not None:
@@ -210,25 +218,27 @@ def role_of(ctx) -> FileRole:
     return ctx.fact(_role_fact)
 
 
-def path_role(settings, real: Path, display: str) -> FileRole:
+def path_role(settings, real: Path, display: str, tree: str | None) -> FileRole:
     """The role of a non-Python file, from its path below the project root alone (folders
     above the root are not the project's: a tree under `third_party/`, or beside a license
-    file, is not vendored code of its own, however its path is written on the command line).
-    The scan cache's key asks it too, since a license file or header tree beside the file's
-    folders (vendored code) changes the role without the file changing."""
-    inside = _below_root(real, root_for(settings, real))
-    return _decided(inside if inside is not None else display, display, "cuda", b"", settings, real)
+    file, is not vendored code of its own, however its path is written on the command line);
+    `tree` is the resolved scan root it was found under (SourceFile.root), the only folders
+    whose layout is read. The scan cache's key asks it too, since a license file or header
+    tree beside the file's folders (vendored code) changes the role without the file
+    changing."""
+    below = _below_root(real, root_for(settings, real))
+    return _decided(below if below is not None else display, display, "cuda", b"", settings, real, tree)
 
 
-def _decided(path: str, display: str, language: str, data: bytes, settings, real: Path | None) -> FileRole:
+def _decided(path: str, display: str, language: str, data: bytes, settings, real: Path | None, tree: str | None) -> FileRole:
     """`decide` with the config's `roles` globs, which may be written against the display
     path, and a folder's layout read once per scan (a license file added while `--watch` or
-    the server runs is seen by the next scan)."""
+    the server runs is seen by the next scan), for folders inside `tree` only."""
     globs = getattr(settings, "roles", None) or {}
     facts = session.current(settings)
 
     def library_root(folder: str, names: tuple[str, ...]) -> bool:
-        return facts.fact(("library-root", folder, names), lambda: _library_root(folder, names))
+        return facts.fact(("library-root", folder, names, tree), lambda: _library_root(folder, names, tree))
 
     role = decide(path, language, data, globs, real, library_root)
     if globs and role.why != "the config's `roles`" and path != display:
@@ -240,9 +250,11 @@ def _decided(path: str, display: str, language: str, data: bytes, settings, real
 
 def _role_fact(ctx) -> FileRole:
     real = getattr(ctx, "real_path", None)
+    tree = getattr(ctx, "scan_root", None)
     if ctx.language != "python" and real is not None:
-        return path_role(ctx.settings, Path(real), ctx.path)
-    return _decided(project_path(ctx), ctx.path, ctx.language, ctx.data, ctx.settings, Path(real) if real is not None else None)
+        return path_role(ctx.settings, Path(real), ctx.path, tree)
+    return _decided(project_path(ctx), ctx.path, ctx.language, ctx.data, ctx.settings,
+                    Path(real) if real is not None else None, tree)
 
 
 # the role of the lines of a library module's `if __name__ == "__main__":` block

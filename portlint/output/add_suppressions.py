@@ -25,6 +25,8 @@ from dataclasses import replace
 
 from portlint.core import lines as line_model
 from portlint.core.model import Edit, Fix, Notice, Span
+from portlint.index.context import FileContext
+from portlint.pipeline.engine import compiler_view, renumbering
 
 _MARKER = {"python": "#", "cuda": "//", "ptx": "//"}
 _BRACKETS = re.compile(r"portlint:[ \t]*ignore\[(?P<ids>[^\]]*)\]")
@@ -87,20 +89,51 @@ def _directive(marker: str, ids: list[str], reason: str) -> str:
 
 
 def file_edits(display: str, data: bytes, language: str, findings, reason: str) -> tuple[list[Edit], list[Notice]]:
-    """The edits that suppress `findings` (active findings of one file) in `data`."""
-    from portlint.findings.suppressions import parse_suppressions
+    """The edits that suppress `findings` (active findings of one file) in `data`.
 
-    text = line_model.decode(data)
-    lines = line_model.split_lines(text)
-    raw_lines = line_model.split_keepends(text)
-    by_line: dict[int, list[str]] = {}
+    Comments go where the suppression matcher looks: in the lines the file is analysed in.
+    For a CUDA file that breaks lines with lone CRs that is the compiler's reading
+    (`pipeline.engine.compiler_view`), not the line model's, so the comments are placed in
+    that view (a comment on a line of its own there ends with the lone CR the line it
+    precedes has) and the edits are given back in the line model's numbering, as findings
+    are (`renumbering`); offsets are the same in both."""
     # a finding folded by root (portlint.findings.roots) is silenced by a comment on its root
     # site; with no root site in the file each folded use needs its own comment
     sites = [m for top in findings for m in ((top,) if top.root_site else (top, *top.related)) if m.path == top.path]
-    for f in sites:
-        ids = by_line.setdefault(f.span.start_line, [])
-        if f.rule_id not in ids:
-            ids.append(f.rule_id)
+    view = compiler_view(language, data)
+    if view is None:
+        return _edits(display, data, data, language, [(f.span, f.rule_id) for f in sites], reason, lambda span: span)
+    to_view = renumbering(data, FileContext(display, view, language, frozenset(), None))
+    back = renumbering(view, FileContext(display, data, language, frozenset(), None))
+    edits, notices = _edits(display, view, data, language, [(to_view(f.span), f.rule_id) for f in sites], reason, back)
+    return [replace(e, span=back(e.span)) for e in edits], notices
+
+
+def _ending(view: bytes, data: bytes, starts: list[int], line: int) -> str:
+    """The line break that ends `line` (1-based) of `view` in the file's own bytes `data`: a
+    lone CR, CRLF or LF; the last line, which has none, takes the one before it."""
+    if line >= len(starts):
+        return _ending(view, data, starts, line - 1) if line > 1 else "\n"
+    at = starts[line] - 1  # the LF that ends it in the view
+    if data[at:at + 1] == b"\r":
+        return "\r"  # a lone CR, read by the compiler as a line break
+    return "\r\n" if view[at - 1:at] == b"\r" else "\n"
+
+
+def _edits(display: str, view: bytes, data: bytes, language: str, sites, reason: str, shown) -> tuple[list[Edit], list[Notice]]:
+    """The edits in the line numbering of `view` (the file's bytes `data` as the analysis
+    reads its lines), for `sites`, (span, rule id) pairs in that numbering; `shown` gives a
+    span of it in the numbering findings are reported in (for notices)."""
+    from portlint.findings.suppressions import parse_suppressions
+
+    text = line_model.decode(view)
+    lines = line_model.split_lines(text)
+    starts = line_model.line_starts(view)
+    by_line: dict[int, list[str]] = {}
+    for span, rule_id in sites:
+        ids = by_line.setdefault(span.start_line, [])
+        if rule_id not in ids:
+            ids.append(rule_id)
     sups = parse_suppressions(text, language)
     standalone = {s.line: s for s in sups.items if s.kind == "ignore" and s.standalone}
     in_strings = _python_string_lines(text) if language == "python" else _c_spanned_lines(text)
@@ -122,17 +155,18 @@ def file_edits(display: str, data: bytes, language: str, findings, reason: str) 
                 start, end = m.start("ids") + 1, m.end("ids") + 1
                 edits.append(Edit(Span(line - 1, start, line - 1, end), ", ".join(merged), m.group("ids")))
                 continue
+        where = shown(Span(line, 1, line, 1)).start_line
         if language == "python" and (line in in_strings or before.rstrip().endswith("\\")):
-            notices.append(Notice(display, f"line {line}: no suppression comment added (inside a string or a backslash continuation)", "note"))
+            notices.append(Notice(display, f"line {where}: no suppression comment added (inside a string or a backslash continuation)", "note"))
             continue
         if language != "python" and line in in_strings:
-            notices.append(Notice(display, f"line {line}: no suppression comment added (inside a string or comment continued from the line before)", "note"))
+            notices.append(Notice(display, f"line {where}: no suppression comment added (inside a string or comment continued from the line before)", "note"))
             continue
         if language != "python" and before.rstrip().endswith("\\"):
             col = len(indent) + 1
             edits.append(Edit(Span(line, col, line, col), _directive("/*", ids, reason) + " ", ""))
             continue
-        ending = "\r\n" if raw_lines[line - 1].endswith("\r\n") else "\n"
+        ending = _ending(view, data, starts, line)
         first = 2 if line == 1 and text.startswith("\ufeff") else 1  # after a BOM, which must stay first
         edits.append(Edit(Span(line, first, line, first), f"{indent}{_directive(marker, ids, reason)}{ending}", ""))
     return edits, notices

@@ -13,7 +13,10 @@ Markdown code span or an HTML attribute.
   terminal). Each is written `\\xNN`, the byte it stands for; any other lone surrogate
   `\\udNNN`. `controls` does the same, so every human-facing format gets it too.
 - `path_text`: a path as output text (`text` of it); `path_key`: a path one to one,
-  its non-UTF-8 bytes `%NN` and `%` as `%25` (json, gitlab, github: a tool follows it); `path_uri`: a relative path as a
+  its non-UTF-8 bytes `%NN` and `%` as `%25` (the JSON report, which declares it in
+  `path_escape`, and the baseline); `path_plain`: a path as the file's name for a consumer
+  that reads names as plain text (gitlab, github: a UTF-8 name as it is, `%` too; the
+  format's own escapes go on top, once); `path_uri`: a relative path as a
   percent-encoded URI reference of its bytes (SARIF), lossless for any name;
   `json_ready`: a JSON document (dicts, lists, strings) with every string through `text`.
 - `diff_line`: one line of a unified diff, its own line ending kept.
@@ -29,7 +32,7 @@ import os
 import re
 from urllib.parse import quote
 
-from portlint.core.names import SURROGATES, name_key, name_text, surrogate_text
+from portlint.core.names import SURROGATES, name_key, name_plain, name_text, surrogate_text
 
 # C0 controls but tab, DEL, C1 controls, the line and paragraph separators (a line break
 # to some viewers, none to others), the bidirectional overrides and isolates that can make
@@ -63,10 +66,17 @@ def path_text(path) -> str:
 
 
 def path_key(path) -> str:
-    """A path as the machine-readable outputs (JSON, GitLab, GitHub) write it: a byte that
-    is not UTF-8 as `%NN`, a `%` as `%25`, so that no two files share one spelling
+    """A path as the JSON report writes it (and a baseline matches it): a byte that is not
+    UTF-8 as `%NN`, a `%` as `%25`, so that no two files share one spelling
     (portlint.core.names `name_key`); an ordinary UTF-8 name is unchanged."""
     return name_key(path)
+
+
+def path_plain(path) -> str:
+    """A path as GitLab's code quality report and GitHub's workflow commands take it, the
+    file's own name, which they read without knowing `path_escape`: a UTF-8 name unchanged,
+    `%` included; a byte that is not UTF-8 as `%NN` (portlint.core.names `name_plain`)."""
+    return name_plain(path)
 
 
 def path_uri(path) -> str:

@@ -26,6 +26,7 @@ from portlint.core import lines as line_model
 from portlint.core.files import NotRead, read_limited, write_file
 from portlint.core.model import Notice
 from portlint.output.escape import diff_line
+from portlint.pipeline.engine import compiler_view
 
 
 @dataclass
@@ -139,6 +140,8 @@ def parse_regression(language: str | None, before: bytes, after: bytes) -> str |
     """Why `after` parses worse than `before`, or None when it does not."""
     try:
         if language == "cuda":
+            # read as the file is analysed: the compiler's lines (a lone CR a line break too)
+            before, after = compiler_view(language, before) or before, compiler_view(language, after) or after
             fixed = _cuda_tree(after)
             if not fixed.root_node.has_error:
                 return None

@@ -10,6 +10,7 @@ import gc
 import hashlib
 import os
 import re
+from typing import Callable
 
 from portlint.core.config import Settings
 from portlint.index.context import FileContext
@@ -155,15 +156,13 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
         added = model.extra_tags(rel, None if known is not None else data) - tags
         tags = tags | added
         parsed = model.take_tree(rel, data)
-    lone_cr = language == "cuda" and line_model.has_lone_cr(data)
     original = data
+    view = compiler_view(language, data)
+    lone_cr = view is not None
     if lone_cr:
-        # the C preprocessor (gcc, clang, hipcc, nvcc) ends a line at a lone CR as well, where
-        # tree-sitter and the line model do not: `// a\r__global__ ...` would hide the kernel
-        # in a comment. The file is analysed as the compiler reads it, each lone CR a line
-        # break (one byte for one, so offsets are unchanged); positions are then given back in
-        # the line model's numbering, as for Python (`_renumber`).
-        data = line_model.lone_cr_as_lf(data)
+        # analysed as the compiler reads it; positions are then given back in the line
+        # model's numbering, as for Python (`_renumber`)
+        data = view
     ctx = FileContext(sf.display, data, language, tags, settings)
     if lone_cr:
         ctx.notice("the file breaks lines with a lone CR, which the compiler counts as a line break: it is analysed "
@@ -178,6 +177,7 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
         if parsed[2] is not None:  # its imports read once too (the same table import_table makes)
             ctx._facts[import_table] = parsed[2]
     ctx.real_path = sf.real  # type: ignore[attr-defined]
+    ctx.scan_root = sf.root  # type: ignore[attr-defined]  # the tree: no folder outside it is read
     ctx.session = session.current(settings)  # type: ignore[attr-defined]
     detectors = plan.detectors_for_file(language, data, added)
     # a Python file that uses a framework we check is always parsed, so its syntax errors
@@ -194,25 +194,43 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     return result
 
 
-def _renumber(ctx: FileContext, original: bytes, findings: list[Finding]) -> FileContext:
-    """Give positions found in the lone-CR-as-LF copy of a file back in the line model's
-    numbering of its real bytes (lines end at LF or CRLF only, as editors and GitHub show
-    them), fix edits too, through `core.lines.CrLines` (the numbering Python's `ast`
-    positions are given back from as well, in `FileContext.node_span`). An edit keeps the
-    `old` text it was anchored to in the copy: where its span holds a lone CR that text
-    differs from the file's, and the fix engine drops it as stale. Returns a context over
-    the real bytes, for the line hashes."""
-    copy = line_model.CrLines(original)
-    real = FileContext(ctx.path, original, ctx.language, ctx.tags, ctx.settings)
-    real.counters = ctx.counters
+def compiler_view(language: str, data: bytes) -> bytes | None:
+    """A CUDA/C++ file's bytes as the compiler reads its lines, when that is not how the line
+    model does: the C preprocessor (gcc, clang, hipcc, nvcc) ends a line at a lone CR as
+    well, where tree-sitter and the line model do not (`// a\r__global__ ...` would hide the
+    kernel in a comment). Each lone CR becomes a line break, one byte for one, so offsets
+    are unchanged. None when the file has no lone CR (or is not C-family): the line model's
+    lines are the compiler's. The file is analysed, its suppressions matched, its
+    suppression comments placed and a fix re-parsed in this view."""
+    if language == "cuda" and line_model.has_lone_cr(data):
+        return line_model.lone_cr_as_lf(data)
+    return None
+
+
+def renumbering(source: bytes, target: FileContext) -> Callable[[Span], Span]:
+    """Span in the line numbering of `source` -> the span of the same bytes in `target`'s
+    (the same bytes with their lines broken another way: a file and its `compiler_view`,
+    either way round). A position `source` does not have is kept as it is."""
+    positions = line_model.ByteMap(source)
 
     def at(line: int, col: int) -> tuple[int, int]:
-        offset = copy.char_offset(line, col)
-        return real.offset_to_pos(offset) if offset is not None else (line, col)
+        offset = positions.byte_offset(line, col)
+        return target.offset_to_pos(offset) if offset is not None else (line, col)
 
-    def moved(span: Span) -> Span:
-        return Span(*at(span.start_line, span.start_col), *at(span.end_line, span.end_col))
+    return lambda span: Span(*at(span.start_line, span.start_col), *at(span.end_line, span.end_col))
 
+
+def _renumber(ctx: FileContext, original: bytes, findings: list[Finding]) -> FileContext:
+    """Give positions found in the compiler's view of a file (`compiler_view`) back in the
+    line model's numbering of its real bytes (lines end at LF or CRLF only, as editors and
+    GitHub show them; Python's `ast` positions come back through `core.lines.CrLines` in
+    `FileContext.node_span`),
+    fix edits too. An edit keeps the `old` text it was anchored to in the copy: where its
+    span holds a lone CR that text differs from the file's, and the fix engine drops it as
+    stale. Returns a context over the real bytes, for the line hashes."""
+    real = FileContext(ctx.path, original, ctx.language, ctx.tags, ctx.settings)
+    real.counters = ctx.counters
+    moved = renumbering(ctx.data, real)
     for f in (m for f in findings for m in (f, *f.related)):
         f.span = moved(f.span)
         if f.fix is not None:
@@ -391,7 +409,7 @@ def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
     if sf.real.suffix.lower() not in (".py", ".pyi"):
         # the role its folders give it (a vendored library's license file or header tree
         # beside them changes it without the file changing)
-        role = path_role(settings, sf.real, sf.display).name
+        role = path_role(settings, sf.real, sf.display, sf.root).name
         role = b"" if role == "library" else b"role=" + role.encode() + b"\0"
         if sf.real.suffix.lower() not in CUDA_SUFFIXES or NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
             return role  # nothing reads the build scope: the build files are not read

@@ -8,7 +8,6 @@ result cache either: the server writes no file)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,7 +62,7 @@ def _no_cache(settings: Settings) -> Settings:
 def scan_buffer(path: Path, text: str, settings: Settings) -> BufferResult:
     """Findings of `text` as if it were the contents of `path`."""
     from portlint.core import session
-    from portlint.discovery.files import SourceFile, display_path, is_excluded
+    from portlint.discovery.files import SourceFile, display_path, is_excluded, named_root
     from portlint.pipeline.engine import scan_source
 
     if is_excluded(path, settings):
@@ -75,7 +74,7 @@ def scan_buffer(path: Path, text: str, settings: Settings) -> BufferResult:
     if len(data) > settings.max_file_size:
         return BufferResult(notices=[Notice(display, f"buffer is {len(data)} bytes, over the {settings.max_file_size}-byte limit (max-file-size): not analysed")])
     session.begin(settings)  # nothing read for an earlier analysis is reused
-    root = os.path.realpath(path.parent)
-    result = scan_source(SourceFile(path, display, root), data, settings)
+    # the tree is the workspace (settings.root) when it holds the file, else the file's folder
+    result = scan_source(SourceFile(path, display, named_root(path, str(settings.root))), data, settings)
     return BufferResult([f for f in result.findings if not f.suppressed], result.notices)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from portlint.output.escape import controls, path_key
+from portlint.output.escape import controls, path_plain
 
 _LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
 
@@ -23,7 +23,7 @@ def render_github(result, settings, options) -> str:
         if f.suppressed:
             continue
         props = (
-            f"file={_escape_prop(path_key(f.path))},line={f.span.start_line},col={f.span.start_col},"
+            f"file={_escape_prop(path_plain(f.path))},line={f.span.start_line},col={f.span.start_col},"
             f"endLine={f.span.end_line},endColumn={f.span.end_col},title={_escape_prop(f.rule_id)}"
         )
         targets = ", ".join(f.targets)

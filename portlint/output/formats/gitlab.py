@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from portlint.findings.fingerprint import portlint_fingerprints
-from portlint.output.escape import json_ready, path_key
+from portlint.output.escape import json_ready, path_plain
 
 # portlint's severity -> GitLab's
 SEVERITY = {"error": "critical", "warning": "major", "note": "info"}
@@ -32,7 +32,7 @@ def build_gitlab(result) -> list[dict]:
             "fingerprint": prints[id(f)],
             "severity": SEVERITY[f.severity.value],
             "categories": ["Compatibility"],
-            "location": {"path": path_key(f.path), "lines": {"begin": f.span.start_line, "end": max(f.span.end_line, f.span.start_line)}},
+            "location": {"path": path_plain(f.path), "lines": {"begin": f.span.start_line, "end": max(f.span.end_line, f.span.start_line)}},
         })
     return out
 
