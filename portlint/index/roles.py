@@ -14,7 +14,6 @@ into notes."""
 from __future__ import annotations
 
 import ast
-import fnmatch
 import os
 import re
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint.core import session
+from portlint.core.globs import covers, fits
 from portlint.core.files import resolves_inside
 from portlint.core.vocabulary import LIBRARY, FileRoles, RoleWords, file_roles
 from portlint.index.build_scope import root_for
@@ -81,7 +81,7 @@ def override(path: str, globs: dict[str, str]) -> str | None:
         bare = glob.rstrip("/")
         if bare.endswith("/**"):
             bare = bare[:-3]
-        if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, bare) or fnmatch.fnmatchcase(path, bare + "/*"):
+        if covers(path, glob) or fits(path, bare):
             return role
     return None
 
@@ -101,7 +101,7 @@ def _library_root(folder: str, names: tuple[str, ...], tree: str | None) -> bool
             listed = list(entries)
     except OSError:
         return False
-    if any(e.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(e.name.lower(), g) for g in names) for e in listed):
+    if any(e.is_file(follow_symlinks=False) and any(fits(e.name.lower(), g) for g in names) for e in listed):
         return True
     for e in listed:
         if not e.is_dir(follow_symlinks=False):
@@ -123,7 +123,7 @@ def _vendored(parts: list[str], real: Path | None, words: RoleWords, library_roo
     bundled library and laid out as that library's own root (`_library_root`, read from
     `real`, the file's path on disk, whose ancestors are those folders)."""
     for part in parts:
-        if any(fnmatch.fnmatchcase(part, g) for g in words.folders):
+        if any(fits(part, g) for g in words.folders):
             return FileRole(words.name, f"it is under `{part}/`")
     if real is None or not words.libraries:
         return None
@@ -162,14 +162,14 @@ def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None =
     for c in compiled:
         if c.words.by_folders_only:
             continue  # vendored code is told by its folders alone (above)
-        hit = next((g for g in c.words.files if fnmatch.fnmatchcase(name, g)), None)
+        hit = next((g for g in c.words.files if fits(name, g)), None)
         if hit is not None:
             return FileRole(c.words.name, f"its name matches `{hit}`")
     for c in compiled:
         if c.words.by_folders_only:
             continue
         for part in parts:
-            if any(fnmatch.fnmatchcase(part, g) for g in c.words.folders):
+            if any(fits(part, g) for g in c.words.folders):
                 return FileRole(c.words.name, f"it is under `{part}/`")
     if language != "python":
         return LIBRARY_ROLE
@@ -182,7 +182,7 @@ def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None =
         if hit is not None:
             return FileRole(c.words.name, f"it calls {hit[:-1].decode()}")
     for c in compiled:
-        if any(fnmatch.fnmatchcase(name, g) for g in c.words.entry_files):
+        if any(fits(name, g) for g in c.words.entry_files):
             continue  # named like a training, serving or inference entry point
         if c.parsers is not None and _MAIN.search(data):
             m = c.parsers.search(data)
@@ -271,7 +271,7 @@ def main_block(ctx) -> tuple[int, int] | None:
         return None
     vocab, compiled = _compiled()
     name = project_path(ctx).lower().rpartition("/")[2]
-    if any(fnmatch.fnmatchcase(name, g) for c in compiled for g in c.words.entry_files):
+    if any(fits(name, g) for c in compiled for g in c.words.entry_files):
         return None
     for stmt in ctx.module.body:
         if isinstance(stmt, ast.If) and _is_main_test(stmt.test) and not stmt.orelse:
