@@ -24,6 +24,8 @@ STATIC_ATTRS = {
     "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "device", "sharding", "aval",
     "weak_type", "is_cuda", "requires_grad", "layout", "is_leaf", "grad_fn", "training",
     "is_xla", "names",
+    # autograd.Function ctx: a tuple of Python bools, one per forward input
+    "needs_input_grad",
     # jax.experimental.sparse BCOO/BCSR layout fields: Python ints and flags of the pytree's aux data
     "n_batch", "n_dense", "n_sparse", "nse", "indices_sorted", "unique_indices",
 }
