@@ -170,3 +170,65 @@ def test_a_rocm_glob_that_recurses_keeps_the_files_below():
     assert "csrc/cuda/a.cu" in scope_of({"setup.py": setup, **KERNELS}).outside
     setup = SETUP.replace('glob.glob("csrc/ck/*.cpp")', 'glob.glob("csrc/**/*.cu", recursive=True)')
     assert "csrc/cuda/a.cu" not in scope_of({"setup.py": setup, **KERNELS}).outside
+
+
+# ---- a CMake project that does not configure without nvcc; generator scripts ----------------
+
+NVCC_CMAKE = """
+project(lib LANGUAGES CXX CUDA)
+find_package(CUDAToolkit 12.0 REQUIRED)
+file(GLOB KERNELS ./src/*.cu)
+add_library(lib SHARED ${KERNELS})
+"""
+NVCC_TREE = {"csrc/CMakeLists.txt": NVCC_CMAKE, "csrc/src/k.cu": '#include "lib/used.cuh"\n',
+             "csrc/include/lib/used.cuh": "", "csrc/include/lib/generated_only.cuh": "",
+             "csrc/include/lib/unused.cu": ""}
+ROCM_ROUTE = {"pkg/device.py": "import torch\n\ndef is_rocm():\n    return bool(torch.version.hip)\n\nif torch.version.hip:\n    BACKEND = 'flex'\n"}
+
+
+def test_nvcc_only_cmake_project_is_outside_when_the_package_has_a_rocm_route():
+    scope = scope_of({**NVCC_TREE, **ROCM_ROUTE})
+    assert scope.verdict("csrc/src/k.cu").nvcc and scope.verdict("csrc/src/k.cu").line == 4
+    assert scope.verdict("csrc/include/lib/used.cuh").via == "csrc/src/k.cu"
+    # a header nothing includes, in the project's folder: the project's (its generated sources)
+    assert scope.verdict("csrc/include/lib/generated_only.cuh").unused
+    # a compiled source nothing lists is not claimed
+    assert scope.verdict("csrc/include/lib/unused.cu") is None
+
+
+def test_nvcc_only_cmake_project_needs_a_rocm_route_and_no_hip():
+    # a CUDA-only package (nothing tests for AMD's stack): entirely in scope
+    assert scope_of(NVCC_TREE).outside == {}
+    # `hip` in a comment or a string is no ROCm route
+    assert scope_of({**NVCC_TREE, "pkg/a.py": "# TODO: hip support\nNAME = 'rocm'\n"}).outside == {}
+    # the project enables HIP in a leg, or names ROCm in a condition: a ROCm build may configure it
+    for change in ("if(USE_ROCM)\n  enable_language(HIP)\nendif()\n", "if(ROCM_PATH)\n  message(STATUS x)\nendif()\n"):
+        tree = {**NVCC_TREE, **ROCM_ROUTE, "csrc/CMakeLists.txt": NVCC_CMAKE + change}
+        assert scope_of(tree).outside == {}, change
+    # CUDA enabled only inside an if() leg: it configures without nvcc
+    tree = {**NVCC_TREE, **ROCM_ROUTE, "csrc/CMakeLists.txt": NVCC_CMAKE.replace("CXX CUDA", "CXX") + "if(WITH_CUDA)\n  enable_language(CUDA)\nendif()\n"}
+    assert scope_of(tree).outside == {}
+    # a comment naming HIP does not make it configure
+    tree = {**NVCC_TREE, **ROCM_ROUTE, "csrc/CMakeLists.txt": "# no HIP here; see ROCm docs\n" + NVCC_CMAKE}
+    assert "csrc/src/k.cu" in scope_of(tree).outside
+
+
+GEN_CMAKE = CMAKE.replace('  file(GLOB MORE "csrc/cuda/b*.cu")\n',
+                          '  set(GEN ${CMAKE_CURRENT_SOURCE_DIR}/gen/write.py)\n  execute_process(COMMAND python ${GEN})\n'
+                          '  file(GLOB MORE "csrc/gen_*.cu")\n')
+GEN_TREE = {"CMakeLists.txt": GEN_CMAKE, **KERNELS, "gen/write.py": 'HEAD = """\n#include "template.h"\n"""\n',
+            "csrc/gen/template.h": "", "csrc/other/template.h": ""}
+
+
+def test_generator_run_only_in_the_cuda_leg_takes_its_includes_along():
+    scope = scope_of(GEN_TREE)
+    # the generator's include resolves to every header of that name (it writes its sources anywhere)
+    assert scope.verdict("csrc/gen/template.h").via == "gen/write.py"
+    assert "gen/write.py generates, which CMakeLists.txt:10 runs only" in scope.verdict("csrc/other/template.h").where()
+    # run where a ROCm build goes too: its includes are in scope
+    both = GEN_CMAKE.replace("  set(GEN ${CMAKE_CURRENT_SOURCE_DIR}/gen/write.py)\n", "") \
+        .replace('set(SRCS "csrc/shared.cu")', 'set(SRCS "csrc/shared.cu")\nset(GEN ${CMAKE_CURRENT_SOURCE_DIR}/gen/write.py)')
+    assert scope_of({**GEN_TREE, "CMakeLists.txt": both}).verdict("csrc/gen/template.h") is None
+    # a header another in-scope file includes stays in scope
+    tree = {**GEN_TREE, "csrc/shared.cu": '#include "gen/template.h"\n'}
+    assert scope_of(tree).verdict("csrc/gen/template.h") is None

@@ -14,7 +14,13 @@ A file is "not in the ROCm build" only with positive evidence:
   build may take (a `sources=` built by a function, a glob of a variable): that build may
   list the file, so it stays in scope;
 - or it is a header (not listed) that only such files include, by name, anywhere in the
-  project.
+  project; a generator script the build runs only where a ROCm build does not go (a `.py`
+  path named only in such a branch) counts as such a file, for the `#include` lines it writes
+  into the sources it generates.
+A CMake project that declares CUDA a language where it always runs and never enables HIP
+(`project(x LANGUAGES CXX CUDA)`) does not configure without nvcc: nothing it lists is in a
+ROCm build, when the package has a ROCm route somewhere (a build file, or its Python code,
+tests for AMD's stack).
 Unknown is in scope; a package whose build has no ROCm branch is entirely in scope."""
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from portlint.core.globs import fits, matching
 from portlint.core.config import git_root
 from portlint.core.files import read_limited
 from portlint.discovery.files import discover
-from portlint.frontends.buildfiles.cmake import branch_commands
+from portlint.frontends.buildfiles.cmake import branch_commands, needs_nvcc
 from portlint.frontends.cuda.includes import read_once
 from portlint.index.project import project_root
 
@@ -60,11 +66,22 @@ class Verdict:
     file includes it)."""
     build: str  # the build file (relative to the project root)
     line: int  # the line that lists it there
-    via: str = ""  # for a header: the CUDA-only file that includes it
+    via: str = ""  # for a header: the CUDA-only file (or generator script) that includes it
+    nvcc: bool = False  # the build file is a CMake project that does not configure without nvcc
+    unused: bool = False  # a file in that project's folder that nothing in the project includes
 
     def where(self) -> str:
+        if self.unused:
+            return (f"it lies in the folder of {self.build}, a CMake project that declares CUDA and never HIP "
+                    f"({self.build}:{self.line}), which does not configure without nvcc, and no other file includes it")
+        if self.via.lower().endswith(tuple(vocabulary()["sources"]["generator_endings"])):
+            return (f"included only by the sources {self.via} generates, which {self.build}:{self.line} "
+                    "runs only where a ROCm build does not go")
         if self.via:
             return f"included only by sources the ROCm build skips, such as {self.via} ({self.build}:{self.line})"
+        if self.nvcc:
+            return (f"{self.build}:{self.line} lists it in a CMake project that declares CUDA and never HIP, "
+                    "which does not configure without nvcc")
         return f"{self.build}:{self.line} lists it only where a ROCm build does not go"
 
 
@@ -146,6 +163,9 @@ class _SetupReader:
         self.listings: list[_Listing] = []
         self.open = False  # a source list it cannot read, in a branch a ROCm build may take
         self.amd_test = False  # some test names AMD's stack
+        self.nvcc_only = False  # (a CMake project's fact)
+        self.nvcc_line = 1
+        self.generators: list[_Listing] = []  # (a CMake file's fact)
         self.calls = set(vocabulary()["python"]["extension_calls"])
         self.names = dict(vocabulary().get("python_names", {}))
         self._body(tree.body, True)
@@ -440,13 +460,22 @@ class _CMakeReader:
     def __init__(self, data: bytes, folder: str, files: list[str], build: str):
         self.folder, self.files, self.build = folder, files, build
         self.listings: list[_Listing] = []
+        self.generators: list[_Listing] = []  # generator scripts named, with the reach of where
         self.open = False
         self._conditions: dict[tuple[str, bool], object] = {}
         text = data.decode("utf-8", "replace")
         self.amd_test = False
         has_amd_leg = bool(re.search(r"enable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b|\bHIP\b|\bROCM\b", text, re.I))
         endings = tuple(vocabulary()["sources"]["endings"])
+        generator_endings = tuple(vocabulary()["sources"]["generator_endings"])
         dirs = vocabulary()["cmake"]["dir_variables"]
+        commands = list(branch_commands(data))
+        # a project that does not configure without nvcc: no branch of it is in a ROCm build
+        # (and names AMD's stack in no command or condition: comments aside, it never thinks of ROCm)
+        self.nvcc_only = needs_nvcc((name, args, bool(heads)) for name, args, _, heads in commands) and not any(
+            names_amd(text) for _, args, _, heads in commands
+            for text in (*args, *(c for leg in heads for c in (leg.own or "", *leg.earlier))))
+        self.nvcc_line = next((line for name, _, line, _ in commands if name == "project"), 1)
         reaches: dict[object, object] = {}  # Leg -> the ROCm reach of a command in it
 
         def reach_of(leg):
@@ -465,8 +494,8 @@ class _CMakeReader:
                 reaches[one] = got
             return got
 
-        for name, args, line, heads in branch_commands(data):
-            reach = reach_of(heads[-1]) if heads else True
+        for name, args, line, heads in commands:
+            reach = False if self.nvcc_only else reach_of(heads[-1]) if heads else True
             is_glob = name == "file" and args and args[0].upper() in ("GLOB", "GLOB_RECURSE")
             for arg in args[1:] if is_glob else args:
                 for item in arg.split(";"):
@@ -483,6 +512,11 @@ class _CMakeReader:
                         rel = self._rel(item)
                         for f in matching(self.files, rel, args[0].upper() == "GLOB_RECURSE", args[0].upper() == "GLOB_RECURSE") if rel is not None else ():
                             self.listings.append(_Listing(f, reach, build, line))
+                        continue
+                    if item.lower().endswith(generator_endings) and "${" not in item and "$<" not in item:
+                        rel = self._rel(item)
+                        if rel is not None:
+                            self.generators.append(_Listing(rel, reach, build, line))
                         continue
                     if not item.lower().endswith(endings):
                         continue
@@ -576,6 +610,7 @@ class _CMakeReader:
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 _C_FILES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".hip")
 CUDA_SUFFIXES = frozenset(_C_FILES)
+_HEADER_FILES = (".cuh", ".h", ".hpp", ".hxx", ".inl")
 
 
 def build_scope(root: Path, files: list[str], read) -> BuildScope:
@@ -607,6 +642,10 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
                 by_file.setdefault(listing.rel, []).append(listing)
     open_folders = [r.folder for r in readers if r.open]
     amd_builds = {r.build for r in readers if r.amd_test}
+    nvcc_builds = {r.build for r in readers if r.nvcc_only}
+    if nvcc_builds and (amd_builds or _python_tests_amd(files, read)):
+        # the package has a ROCm route, and these projects are not on it
+        amd_builds |= nvcc_builds
     out = BuildScope()
     for rel, listings in by_file.items():
         if any(l.reach is not False for l in listings):
@@ -616,10 +655,54 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
         if any(not f or rel.startswith(f + "/") for f in open_folders):
             continue
         first = min(listings, key=lambda l: (l.build, l.line))
-        out.outside[rel] = Verdict(first.build, first.line)
-    if out.outside:
-        _headers(out, files, by_file, open_folders, read)
+        out.outside[rel] = Verdict(first.build, first.line, nvcc=first.build in nvcc_builds)
+    # generator scripts a build file runs: the `#include`s they write are includes of the
+    # sources they generate; one named only where a ROCm build does not go generates none of it
+    generators: dict[str, list[_Listing]] = {}
+    for reader in readers:
+        for g in getattr(reader, "generators", ()):
+            if g.rel in existing:
+                generators.setdefault(g.rel, []).append(g)
+    skipped = {}
+    for rel, named in generators.items():
+        if all(g.reach is False and g.build in amd_builds for g in named):
+            first = min(named, key=lambda g: (g.build, g.line))
+            skipped[rel] = Verdict(first.build, first.line)
+    # the folders of the projects that do not configure without nvcc, on a package's ROCm route
+    # (that compile files of their folder: a project listing nothing here claims nothing)
+    nvcc_folders = {r.folder: Verdict(r.build, r.nvcc_line, nvcc=True, unused=True)
+                    for r in readers if r.nvcc_only and r.build in amd_builds
+                    and any(l.rel in existing for l in r.listings)}
+    if out.outside or skipped or nvcc_folders:
+        _headers(out, files, by_file, open_folders, read, sorted(generators), skipped, nvcc_folders)
     return out
+
+
+def _python_tests_amd(files: list[str], read) -> bool:
+    """Some Python file of the project tests for AMD's stack (`if torch.version.hip:`,
+    `assert not is_rocm()`, `x if IS_HIP else y`): the package has a ROCm route. Read only
+    when a CMake project of it does not configure without nvcc."""
+    words = "|".join(re.escape(w) for w in sorted(vocabulary()["vendor_words"]))
+    hint = re.compile(rf"(?i)(?<![A-Za-z0-9])({words})(?![A-Za-z0-9])".encode())
+    for rel in files:
+        if not rel.endswith(".py"):
+            continue
+        data = read(rel)
+        if not data or not hint.search(data.replace(b"_", b" ")):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            test = node.test if isinstance(node, (ast.If, ast.IfExp, ast.Assert, ast.While)) else None
+            if test is None:
+                continue
+            for part in ast.walk(test):
+                dotted = _dotted(part) if isinstance(part, (ast.Name, ast.Attribute)) else None
+                if dotted and names_amd(dotted):
+                    return True
+    return False
 
 
 @dataclass
@@ -629,19 +712,28 @@ class _Unreadable:
     listings: tuple = ()
     open: bool = True
     amd_test: bool = False
+    nvcc_only: bool = False
 
 
-def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list[str], read) -> None:
+def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list[str], read,
+             generators: list[str] = (), skipped: dict | None = None, nvcc_folders: dict | None = None) -> None:
     """Headers (never listed) that only files outside the ROCm build include: outside too.
     An include resolves beside the including file, else to every file of the project whose
-    path ends with it (any file that may include the header counts)."""
+    path ends with it (any file that may include the header counts). A generator script's
+    `#include` lines resolve to both (it may write its sources anywhere); one in `skipped`
+    counts as a file outside. A header that nothing in the project includes, in the folder of a
+    CMake project that does not configure without nvcc and compiles files there
+    (`nvcc_folders`), belongs to that project (the sources it generates include it): outside."""
+    skipped = skipped or {}
+    nvcc_folders = nvcc_folders or {}
     existing = set(files)
     by_name: dict[str, list[str]] = {}
     for f in files:
         by_name.setdefault(f.rpartition("/")[2], []).append(f)
     includers: dict[str, set[str]] = {}  # header -> the files that may include it
+    scripts = set(generators)
     for rel in files:
-        if not rel.lower().endswith(_C_FILES):
+        if not rel.lower().endswith(_C_FILES) and rel not in scripts:
             continue
         data = read(rel)
         if not data or b"include" not in data:
@@ -650,15 +742,21 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
         for m in _INCLUDE.finditer(data):
             written = m.group(1).decode("utf-8", "replace")
             beside = os.path.normpath(os.path.join(here, written)).replace(os.sep, "/")
-            if beside in existing:
+            tail = "/" + written.lstrip("./")
+            if beside in existing and rel not in scripts:
                 targets = [beside]
             else:  # found through an include path: every file whose path ends so
-                tail = "/" + written.lstrip("./")
                 targets = [f for f in by_name.get(written.rpartition("/")[2], ()) if ("/" + f).endswith(tail)]
             for t in targets:
                 includers.setdefault(t, set()).add(rel)
     candidates = [f for f in files if f.lower().endswith(_C_FILES) and f not in listed
                   and not any(not o or f.startswith(o + "/") for o in open_folders)]
+    for header in candidates:
+        if header in out.outside or not header.lower().endswith(_HEADER_FILES) or includers.get(header, set()) - {header}:
+            continue
+        owner = max((d for d in nvcc_folders if not d or header.startswith(d + "/")), key=len, default=None)
+        if owner is not None:
+            out.outside[header] = nvcc_folders[owner]
     # a worklist, not sweeps until nothing changes: each header waits for the count of its
     # includers not yet outside to reach zero, so a chain of n headers costs n steps
     waiting: dict[str, int] = {}
@@ -672,7 +770,7 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
         if not users:
             continue
         users_of[header] = users
-        waiting[header] = sum(1 for u in users if u not in out.outside)
+        waiting[header] = sum(1 for u in users if u not in out.outside and u not in skipped)
         for u in users:
             included_by.setdefault(u, []).append(header)
         if waiting[header] == 0:
@@ -682,7 +780,7 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
         if header in out.outside:
             continue
         via = min(users_of[header])
-        v = out.outside[via]
+        v = out.outside.get(via) or skipped[via]
         out.outside[header] = Verdict(v.build, v.line, v.via or via)
         for h in included_by.get(header, ()):
             if h in waiting and h not in out.outside:

@@ -48,6 +48,19 @@ class CMakeFile:
         return False
 
 
+def needs_nvcc(commands) -> bool:
+    """A CMake file that cannot be configured without nvcc: it declares CUDA a language where
+    it always runs (`project(x LANGUAGES CXX CUDA)`, a top-level `enable_language(CUDA)`) and
+    never enables HIP in any branch. `commands` are (lower-case name, argument texts, inside
+    an if() leg) triples."""
+    cuda = hip = False
+    for name, args, in_if in commands:
+        langs = args[1:] if name == "project" else args if name == "enable_language" else ()
+        hip = hip or "HIP" in langs
+        cuda = cuda or (not in_if and "CUDA" in langs)
+    return cuda and not hip
+
+
 @lru_cache(maxsize=1)
 def _parser():
     import tree_sitter
