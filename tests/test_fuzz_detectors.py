@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, REPO
+from fixture_expectations import read_expectations
 
 from portlint.core.config import Settings
 from portlint.discovery.files import SourceFile
@@ -125,8 +126,25 @@ def test_generated_python_inside_fixtures_never_breaks_a_detector(path, code, wh
     assert _problems(path, data) == []
 
 
+def _positive(paths):
+    """The first ten fixtures that expect a finding under default options."""
+    out = []
+    for p in paths:
+        exp = read_expectations(p)
+        if exp.active and not exp.options:
+            out.append(p)
+        if len(out) == 10:
+            break
+    return out
+
+
 def test_the_fuzzers_reach_the_detectors():
-    """A guard against a fuzzer that tests nothing: unmutated fixtures give findings."""
-    cuda = [scan_source(SourceFile(p, p.relative_to(REPO).as_posix()), p.read_bytes(), SETTINGS) for p in CUDA_FIXTURES[:10]]
-    python = [scan_source(SourceFile(p, p.relative_to(REPO).as_posix()), p.read_bytes(), SETTINGS) for p in PY_FIXTURES[:10]]
-    assert sum(len(r.findings) for r in cuda) > 10 and sum(len(r.findings) for r in python) > 10
+    """A guard against a fuzzer that tests nothing: the unmutated fixtures it draws from
+    that expect findings do give findings, each of them (a fixture whose findings become
+    script notes or need options is not counted, so adding one cannot trip the guard)."""
+    for paths in (CUDA_FIXTURES, PY_FIXTURES):
+        picked = _positive(paths)
+        assert len(picked) == 10
+        for p in picked:
+            result = scan_source(SourceFile(p, p.relative_to(REPO).as_posix()), p.read_bytes(), SETTINGS)
+            assert result.findings, f"{p.name}: no finding from a fixture that expects some"
