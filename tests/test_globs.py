@@ -73,6 +73,10 @@ def test_brackets_false_takes_a_bracket_as_itself():
     ("lib/tests/a.py", "tests", False),       # relative to the root, not any depth
     ("lib/tests/a.py", "*/tests", True),
     ("Tests/a.py", "tests", False),
+    ("tests/a.py", "/tests", True),           # a leading slash anchors at the root, as paths already are
+    ("tests/a.py", "/tests/*.py", True),
+    ("lib/tests/a.py", "/tests", False),
+    ("tests/a.py", "//tests", False),         # not a root-anchored glob: left as written
 ])
 def test_covers_is_the_per_file_ignores_reading(path, glob, expected):
     assert covers(path, glob) is expected

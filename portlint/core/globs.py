@@ -9,7 +9,8 @@ Two readings of a glob live here, each named for where portlint meets it:
   one character, `[...]` a set (`[!...]` its complement), unless `brackets=False`, where
   `[` is itself (`jax[cuda*]`). A caller that ignores case folds both sides first.
   `covers(path, glob)`: a config path glob names the path, or names a folder the path
-  lies below (`tests`, `tests/`).
+  lies below (`tests`, `tests/`). Paths are relative to the project root, so a leading
+  `/` (gitignore's way to anchor, `/tests`) says nothing more and is dropped.
 - `matching(files, pattern, recursive, star_crosses)`: a build's own globs (setup.py's
   `glob.glob`, CMake's `file(GLOB ...)`): `*`, `?` and sets stay inside one folder, `**/`
   crosses folders in a recursive glob, every `*` crosses them in CMake's GLOB_RECURSE.
@@ -30,7 +31,10 @@ def fits(text: str, pattern: str, *, brackets: bool = True) -> bool:
 
 
 def covers(path: str, glob: str) -> bool:
-    """Whether a config path glob names `path` (relative, POSIX) or a folder it lies below."""
+    """Whether a config path glob names `path` (relative, POSIX) or a folder it lies below;
+    `/tests` is `tests` (already anchored at the root)."""
+    if glob.startswith("/") and not glob.startswith("//"):
+        glob = glob[1:]
     return fits(path, glob) or fits(path, glob.rstrip("/") + "/*")
 
 
