@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from portlint.core.config import targets_line
+from portlint.core.files import read_limited
 from portlint.core.model import TARGETS, Severity
 from portlint.core.rule_links import absolute_rule_url, rule_url
 from portlint.findings.roots import more_uses
@@ -179,7 +180,10 @@ def narrowing_lines(counters: dict[str, int]) -> list[str]:
 
 
 class _SourceCache:
-    """Reads each reported file once, for the source excerpt (display only)."""
+    """Reads each reported file once, for the source excerpt (display only), through the
+    one reader (`core.files.read_limited`: bounded in size, never a FIFO or a device), so a
+    file that cannot be read shows no excerpt. The scan's own bytes are not kept for this:
+    a cached result has none, and holding every reported file's bytes costs memory."""
 
     def __init__(self, root):
         self.root = root
@@ -187,14 +191,12 @@ class _SourceCache:
 
     def line(self, path: str, line: int) -> str | None:
         if path not in self._files:
-            from pathlib import Path
-
             p = Path(path)
             if not p.is_absolute():
                 p = self.root / p
             try:
-                self._files[path] = line_model.split_lines(line_model.decode(p.read_bytes()))
-            except OSError:
+                self._files[path] = line_model.split_lines(line_model.decode(read_limited(p)))
+            except OSError:  # NotRead included
                 self._files[path] = None
         lines = self._files[path]
         if lines is None or not 0 < line <= len(lines):
