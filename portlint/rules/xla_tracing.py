@@ -787,7 +787,11 @@ class _Walker:
                 if self.traced(arg, region) or self._host_value(arg, region):
                     bad = arg
                     break
-        elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "tolist" and self.traced(it.func.value, region):
+        elif (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "tolist" and self.traced(it.func.value, region)
+              and self._body_touches_traced(node, region)):
+            # `for row in t.tolist()`: as many trips as t has rows (a static shape); the values
+            # set the graph only when the body feeds them to traced code (`x[i, :n]`). A body of
+            # host code over the rows (token ids counted in Python) is the one read PTL803 reports.
             bad = it
         conf = self.confidence(region)
         if bad is None and region.kind == "torch" and self.dynamic_length(it, region):
@@ -807,6 +811,16 @@ class _Walker:
         if isinstance(fix, rewrites.NoFix):
             sugg, fix = sugg + fix.note, None
         self.out.add("PTL802", node.iter, self.targets(region), sugg, fix, conf, bound=self.ctx.span_text(self.ctx.node_span(bad))[:60], region=region.why, effect=effect)
+
+    def _body_touches_traced(self, node, region) -> bool:
+        """Does the body of a `for` (the element of a comprehension) read a traced value?"""
+        if isinstance(node, ast.For):
+            parts = node.body + node.orelse
+        else:
+            comp = self.tm.parents.get(node)
+            parts = [x for x in (getattr(comp, "elt", None), getattr(comp, "key", None), getattr(comp, "value", None)) if x is not None] or [node]
+        return any(n.__class__ is ast.Name and n.ctx.__class__ is ast.Load and self.traced(n, region)
+                   for part in parts for n in walk(part))
 
     def dynamic_length(self, e, region, seen=None) -> bool:
         """torch: a value whose length comes from the data: `t.nonzero()`, one-argument

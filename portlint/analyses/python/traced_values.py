@@ -221,6 +221,14 @@ def _asked_parts(binding: ast.AST) -> list[ast.AST]:
     return []
 
 
+def _nones(node: ast.AST) -> bool:
+    """`(None, None)`: a tuple or list display of None only. Comparing with it is Python's
+    element-wise `==` of a sequence (`past_key_value[-2:] != (None, None)`), and a tensor
+    compared with None is False without a device op."""
+    return isinstance(node, (ast.Tuple, ast.List)) and bool(node.elts) and all(
+        isinstance(x, ast.Constant) and x.value is None for x in node.elts)
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -880,8 +888,8 @@ class ValueModel:
         if isinstance(e, ast.Compare):
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return False  # identity and membership are Python-level tests
-            if any(isinstance(c, ast.Constant) and isinstance(c.value, (str, type(None))) for c in [e.left, *e.comparators]):
-                return False  # compared with a string or None: not an array
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, (str, type(None))) or _nones(c) for c in [e.left, *e.comparators]):
+                return False  # compared with a string, None or a tuple of Nones: not an array
             if any(_is_enum_constant(c) for c in [e.left, *e.comparators]):
                 return False  # compared with an UPPER_CASE constant or enum member: a mode switch
             if any(_names_metadata(c, self.imports.canonical) for c in [e.left, *e.comparators]):
