@@ -394,16 +394,22 @@ def test_i_github_annotation_names_the_file_with_a_percent(tmp_path):
 # --- near misses of D2, E and I: what stays as it was -------------------------------------------
 
 def test_d_a_license_file_inside_the_scanned_tree_still_makes_it_vendored(tmp_path):
-    """The library's folder is the scan root, or inside it (named alone, a file's tree is the
-    working directory): its license file is read and the kernel is vendored, a note."""
+    """The library's folder is inside the scan root (`.`), or inside the project a marker
+    declares (a configuration file above it; named alone, a file's tree is that project):
+    its license file is read and the kernel is vendored, a note. (Named by itself with no
+    marker, `cutlass` is its own project, as `cd cutlass && portlint scan .` reads it:
+    tests/test_trust_roots.py.)"""
     sub = tmp_path / "cutlass" / "sub"
     sub.mkdir(parents=True)
     (sub / "k.cu").write_bytes(PTX)
     (tmp_path / "cutlass" / "LICENSE.txt").write_text("BSD\n")
-    for named, cwd in (("cutlass", tmp_path), (".", tmp_path), ("cutlass/sub/k.cu", tmp_path)):
-        proc = run("scan", "--no-progress", "--no-cache", "--target", "rocm", "--format", "concise", named, cwd=cwd)
+    proc = run("scan", "--no-progress", "--no-cache", "--target", "rocm", "--format", "concise", ".", cwd=tmp_path)
+    assert proc.returncode == 0 and b"PTL201 note" in proc.stdout, proc.stdout
+    (tmp_path / "portlint.toml").write_text('targets = ["rocm"]\n')
+    for named, cwd in (("cutlass", tmp_path), (".", tmp_path), ("cutlass/sub/k.cu", tmp_path), (str(sub / "k.cu"), sub)):
+        proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", named, cwd=cwd)
         assert proc.returncode == 0 and b"PTL201 note" in proc.stdout, (named, cwd, proc.stdout)
-    piped = run("scan", "--no-progress", "--target", "rocm", "--format", "concise", "-", "--stdin-filename",
+    piped = run("scan", "--no-progress", "--format", "concise", "-", "--stdin-filename",
                 "cutlass/sub/k.cu", cwd=tmp_path, stdin=PTX)
     assert piped.returncode == 0 and b"PTL201 note" in piped.stdout, piped.stdout
 

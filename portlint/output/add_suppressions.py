@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from portlint.core import lines as line_model
 from portlint.core.model import Edit, Fix, Notice, Span
+from portlint.findings.suppressions import python_view
 from portlint.index.context import FileContext
 from portlint.pipeline.engine import compiler_view, renumbering
 
@@ -102,8 +103,6 @@ def file_edits(display: str, data: bytes, language: str, findings, reason: str) 
     # a finding folded by root (portlint.findings.roots) is silenced by a comment on its root
     # site; with no root site in the file each folded use needs its own comment
     sites = [m for top in findings for m in ((top,) if top.root_site else (top, *top.related)) if m.path == top.path]
-    from portlint.findings.suppressions import python_view
-
     view = compiler_view(language, data) or python_view(language, data)
     if view is None:
         return _edits(display, data, data, language, [(f.span, f.rule_id) for f in sites], reason, lambda span: span)
