@@ -8,8 +8,8 @@ paths are written in reports, `Settings.root`):
   its own (on the command line, as `--stdin-filename`) belongs to the project its marker
   declares when that holds it (below), else its own folder is its tree; the editor server
   gives a document its workspace instead (`named_root`). With several paths named, a
-  file's tree is the widest of theirs that holds it (`discover`). Folders are listed (the vendored
-  role's library layout) and files written (`--fix`) only inside the tree.
+  file's tree is the widest of theirs that holds it (`discover`). Folders are listed (the
+  vendored role's library layout) and files written (`--fix`) only inside the tree.
 - **The project marker**: the configuration file in use, whose folder is the project when
   it holds the path (`--config` or the file found from the path, as configuration is
   found), else the root of the git work tree at or above the path (a `.git`). Both are
@@ -22,10 +22,10 @@ paths are written in reports, `Settings.root`):
   default cache directory): the marker's folder when it holds the file, else the file's
   tree, else the file's own folder. A library caller that knows no tree gets the settings
   root it built its Settings with; the command line, the stdin scan and the editor server
-  always know each file's tree. Nothing outside it
-  is listed or opened, whatever the working directory; the only reads outside it are the
-  configuration found above the path and the headers a source includes (the include
-  search, `frontends/cuda/includes.py`)."""
+  always know each file's tree. Nothing outside the project root is listed or opened,
+  whatever the working directory; the only reads outside it are the configuration found
+  above the path and the headers a source includes (the include search,
+  `frontends/cuda/includes.py`)."""
 
 from __future__ import annotations
 

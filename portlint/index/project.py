@@ -777,11 +777,10 @@ def project_root(settings, paths: list[Path], tree: str | None = None) -> Path |
     folder, the git root), else the folder that holds them all, climbed up the chain of
     `__init__.py` folders above it. Without a marker, nothing above `tree` (the resolved
     scan root of the first file; None: not known, the settings root a library caller
-    names) is the root: the folder that holds them
-    all counts only when it lies inside that tree (files of several trees: the first file's
-    own folder), and the climb stops at the tree. A tree
-    with an `__init__.py` at its top must not pull in its siblings, whatever the working
-    directory."""
+    names) is the root: the folder that holds them all counts only when it lies inside
+    that tree (files of several trees: the first file's own folder), and the climb stops
+    at the tree. A tree with an `__init__.py` at its top must not pull in its siblings,
+    whatever the working directory."""
     from portlint.discovery.roots import inside, marker_root, tree_bound
 
     if not paths:
