@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from portlint import __version__
+from portlint.discovery.roots import named_tree, project_root
 from portlint.core.files import WriteRefused, read_bytes, read_limited, read_text, source_identities, write_file
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -153,7 +154,7 @@ def _settings(paths, select, ignore, targets, config_path, isolated, no_cache, c
         cfg = find_config(start)
     if cfg is not None:
         load_config(cfg, settings)
-    else:
+    else:  # where report paths are written from (nothing is read from it: discovery/roots.py)
         settings.root = git_root(Path.cwd()) or Path.cwd().resolve()
         if not Path.cwd().resolve().is_relative_to(settings.root):
             settings.root = Path.cwd().resolve()
@@ -169,7 +170,10 @@ def _settings(paths, select, ignore, targets, config_path, isolated, no_cache, c
     settings.jobs = jobs if jobs is not None else 0
     settings.compile_commands = compile_commands.resolve() if compile_commands else None
     if not no_cache:
-        settings.cache_dir = cache_dir.resolve() if cache_dir else default_cache_dir(settings.root)
+        # the default cache lives in the project root of the first path named (never the
+        # working directory's: `cd / && portlint scan /abs/tree` writes in /abs/tree)
+        first = config_start if config_start is not None else paths[0]
+        settings.cache_dir = cache_dir.resolve() if cache_dir else default_cache_dir(project_root(settings, first, named_tree(settings, first)))
     return settings
 
 

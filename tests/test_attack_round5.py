@@ -394,16 +394,22 @@ def test_i_github_annotation_names_the_file_with_a_percent(tmp_path):
 # --- near misses of D2, E and I: what stays as it was -------------------------------------------
 
 def test_d_a_license_file_inside_the_scanned_tree_still_makes_it_vendored(tmp_path):
-    """The library's folder is the scan root, or inside it (named alone, a file's tree is the
-    working directory): its license file is read and the kernel is vendored, a note."""
+    """The library's folder is inside the scan root (`.`), or inside the project a marker
+    declares (a configuration file above it; named alone, a file's tree is that project):
+    its license file is read and the kernel is vendored, a note. (Named by itself with no
+    marker, `cutlass` is its own project, as `cd cutlass && portlint scan .` reads it:
+    tests/test_trust_roots.py.)"""
     sub = tmp_path / "cutlass" / "sub"
     sub.mkdir(parents=True)
     (sub / "k.cu").write_bytes(PTX)
     (tmp_path / "cutlass" / "LICENSE.txt").write_text("BSD\n")
-    for named, cwd in (("cutlass", tmp_path), (".", tmp_path), ("cutlass/sub/k.cu", tmp_path)):
-        proc = run("scan", "--no-progress", "--no-cache", "--target", "rocm", "--format", "concise", named, cwd=cwd)
+    proc = run("scan", "--no-progress", "--no-cache", "--target", "rocm", "--format", "concise", ".", cwd=tmp_path)
+    assert proc.returncode == 0 and b"PTL201 note" in proc.stdout, proc.stdout
+    (tmp_path / "portlint.toml").write_text('targets = ["rocm"]\n')
+    for named, cwd in (("cutlass", tmp_path), (".", tmp_path), ("cutlass/sub/k.cu", tmp_path), (str(sub / "k.cu"), sub)):
+        proc = run("scan", "--no-progress", "--no-cache", "--format", "concise", named, cwd=cwd)
         assert proc.returncode == 0 and b"PTL201 note" in proc.stdout, (named, cwd, proc.stdout)
-    piped = run("scan", "--no-progress", "--target", "rocm", "--format", "concise", "-", "--stdin-filename",
+    piped = run("scan", "--no-progress", "--format", "concise", "-", "--stdin-filename",
                 "cutlass/sub/k.cu", cwd=tmp_path, stdin=PTX)
     assert piped.returncode == 0 and b"PTL201 note" in piped.stdout, piped.stdout
 
@@ -506,3 +512,93 @@ def test_i_a_name_that_is_not_utf8_is_percent_written_once(tmp_path):
     github = run(*args, "github", ".", cwd=tmp_path).stdout
     assert {_github_property(line.split(b"file=", 1)[1].split(b",", 1)[0].decode())
             for line in github.splitlines() if b"file=" in line} == {"c%FF.cu"}, github
+
+
+# --- L (low). A suppression on one line of a lone-CR Python file silences the lines after it ----
+
+def test_l_a_suppression_in_a_lone_cr_python_file_covers_its_own_line_only(tmp_path):
+    """Promise: a suppression silences the line it is on (a trailing comment) and nothing
+    else. Python ends a line at a lone CR (its tokenizer, `ast` and the interpreter), and a
+    `#` comment ends there too, so in `...devices('gpu')  # portlint: ignore[PTL901] -- this
+    one only\\r...\\rdef g():\\r    return jax.devices('gpu')\\r` the comment is on line 5 and
+    the second call on line 9. Suppressions are matched in the line model's numbering, where
+    the whole file is line 1 (no LF), so the comment silences the second call too: 'No
+    portability problems found', 2 findings suppressed; the same file with LF line breaks
+    reports line 9 (checked by hand, both ways). `--add-suppressions` on such a file writes
+    its comment above line 1, before the whole file, and with an LF where the file has lone
+    CRs. Found while fixing E (the CUDA side, whose suppressions are matched in the
+    compiler's lines). Severity low: the file must be written with lone CRs, and a suppression is an
+    in-tree comment a reviewer sees, but it hides findings on lines it is not on."""
+    (tmp_path / "m.py").write_bytes(
+        b"import jax\r\r\rdef f():\r    return jax.devices('gpu')  # portlint: ignore[PTL901] -- this one only\r"
+        b"\r\rdef g():\r    return jax.devices('gpu')\r")
+    proc = run("scan", "--no-progress", "--no-cache", "--format", "json", "m.py", cwd=tmp_path)
+    live = [f for f in json.loads(proc.stdout)["findings"] if not f.get("suppressed")]
+    assert [f["rule"] for f in live] == ["PTL901"], live
+    assert proc.returncode == 1, proc.stdout
+
+
+# --- near misses of L: what the comment still covers ------------------------------------------
+
+LONE_CR_PY = (b"import jax\r\r\rdef f():\r    return jax.devices('gpu')  # portlint: ignore[PTL901] -- this one only\r"
+              b"\r\rdef g():\r    return jax.devices('gpu')\r")
+
+
+def test_l_the_comment_still_silences_its_own_line(tmp_path):
+    """The trailing comment silences the call on its own line (Python's line 5), and the
+    finding it silenced names it at its place in the line model's numbering (line 1, the
+    file has no LF); the live finding is reported where the line model puts it too."""
+    (tmp_path / "m.py").write_bytes(LONE_CR_PY)
+    doc = json.loads(run("scan", "--no-progress", "--no-cache", "--format", "json", "--sarif-include-suppressed",
+                         "m.py", cwd=tmp_path).stdout)
+    assert sorted((bool(f["suppressed"]), f["rule"]) for f in doc["findings"]) == [(False, "PTL901"), (True, "PTL901")], doc
+    silenced = next(f for f in doc["findings"] if f["suppressed"])
+    reason = silenced["suppressed"]["reason"]
+    assert reason == "suppressed by comment on line 1: this one only", reason
+    live = next(f for f in doc["findings"] if not f["suppressed"])
+    text = LONE_CR_PY.decode()
+    first = text.index("'gpu'") + 1  # the columns of the two `'gpu'` arguments
+    second = text.index("'gpu'", first) + 1
+    assert (silenced["start_line"], silenced["start_column"]) == (1, first), silenced
+    assert (live["start_line"], live["start_column"]) == (1, second), live
+
+
+def test_l_a_comment_alone_on_its_python_line_covers_the_next_one_only(tmp_path):
+    """A comment alone on a Python line (lone-CR ended) covers the line after it, as with LF
+    line breaks, and nothing further; the same file with LFs gives the same findings."""
+    src = (b"import jax\r\r\rdef f():\r    # portlint: ignore[PTL901] -- next line\r    return jax.devices('gpu')\r"
+           b"\r\rdef g():\r    return jax.devices('gpu')\r")
+    for name, data in (("cr.py", src), ("lf.py", src.replace(b"\r", b"\n"))):
+        (tmp_path / name).write_bytes(data)
+    doc = json.loads(run("scan", "--no-progress", "--no-cache", "--format", "json", "--sarif-include-suppressed", ".",
+                         cwd=tmp_path).stdout)
+    states = {name: sorted(bool(f["suppressed"]) for f in doc["findings"] if f["path"] == name and f["rule"] == "PTL901")
+              for name in ("cr.py", "lf.py")}
+    assert states == {"cr.py": [False, True], "lf.py": [False, True]}, doc["findings"]
+
+
+def test_l_unused_and_malformed_directives_are_placed_in_the_line_models_numbering(tmp_path):
+    """PTL001 (a suppression that silenced nothing) and PTL002 (a malformed directive) of a
+    lone-CR Python file point at the comment itself: line 1 of the line model, at the
+    column where `portlint:` starts."""
+    src = b"import jax\rx = 1  # portlint: ignore[PTL901] -- nothing here\ry = 2  # portlint: ignore[ptl901]\r"
+    (tmp_path / "m.py").write_bytes(src)
+    doc = json.loads(run("scan", "--no-progress", "--no-cache", "--format", "json", "m.py", cwd=tmp_path).stdout)
+    text = src.decode()
+    got = sorted((f["rule"], f["start_line"], f["start_column"]) for f in doc["findings"])
+    first = text.index("portlint:") + 1
+    second = text.index("portlint:", first) + 1
+    assert got == [("PTL001", 1, first), ("PTL002", 1, second)], doc["findings"]
+
+
+def test_l_add_suppressions_writes_in_pythons_lines_with_a_lone_cr(tmp_path):
+    """`--add-suppressions` puts each comment on a line of its own before the call as Python
+    counts lines, indented like it and ended with a lone CR like the file's lines; the
+    rescan has nothing left, and a second pass changes nothing."""
+    src = b"import jax\r\r\rdef f():\r    return jax.devices('gpu')\r\r\rdef g():\r    return jax.devices('gpu')\r"
+    (tmp_path / "m.py").write_bytes(src)
+    run("scan", "--no-progress", "--no-cache", "--add-suppressions", "later", "m.py", cwd=tmp_path)
+    want = src.replace(b"\r    return", b"\r    # portlint: ignore[PTL901] -- later\r    return")
+    assert (tmp_path / "m.py").read_bytes() == want
+    again = run("scan", "--no-progress", "--no-cache", "--add-suppressions", "later", "m.py", cwd=tmp_path)
+    assert (tmp_path / "m.py").read_bytes() == want and again.returncode == 0, again.stdout

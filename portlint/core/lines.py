@@ -14,6 +14,7 @@ is applied to the bytes that were scanned, never to a re-decoded copy of them.""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 ERRORS = "replace"
 _LONE_CR = re.compile(rb"\r(?!\n)")
@@ -123,7 +124,8 @@ class CrLines:
     `has_lone_cr`: otherwise both numberings are this model's."""
 
     def __init__(self, data: bytes):
-        self._map = ByteMap(lone_cr_as_lf(data))  # its lines: after each LF, CRLF or lone CR
+        self.view = lone_cr_as_lf(data)  # the same bytes, each lone CR an LF
+        self._map = ByteMap(self.view)  # its lines: after each LF, CRLF or lone CR
 
     def offset(self, line: int, byte_col: int) -> int:
         """The byte offset of 1-based `line`, 0-based byte column `byte_col` (as `ast` gives)."""
@@ -132,3 +134,7 @@ class CrLines:
     def char_offset(self, line: int, col: int) -> int | None:
         """The byte offset of 1-based (line, code-point column), None when there is none."""
         return self._map.byte_offset(line, col)
+
+    def line_at(self, offset: int) -> int:
+        """The 1-based line, in this numbering, that holds byte `offset`."""
+        return bisect_right(self._map.starts, offset)

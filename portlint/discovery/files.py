@@ -7,13 +7,16 @@ run), the default and configured excludes (which win over both), and symlink loo
 explicitly are always scanned unless `--force-exclude` is given (pre-commit passes files
 one by one, and excludes must still apply). Problems become one-line Notices.
 
-The scanned tree is what the command line names. Each file gets a scan root: the directory
-named on the command line it was found under; for a file named itself, the working
-directory when it lies inside it, else its own folder. A path named inside the working
-directory that resolves outside it, and a symlink met in a walk whose target lies outside
-its scan root, are skipped with a notice unless `--follow-symlinks`; `--fix` never writes
-a file that resolves outside its scan root either way (see fixes.write_target). A FIFO,
-device or socket is never opened."""
+The scanned tree is what the command line names (discovery/roots.py decides every root).
+Each file gets a scan root: the directory named on the command line it was found under;
+for a file named itself, its project marker's folder (the configuration file's, the git
+root) when that holds it, else its own folder; never the working directory. With several
+paths named, a file's scan root is the widest of their trees that holds it. The
+`.gitignore` files read and the git index are those of the project root of the tree
+(`roots.project_root`). A path named inside the working directory that resolves outside
+it, and a symlink met in a walk whose target lies outside its scan root, are skipped with
+a notice unless `--follow-symlinks`; `--fix` never writes a file that resolves outside its
+scan root either way (see fixes.write_target). A FIFO, device or socket is never opened."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from portlint.core.files import read_bytes, resolves_inside
 from portlint.discovery.gitignore import IgnoreFile, bounded_patterns, ignored_path, linear_spec
 from portlint.discovery.gitindex import tracked_paths
 from portlint.discovery.languages import is_source_candidate
+from portlint.discovery.roots import file_tree, inside, named_root, project_root
 from portlint.core.model import Notice
 
 
@@ -35,19 +39,6 @@ class SourceFile:
     real: Path  # the path to open
     display: str  # POSIX path relative to the settings root (absolute when outside it)
     root: str | None = None  # the resolved scan root it was found under (None: none known)
-
-
-def inside(path: str, root: str) -> bool:
-    """Whether resolved `path` is `root` or lies below it (both resolved)."""
-    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
-
-
-def named_root(path: Path, top: str) -> str:
-    """The resolved scan root of a file named on its own (on the command line, as
-    --stdin-filename, or opened in the editor with `top` its workspace): `top` (absolute)
-    when the file lies inside it, otherwise the file's own folder."""
-    absolute = os.path.abspath(path)
-    return os.path.realpath(top) if inside(absolute, top) else os.path.realpath(os.path.dirname(absolute))
 
 
 def _special_kind(mode: int) -> str | None:
@@ -79,29 +70,39 @@ class _Ignorer:
     """Which paths the excludes and the tree's .gitignore files leave out. `.gitignore`
     files give git's answers (discovery/gitignore.py): a deeper file's answer beats a
     higher one's, and a folder they ignore is not entered, except to reach a file git
-    tracks (read from the tree's own `.git/index`, discovery/gitindex.py), which ignore
-    rules never drop. The configured and default excludes drop a path whatever git says."""
+    tracks (read from the `.git/index` at the project root, discovery/gitindex.py), which
+    ignore rules never drop. The configured and default excludes drop a path whatever git
+    says. The `.gitignore` files read for a tree are those from its project root
+    (`roots.project_root`: the git root, the configuration file's folder, else the tree
+    itself) down, never above it."""
 
     def __init__(self, settings: Settings):
+        self.settings = settings
         self.root = settings.root
-        self._root = str(settings.root)
+        self._root = str(settings.root)  # excludes are written against the settings root
         self.notices: list[Notice] = []
         excludes = bounded_patterns(list(settings.exclude), "exclude (configuration)", self.notices)
         self.exclude = linear_spec(list(DEFAULT_EXCLUDES) + excludes)
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[str, IgnoreFile | None] = {}
-        self._chains: dict[str, list[tuple[str, IgnoreFile]]] = {}
-        self._tracked: set[bytes] | None = None
-        self._tracked_dirs: set[bytes] = set()
+        self._chains: dict[tuple[str, str], list[tuple[str, IgnoreFile]]] = {}
+        self._tops: dict[str, str] = {}
+        self._tracked: dict[str, tuple[set[bytes], set[bytes]]] = {}
 
-    def _gitignore(self, directory: str) -> IgnoreFile | None:
+    def top(self, tree: str) -> str:
+        """The folder the `.gitignore` chain and git index of the resolved `tree` start at."""
+        if tree not in self._tops:
+            self._tops[tree] = str(project_root(self.settings, tree, tree))
+        return self._tops[tree]
+
+    def _gitignore(self, directory: str, top: str) -> IgnoreFile | None:
         if directory not in self._gitignores:
             spec = None
             gi = os.path.join(directory, ".gitignore")
             # a .gitignore that links out of the scanned tree is not read (whether a guessed
             # line is in a file outside would show in which files drop out of the report)
-            inside_root = _relative(directory, self._root) is not None
-            if self.respect_gitignore and os.path.isfile(gi) and not resolves_inside(gi, self._root if inside_root else directory):
+            inside_root = _relative(directory, top) is not None
+            if self.respect_gitignore and os.path.isfile(gi) and not resolves_inside(gi, top if inside_root else directory):
                 self.notices.append(Notice(display_path(Path(gi), self.root), "symlink to outside the scanned tree: not read", "warning"))
             elif self.respect_gitignore and os.path.isfile(gi):
                 try:
@@ -127,69 +128,70 @@ class _Ignorer:
             return True
         return name in DEFAULT_EXCLUDES
 
-    def gitignored(self, absolute: str, is_dir: bool) -> bool:
+    def gitignored(self, absolute: str, is_dir: bool, top: str) -> bool:
         """git's answer for `absolute` whose folders are not ignored (the walk's case)."""
         if not self.respect_gitignore:
             return False
         chain = [(os.fsencode(_relative(absolute, directory)).split(b"/"), spec)
-                 for directory, spec in self._specs_above(os.path.dirname(absolute))]
+                 for directory, spec in self._specs_above(os.path.dirname(absolute), top)]
         return ignored_path(chain, is_dir)
 
-    def _tracked_rel(self, absolute: str) -> bytes | None:
-        if self._tracked is None:
-            self._tracked, why = tracked_paths(self._root)
+    def _tracked_rel(self, absolute: str, top: str) -> tuple[bytes | None, tuple[set[bytes], set[bytes]]]:
+        known = self._tracked.get(top)
+        if known is None:
+            tracked, why = tracked_paths(top)
             if why:
-                self.notices.append(Notice(".git", why, "note"))
-            for path in self._tracked:
+                self.notices.append(Notice(display_path(Path(top) / ".git", self.root), why, "note"))
+            dirs: set[bytes] = set()
+            for path in tracked:
                 parts = path.split(b"/")
                 for k in range(1, len(parts)):
-                    self._tracked_dirs.add(b"/".join(parts[:k]))
-        rel = _relative(absolute, self._root)
-        return None if rel is None or rel == "." else os.fsencode(rel)
+                    dirs.add(b"/".join(parts[:k]))
+            known = self._tracked[top] = (tracked, dirs)
+        rel = _relative(absolute, top)
+        return (None if rel is None or rel == "." else os.fsencode(rel)), known
 
-    def tracked(self, absolute: str) -> bool:
-        """Whether git tracks the file `absolute` (the index at the tree's root says so)."""
-        rel = self._tracked_rel(absolute)
-        return rel is not None and rel in self._tracked
+    def tracked(self, absolute: str, top: str) -> bool:
+        """Whether git tracks the file `absolute` (the index at the project root says so)."""
+        rel, (tracked, _) = self._tracked_rel(absolute, top)
+        return rel is not None and rel in tracked
 
-    def holds_tracked(self, absolute: str) -> bool:
+    def holds_tracked(self, absolute: str, top: str) -> bool:
         """Whether some file git tracks lies below the folder `absolute`."""
-        rel = self._tracked_rel(absolute)
-        return rel is not None and rel in self._tracked_dirs
+        rel, (_, dirs) = self._tracked_rel(absolute, top)
+        return rel is not None and rel in dirs
 
-    def excluded(self, path: Path, is_dir: bool) -> bool:
-        """Whether a walk drops `path`, its folders having been let in."""
+    def excluded_alone(self, path: Path, tree: str) -> bool:
+        """Whether the file `path` of the resolved `tree`, asked about without a walk, is
+        dropped: by the excludes on it or a folder of it below the settings root, or by
+        ignore rules (on a folder of it below its project root, the nearest ignored one
+        ending the question, or on it) unless git tracks it."""
         absolute = os.path.abspath(path)
-        if self.excluded_by_settings(absolute, is_dir):
-            return True
-        return self.gitignored(absolute, is_dir) and not (not is_dir and self.tracked(absolute))
-
-    def excluded_alone(self, path: Path) -> bool:
-        """Whether the file `path`, asked about without a walk, is dropped: by the excludes
-        on it or a folder of it below the root, or by ignore rules (on a folder of it, the
-        nearest ignored one ending the question, or on it) unless git tracks it."""
-        absolute = os.path.abspath(path)
-        root = Path(self._root)
-        folders = [str(p) for p in reversed(Path(absolute).parents) if root in p.parents]
+        top = self.top(tree)
+        root, base = Path(self._root), Path(top)
+        parents = list(reversed(Path(absolute).parents))
+        folders = [str(p) for p in parents if root in p.parents]
         if any(self.excluded_by_settings(f, True) for f in folders) or self.excluded_by_settings(absolute, False):
             return True
-        ignored = any(self.gitignored(f, True) for f in folders) or self.gitignored(absolute, False)
-        return ignored and not self.tracked(absolute)
+        below = [str(p) for p in parents if base in p.parents]
+        ignored = any(self.gitignored(f, True, top) for f in below) or self.gitignored(absolute, False, top)
+        return ignored and not self.tracked(absolute, top)
 
-    def _specs_above(self, folder: str) -> list[tuple[str, IgnoreFile]]:
-        """The .gitignore specs that apply in `folder`: every one from the root down to it
-        (only the folder's own when it lies outside the root). Memoised per folder, since a
+    def _specs_above(self, folder: str, top: str) -> list[tuple[str, IgnoreFile]]:
+        """The .gitignore specs that apply in `folder`: every one from `top` down to it
+        (only the folder's own when it lies outside `top`). Memoised per folder, since a
         walk asks for the same folders once per entry."""
-        found = self._chains.get(folder)
+        key = (folder, top)
+        found = self._chains.get(key)
         if found is None:
-            if folder != self._root and _relative(folder, self._root) is not None:
-                found = list(self._specs_above(os.path.dirname(folder)))
+            if folder != top and _relative(folder, top) is not None:
+                found = list(self._specs_above(os.path.dirname(folder), top))
             else:
                 found = []
-            spec = self._gitignore(folder)
+            spec = self._gitignore(folder, top)
             if spec is not None:
                 found.append((folder, spec))
-            self._chains[folder] = found
+            self._chains[key] = found
         return found
 
 
@@ -214,6 +216,7 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
 
     def walk(directory: Path, root: str, tracked_only: bool = False) -> None:
         """`tracked_only`: the folder is ignored, and entered for the files git tracks."""
+        top = ignorer.top(root)
         try:
             st = directory.stat()
         except OSError as exc:
@@ -248,9 +251,9 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
             if ignorer.excluded_by_settings(absolute, is_dir):
                 continue
             inner = tracked_only
-            if tracked_only or ignorer.gitignored(absolute, is_dir):
+            if tracked_only or ignorer.gitignored(absolute, is_dir, top):
                 # ignored (or below an ignored folder): only what git tracks stays
-                if not (ignorer.holds_tracked(absolute) if is_dir else ignorer.tracked(absolute)):
+                if not (ignorer.holds_tracked(absolute, top) if is_dir else ignorer.tracked(absolute, top)):
                     continue
                 inner = True
             if entry.is_symlink() and (is_dir or is_source_candidate(path)) and leaves_tree(path, root):
@@ -263,6 +266,7 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
 
     cwd = os.path.abspath(os.getcwd())
     cwd_real = os.path.realpath(cwd)
+    named: set[str] = set()  # the trees of the paths named (not those named through a link out)
     for raw in paths:
         path = Path(raw)
         if path.is_symlink() and not path.exists():
@@ -284,11 +288,15 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
             if not settings.follow_symlinks:
                 notices.append(Notice(display_path(path, settings.root), _NAMED_OUTSIDE, "note"))
                 continue
-            root = cwd_real  # scanned, and never written: it lies outside its root
+            # scanned, and never written: it lies outside its root, the nearest folder above
+            # it that no symlink leads to
+            root = _unlinked_folder(os.path.abspath(path))
         elif stat.S_ISDIR(st.st_mode):
             root = real
+            named.add(root)
         else:
-            root = named_root(path, cwd)
+            root = file_tree(settings, path)
+            named.add(root)
         if stat.S_ISDIR(st.st_mode):
             walk(path, root)
             continue
@@ -296,13 +304,39 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[SourceFile], l
         if kind is not None:
             notices.append(Notice(display_path(path, settings.root), f"is {kind}, not a regular file: skipped"))
             continue
-        if settings.force_exclude and ignorer.excluded_alone(path):
+        if settings.force_exclude and ignorer.excluded_alone(path, root):
             continue
         if path.is_symlink() and leaves_tree(path, root):
             notices.append(Notice(display_path(path, settings.root), _OUTSIDE, "note"))
             continue
         add(path, root)  # named explicitly: scanned whatever its extension says (language decides)
-    return sorted(files.values(), key=lambda f: f.display), notices + ignorer.notices
+    found = sorted(files.values(), key=lambda f: f.display)
+    if len(named) > 1:
+        # several trees named (`portlint scan setup.py csrc/k.cu`, `scan . sub`): a file's
+        # tree is the widest of them that holds it, so it does not depend on which name
+        # reached it first
+        widest = sorted(named, key=len)
+        for i, sf in enumerate(found):
+            if sf.root in named:
+                real = os.path.realpath(sf.real)
+                top = next((t for t in widest if inside(real, t)), sf.root)
+                if top != sf.root:
+                    found[i] = SourceFile(sf.real, sf.display, top)
+    return found, notices + ignorer.notices
+
+
+def _unlinked_folder(absolute: str) -> str:
+    """Where a path named through a symlink out of the tree was named: the folder that
+    holds the lowest folder of `absolute` that is a symlink (the file's own folder when
+    none is: the file itself is the link)."""
+    folder = os.path.dirname(absolute)
+    here = folder
+    while os.path.dirname(here) != here:
+        if os.path.islink(here):
+            folder = os.path.dirname(here)
+            break
+        here = os.path.dirname(here)
+    return os.path.realpath(folder)
 
 
 _OUTSIDE = "symlink to outside the scanned tree, skipped (--follow-symlinks scans it)"
@@ -314,4 +348,4 @@ def is_excluded(path: Path, settings: Settings) -> bool:
     """Whether the configured and default excludes (and .gitignore files, unless turned off)
     leave `path` out, as they do for a file met in a walk: for a caller that has one file's
     contents and no walk (the editor server)."""
-    return _Ignorer(settings).excluded_alone(path)
+    return _Ignorer(settings).excluded_alone(path, named_root(path, str(settings.root)))

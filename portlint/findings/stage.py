@@ -11,7 +11,7 @@ from portlint.findings.roles import demote_by_role
 from portlint.findings.roots import fold_roots, fold_under
 from portlint.findings.selection import TOOL_INTERNAL, TOOL_UNKNOWN, TOOL_UNUSED, Plan
 from portlint.findings.severity import apply_severities
-from portlint.findings.suppressions import mentions_portlint, parse_suppressions
+from portlint.findings.suppressions import file_suppressions, mentions_portlint
 from portlint.frontends.cuda.guards import RENAMED_IN_VERSION_GATES, amd_only_guard, excluded_from_amd, guard_map
 from portlint.frontends.cuda.optional_hints import amd_only_quiet, hint_for
 from portlint.index.context import FileContext
@@ -73,11 +73,11 @@ def apply_findings_stage(ctx: FileContext, plan: Plan, result: FileResult) -> No
     by_comment: set[int] = set()
     tool_findings: list[Finding] = []
     if mentions_portlint(ctx.text):
-        sups = parse_suppressions(ctx.text, ctx.language)
+        sups = file_suppressions(ctx)
         for f in findings:
             if f.suppressed:
                 continue
-            sup = sups.apply(f.rule_id, f.span.start_line, f.span.end_line)
+            sup = sups.covering(f.rule_id, f.span)
             if sup is not None:
                 f.suppressed = f"suppressed by comment on line {sup.line}" + (f": {sup.reason}" if sup.reason else "")
                 f.suppression_kind = "inSource"

@@ -35,12 +35,11 @@ from pathlib import Path
 
 from portlint.core import session
 from portlint.core.globs import fits, matching
-from portlint.core.config import git_root
 from portlint.core.files import read_limited
 from portlint.discovery.files import discover
+from portlint.discovery.roots import project_root as project_root_of
 from portlint.frontends.buildfiles.cmake import branch_commands, needs_nvcc
 from portlint.frontends.cuda.includes import read_once
-from portlint.index.project import project_root
 
 _VOCAB = Path(__file__).resolve().parent.parent.parent / "rules" / "vocabulary" / "build_scope.toml"
 
@@ -789,32 +788,21 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
                     ready.append(h)
 
 
-def root_for(settings, real: Path) -> Path | None:
-    """The project root of the model (project.project_root: the config file's folder, the git
-    root), else the scan's root when it holds the file: a build file lists sources from the
-    folders below it, so the file's own folder alone would never see its setup.py. It depends
-    on the file's folder only and is found once per folder per scan (the cache key and the
-    role of every CUDA file ask it; each answer climbs the folders above)."""
+def root_for(settings, real: Path, tree: str | None) -> Path:
+    """The root of the project `real` belongs to (`discovery.roots.project_root`: the config
+    file's folder or the git root when it holds the file, else `tree`, the scan root it was
+    found under, when that holds it, else its own folder): a build file lists sources from
+    the folders below it, so the file's own folder alone would never see its setup.py, and
+    nothing above the tree is walked. It depends on the file's folder and tree only and is
+    found once per folder per scan (the cache key and the role of every CUDA file ask it;
+    each answer climbs the folders above)."""
     folder = os.path.dirname(os.path.abspath(real))
-    return session.current(settings).fact(("root-for", folder), lambda: _root_for_folder(settings, real))
+    return session.current(settings).fact(("root-for", folder, tree), lambda: project_root_of(settings, real, tree))
 
 
-def _root_for_folder(settings, real: Path) -> Path | None:
-    root = project_root(settings, [real])
-    if getattr(settings, "config_file", None) is None and git_root(Path(os.path.realpath(real))) is None:
-        top = getattr(settings, "root", None)
-        top = Path(os.path.realpath(top)) if top is not None else None
-        here = Path(os.path.realpath(real))
-        if top is not None and top in here.parents:
-            return top
-    return root
-
-
-def scan_build_scope(settings, real: Path) -> tuple[BuildScope | None, str | None]:
-    """(the scan's build scope of the project `real` belongs to, its path there)."""
-    root = root_for(settings, real)
-    if root is None:
-        return None, None
+def scan_build_scope(settings, real: Path, tree: str | None) -> tuple[BuildScope | None, str | None]:
+    """(the scan's build scope of the project `real` (found in `tree`) belongs to, its path there)."""
+    root = root_for(settings, real, tree)
 
     def make() -> BuildScope:
         found, _ = discover([root], settings)
@@ -852,5 +840,5 @@ def file_verdict(ctx) -> Verdict | None:
     real = getattr(ctx, "real_path", None)
     if real is None or getattr(ctx, "session", None) is None:
         return None
-    scope, rel = scan_build_scope(ctx.settings, Path(real))
+    scope, rel = scan_build_scope(ctx.settings, Path(real), getattr(ctx, "scan_root", None))
     return scope.verdict(rel) if scope is not None else None

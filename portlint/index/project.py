@@ -761,8 +761,8 @@ class ProjectModel:
 
     # -- building --------------------------------------------------------------------------
     @classmethod
-    def for_scan(cls, settings, paths: list[Path]) -> "ProjectModel | None":
-        root = project_root(settings, paths)
+    def for_scan(cls, settings, paths: list[Path], tree: str | None = None) -> "ProjectModel | None":
+        root = project_root(settings, paths, tree)
         if root is None:
             return None
         model = build(root, settings)
@@ -771,35 +771,31 @@ class ProjectModel:
         return model
 
 
-def project_root(settings, paths: list[Path]) -> Path | None:
-    """The root of the project the scanned files belong to: the config file's folder when it
-    holds them, else the git root above the first of them, else that file's folder (or the
-    folder itself)."""
+def project_root(settings, paths: list[Path], tree: str | None = None) -> Path | None:
+    """The root of the project the scanned files belong to: the project marker's folder
+    when it holds the first of them (`discovery.roots.marker_root`: the config file's
+    folder, the git root), else the folder that holds them all, climbed up the chain of
+    `__init__.py` folders above it. Without a marker, nothing above `tree` (the resolved
+    scan root of the first file; None: not known, the settings root a library caller
+    names) is the root: the folder that holds them all counts only when it lies inside
+    that tree (files of several trees: the first file's own folder), and the climb stops
+    at the tree. A tree with an `__init__.py` at its top must not pull in its siblings,
+    whatever the working directory."""
+    from portlint.discovery.roots import inside, marker_root, tree_bound
+
     if not paths:
         return None
     first = Path(os.path.realpath(paths[0]))  # the others are resolved only when no root holds the first
-    cfg = getattr(settings, "config_file", None)
-    if cfg is not None:
-        croot = Path(os.path.realpath(Path(cfg).parent))
-        if first == croot or croot in first.parents:
-            return croot
-    from portlint.core.config import git_root
-
-    groot = git_root(first)
-    if groot is not None:
-        return Path(os.path.realpath(groot))
+    top = marker_root(settings, first)
+    if top is not None:
+        return Path(top)
     reals = [str(first), *(os.path.realpath(p) for p in paths[1:])]
     common = Path(os.path.commonpath(reals)) if len(reals) > 1 else first
     folder = common if common.is_dir() else common.parent
-    if len(folder.parts) < 3:  # files from unrelated trees: the first file's own folder
-        folder = first if first.is_dir() else first.parent
-    # a package's root is the folder that holds it, but the climb never leaves what was
-    # scanned: the settings root (the working directory, when no config or git says
-    # otherwise) when it holds the files, else the folder that holds them all. A tree with
-    # an `__init__.py` at its top must not pull in its siblings.
-    top = getattr(settings, "root", None)
-    top = Path(os.path.realpath(top)) if top is not None else None
-    limit = top if top is not None and (folder == top or top in folder.parents) else folder
+    own = first if first.is_dir() else first.parent
+    limit = tree_bound(settings, first, tree)
+    if len(folder.parts) < 3 or not inside(str(folder), str(limit)):
+        folder = own  # files from unrelated trees, or above the first one's: its own folder
     while (folder / "__init__.py").is_file() and folder.parent != folder and folder != limit:
         folder = folder.parent
     return folder
@@ -1539,8 +1535,9 @@ class _Builder:
 
 # ---- the session's model -----------------------------------------------------------------
 
-def scan_model(settings, paths: list[Path] | None = None) -> ProjectModel | None:
-    """The running scan's project model (built on first use for the scan's files)."""
+def scan_model(settings, paths: list[Path] | None = None, tree: str | None = None) -> ProjectModel | None:
+    """The running scan's project model (built on first use for the scan's files; `tree`:
+    the resolved scan root of the first of them, which bounds its root)."""
     from portlint.core import session
 
     s = session.current(settings)
@@ -1549,7 +1546,7 @@ def scan_model(settings, paths: list[Path] | None = None) -> ProjectModel | None
 
     def build_or_none() -> ProjectModel | None:
         try:
-            return ProjectModel.for_scan(settings, paths)
+            return ProjectModel.for_scan(settings, paths, tree)
         except Exception as exc:  # a bug here must not take the scan down: files are then scanned alone
             s.fact("python-project-error", lambda: f"{type(exc).__name__}: {exc}")
             return None
@@ -1588,7 +1585,7 @@ def file_model(ctx) -> tuple[ProjectModel | None, str | None]:
     real = getattr(ctx, "real_path", None)
     if real is None or ctx.session is None:
         return None, None
-    model = scan_model(ctx.settings, [Path(real)])
+    model = scan_model(ctx.settings, [Path(real)], getattr(ctx, "scan_root", None))
     if model is None:
         return None, None
     return model, model.rel_of(real)

@@ -226,7 +226,7 @@ def path_role(settings, real: Path, display: str, tree: str | None) -> FileRole:
     whose layout is read. The scan cache's key asks it too, since a license file or header
     tree beside the file's folders (vendored code) changes the role without the file
     changing."""
-    below = _below_root(real, root_for(settings, real))
+    below = _below_root(real, root_for(settings, real, tree))
     return _decided(below if below is not None else display, display, "cuda", b"", settings, real, tree)
 
 

@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from portlint.core import lines as line_model
 from portlint.core.model import Edit, Fix, Notice, Span
+from portlint.findings.suppressions import python_view
 from portlint.index.context import FileContext
 from portlint.pipeline.engine import compiler_view, renumbering
 
@@ -96,11 +97,13 @@ def file_edits(display: str, data: bytes, language: str, findings, reason: str) 
     (`pipeline.engine.compiler_view`), not the line model's, so the comments are placed in
     that view (a comment on a line of its own there ends with the lone CR the line it
     precedes has) and the edits are given back in the line model's numbering, as findings
-    are (`renumbering`); offsets are the same in both."""
+    are (`renumbering`); offsets are the same in both. A Python file with lone CRs is
+    placed the same way, in Python's lines (`findings.suppressions.python_view`), where its
+    suppressions are matched."""
     # a finding folded by root (portlint.findings.roots) is silenced by a comment on its root
     # site; with no root site in the file each folded use needs its own comment
     sites = [m for top in findings for m in ((top,) if top.root_site else (top, *top.related)) if m.path == top.path]
-    view = compiler_view(language, data)
+    view = compiler_view(language, data) or python_view(language, data)
     if view is None:
         return _edits(display, data, data, language, [(f.span, f.rule_id) for f in sites], reason, lambda span: span)
     to_view = renumbering(data, FileContext(display, view, language, frozenset(), None))

@@ -137,7 +137,7 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     if sf.real.suffix.lower() in (".py", ".pyi"):
         from portlint.index.project import scan_model
 
-        model = scan_model(settings, [sf.real])
+        model = scan_model(settings, [sf.real], sf.root)
         rel = model.rel_of(sf.real) if model is not None else None
     known = model.file_tags(rel, data) if rel is not None else None
     if known is not None:  # the model read these bytes and tagged them already
@@ -413,12 +413,12 @@ def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
         role = b"" if role == "library" else b"role=" + role.encode() + b"\0"
         if sf.real.suffix.lower() not in CUDA_SUFFIXES or NOT_IN_ROCM_BUILD not in _plan(settings).enabled:
             return role  # nothing reads the build scope: the build files are not read
-        scope, rel = scan_build_scope(settings, sf.real)
+        scope, rel = scan_build_scope(settings, sf.real, sf.root)
         verdict = scope.verdict(rel) if scope is not None else None
         return role + (repr(verdict).encode() if verdict is not None else b"")
     from portlint.index.project import scan_model
 
-    model = scan_model(settings, [sf.real])
+    model = scan_model(settings, [sf.real], sf.root)
     return model.file_digest(model.rel_of(sf.real)) if model is not None else b""
 
 
@@ -555,7 +555,7 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
             if paused:
                 gc.disable()
             try:
-                _build_model(settings, [files[i].real for i in python], model_notices)
+                _build_model(settings, [files[i].real for i in python], files[python[0]].root, model_notices)
             finally:
                 if paused:
                     gc.freeze()
@@ -577,12 +577,12 @@ def scan_files(files: list[SourceFile], settings: Settings, progress=None) -> Sc
             gc.unfreeze()
 
 
-def _build_model(settings: Settings, python: list, model_notices: list[Notice]) -> None:
-    """Build the scan's Python project model; a failure inside it is one notice and the
-    Python files are then analysed one by one."""
+def _build_model(settings: Settings, python: list, tree: str | None, model_notices: list[Notice]) -> None:
+    """Build the scan's Python project model (`tree`: the scan root of the first Python
+    file); a failure inside it is one notice and the Python files are then analysed one by one."""
     from portlint.index.project import model_error, scan_model
 
-    if scan_model(settings, python) is None and model_error(settings):
+    if scan_model(settings, python, tree) is None and model_error(settings):
         model_notices.append(Notice(".", f"internal error in the Python project model ({model_error(settings)}); Python files analysed one by one", "error"))
 
 

@@ -8,10 +8,10 @@ buffer is not the file on disk); the size limit applies as to files."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from portlint.core.model import Notice, ScanResult
+from portlint.discovery.roots import file_tree
 
 
 def read_buffer(stream, limit: int) -> tuple[bytes | None, str | None]:
@@ -24,11 +24,11 @@ def read_buffer(stream, limit: int) -> tuple[bytes | None, str | None]:
 
 def scan_buffer(data: bytes | None, filename: Path, settings, why_not: str | None = None) -> ScanResult:
     from portlint.core import session
-    from portlint.discovery.files import SourceFile, display_path, named_root
+    from portlint.discovery.files import SourceFile, display_path
     from portlint.pipeline.engine import scan_source
 
     # the tree is the one a scan of PATH named on its own would have (nothing is written)
-    sf = SourceFile(Path(filename).absolute(), display_path(Path(filename), settings.root), named_root(Path(filename), os.getcwd()))
+    sf = SourceFile(Path(filename).absolute(), display_path(Path(filename), settings.root), file_tree(settings, Path(filename)))
     result = ScanResult()
     if data is None:
         result.notices.append(Notice(sf.display, why_not or "nothing read from stdin"))

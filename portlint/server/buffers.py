@@ -13,6 +13,7 @@ from pathlib import Path
 
 from portlint.core.config import ConfigError, Settings, find_config, git_root, load_config
 from portlint.core.model import Finding, Notice
+from portlint.discovery.roots import named_root
 
 # languageId -> a file name suffix, for buffers that have no file name yet (untitled:)
 LANGUAGE_SUFFIX = {"cuda": ".cu", "cuda-cpp": ".cu", "cpp": ".cpp", "c": ".c", "hip": ".hip", "python": ".py"}
@@ -62,7 +63,7 @@ def _no_cache(settings: Settings) -> Settings:
 def scan_buffer(path: Path, text: str, settings: Settings) -> BufferResult:
     """Findings of `text` as if it were the contents of `path`."""
     from portlint.core import session
-    from portlint.discovery.files import SourceFile, display_path, is_excluded, named_root
+    from portlint.discovery.files import SourceFile, display_path, is_excluded
     from portlint.pipeline.engine import scan_source
 
     if is_excluded(path, settings):
