@@ -232,3 +232,153 @@ def test_generator_run_only_in_the_cuda_leg_takes_its_includes_along():
     # a header another in-scope file includes stays in scope
     tree = {**GEN_TREE, "csrc/shared.cu": '#include "gen/template.h"\n'}
     assert scope_of(tree).verdict("csrc/gen/template.h") is None
+
+
+# ---- JIT builds: Python modules that compile an extension when they run (issue 25) ---------
+
+JIT_REFUSED = '''
+from pathlib import Path
+import torch
+from torch.utils.cpp_extension import load
+from .rocm import IS_ROCM
+
+
+def _root():
+    return Path(__file__).resolve().parents[2] / "csrc" / "marlin"
+
+
+def _sources(tag):
+    root = _root()
+    out = [str(root / f"entry_{tag}.cu")]
+    out.extend(str(p) for p in sorted(root.glob(f"kernel_{tag}_*.cu")))
+    return out
+
+
+def _error():
+    if IS_ROCM:
+        return "Marlin is not supported on ROCm."
+    return ""
+
+
+EXT = SomeJitExtension(name="marlin", sources=lambda: _sources("fp16"))
+
+
+def load_marlin():
+    if _error():
+        raise RuntimeError(_error())
+    return load(name="m", sources=_sources("bf16"))
+'''
+JIT_KERNELS = {"csrc/marlin/entry_fp16.cu": '#include "mma.h"\n', "csrc/marlin/entry_bf16.cu": "",
+               "csrc/marlin/kernel_fp16_a.cu": "", "csrc/marlin/kernel_fp16_b.cu": "",
+               "csrc/marlin/kernel_int8_a.cu": "", "csrc/marlin/mma.h": ""}
+
+
+def jit_tree(loader: str, **more) -> dict[str, str]:
+    return {"pkg/ops/marlin.py": loader, "pkg/ops/rocm.py": "import torch\nIS_ROCM = torch.version.hip is not None\n",
+            **JIT_KERNELS, **more}
+
+
+def test_jit_loader_that_refuses_rocm_takes_its_sources_and_their_headers_out():
+    scope = scope_of(jit_tree(JIT_REFUSED))
+    for rel in ("csrc/marlin/entry_fp16.cu", "csrc/marlin/entry_bf16.cu", "csrc/marlin/kernel_fp16_a.cu",
+                "csrc/marlin/kernel_fp16_b.cu"):
+        verdict = scope.verdict(rel)
+        assert verdict is not None and verdict.build == "pkg/ops/marlin.py", rel
+        assert verdict.refusal == "pkg/ops/marlin.py:20"  # the `if IS_ROCM:` that refuses
+        assert "JIT build at pkg/ops/marlin.py:" in verdict.where()
+    # the glob's pattern is built from the argument the lambda passes: int8 kernels are not listed
+    assert scope.verdict("csrc/marlin/kernel_int8_a.cu") is None
+    assert scope.verdict("csrc/marlin/mma.h").via == "csrc/marlin/entry_fp16.cu"
+
+
+def test_jit_loader_refusal_forms():
+    for refusal in ("    if IS_ROCM:\n        raise RuntimeError('no')\n",
+                    "    if torch.version.hip:\n        return False\n",
+                    "    assert not IS_ROCM, 'CUDA only'\n",
+                    "    if not IS_ROCM:\n        pass\n    else:\n        raise ImportError('x')\n"):
+        loader = JIT_REFUSED.replace('    if IS_ROCM:\n        return "Marlin is not supported on ROCm."\n', refusal)
+        assert "csrc/marlin/entry_fp16.cu" in scope_of(jit_tree(loader)).outside, refusal
+
+
+def test_jit_loader_near_misses_keep_their_sources_in():
+    refusal = '    if IS_ROCM:\n        return "Marlin is not supported on ROCm."\n'
+    for change in (
+        # the refusal only warns: the build goes on
+        "    if IS_ROCM:\n        warnings.warn('untested on ROCm')\n",
+        # a partial test (ROCm and an old torch): some ROCm builds go on
+        "    if IS_ROCM and not TORCH_NEW:\n        raise RuntimeError('old torch')\n",
+        # PyTorch's device type is "cuda" on ROCm too: not a test for AMD's stack
+        "    if device.type != 'cuda':\n        raise ValueError('needs a GPU')\n",
+        # a bare return skips a step, it does not refuse
+        "    if IS_ROCM:\n        return\n",
+    ):
+        loader = JIT_REFUSED.replace(refusal, change)
+        assert scope_of(jit_tree(loader)).outside == {}, change
+    # a refusal beside a leg of its own that runs on ROCm (its flags): the module supports ROCm
+    loader = JIT_REFUSED + "\nFLAGS = ['-DUSE_ROCM'] if IS_ROCM else []\n"
+    assert scope_of(jit_tree(loader)).outside == {}
+
+
+def test_a_rocm_capable_jit_build_of_the_same_file_keeps_it_in():
+    awq = ("import os\nfrom torch.utils.cpp_extension import load\n"
+           "def build():\n    here = os.path.dirname(__file__)\n"
+           "    return load('awq', [os.path.join(here, '..', '..', 'csrc', 'marlin', 'entry_fp16.cu')])\n")
+    scope = scope_of(jit_tree(JIT_REFUSED, **{"pkg/ops/awq.py": awq}))
+    assert scope.verdict("csrc/marlin/entry_fp16.cu") is None
+    assert scope.verdict("csrc/marlin/mma.h") is None  # its includer is in the ROCm build now
+    assert scope.verdict("csrc/marlin/entry_bf16.cu") is not None
+    # a path relative to the working folder: any file whose path ends so may be the one
+    relative = "from torch.utils.cpp_extension import load\nload('k', ['marlin/kernel_fp16_a.cu'])\n"
+    scope = scope_of(jit_tree(JIT_REFUSED, **{"tools/build.py": relative}))
+    assert scope.verdict("csrc/marlin/kernel_fp16_a.cu") is None
+    assert scope.verdict("csrc/marlin/kernel_fp16_b.cu") is not None
+
+
+def test_an_unread_jit_list_that_may_run_on_rocm_keeps_jit_sources_in_not_build_file_ones():
+    unread = "from torch.utils.cpp_extension import load\nload('k', sources=find_sources())\n"
+    tree = jit_tree(JIT_REFUSED, **{"tools/build.py": unread, "setup.py": SETUP}, **KERNELS)
+    scope = scope_of(tree)
+    assert scope.verdict("csrc/marlin/entry_fp16.cu") is None
+    assert scope.verdict("csrc/cuda/a.cu") is not None  # setup.py's evidence stands
+    # the same unread list in a module that refuses ROCm says nothing either way
+    refused = unread.replace("load('k'", "if IS_ROCM:\n    raise ImportError('no')\nload('k'")
+    scope = scope_of(jit_tree(JIT_REFUSED, **{"tools/build.py": "IS_ROCM = 0\n" + refused}))
+    assert scope.verdict("csrc/marlin/entry_fp16.cu") is not None
+
+
+def test_a_module_without_a_jit_build_is_not_read_as_one():
+    other = "import torch\nx = torch.load('w.pt', 'cpu')\nif IS_ROCM:\n    raise RuntimeError('no')\n"
+    scope = scope_of(jit_tree(JIT_REFUSED.replace("load(name=", "other_load(name=").replace(
+        'EXT = SomeJitExtension(name="marlin", sources=lambda: _sources("fp16"))', ""), **{"pkg/x.py": other}))
+    assert scope.outside == {}
+
+
+# ---- #includes an AMD build skips by a condition that names the vendor -----------------------
+
+GUARDED = {
+    "csrc/topk.cu": '#ifndef USE_ROCM\n  #include "persistent.cuh"\n#endif\n#include "both.cuh"\n',
+    "csrc/persistent.cuh": '#include "histogram.cuh"\n',
+    "csrc/histogram.cuh": "",
+    "csrc/both.cuh": "",
+    "csrc/other.cu": ('#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n#include "arch.cuh"\n#endif\n'
+                      '#ifdef FAST\n#include "fast.cuh"\n#endif\n#ifdef USE_ROCM\n#include "hip_side.cuh"\n#endif\n'
+                      '#if !defined(__HIP_PLATFORM_AMD__)\n#include "both.cuh"\n#endif\n'),
+    "csrc/arch.cuh": "", "csrc/fast.cuh": "", "csrc/hip_side.cuh": "",
+}
+
+
+def test_a_header_included_only_where_amd_builds_do_not_go_is_outside():
+    # a package with no ROCm route at all (nothing tests for AMD's stack): not read
+    assert scope_of(GUARDED).outside == {}
+    tree = {**GUARDED, **ROCM_ROUTE}
+    scope = scope_of(tree)
+    verdict = scope.verdict("csrc/persistent.cuh")
+    assert (verdict.build, verdict.line, verdict.guard) == ("csrc/topk.cu", 2, "#ifndef USE_ROCM")
+    assert "inside `#ifndef USE_ROCM`" in verdict.where()
+    assert scope.verdict("csrc/histogram.cuh").via == "csrc/persistent.cuh"
+    # included outside the guard too, under an arch or project macro, or on the HIP side: in
+    for rel in ("csrc/both.cuh", "csrc/arch.cuh", "csrc/fast.cuh", "csrc/hip_side.cuh", "csrc/topk.cu"):
+        assert scope.verdict(rel) is None, rel
+    # a second includer that includes it unguarded keeps it in
+    scope = scope_of({**tree, "csrc/more.cu": '#include "persistent.cuh"\n'})
+    assert scope.verdict("csrc/persistent.cuh") is None and scope.verdict("csrc/histogram.cuh") is None

@@ -342,3 +342,26 @@ def test_renames_newer_than_the_installed_hip_are_marked_and_do_not_compile_ther
     fixed = _fixed_copy(tmp_path / "out", src) if (tmp_path / "out").mkdir() is None else None
     ok, _ = hipcc_compile(fixed)
     assert not ok, "HIP 5.2 should not have hipGraphInstantiateWithParams (added in 6.2)"
+
+
+def test_a_definition_of_a_name_hip_lacks_is_not_a_use(tmp_path):
+    """A package's own shim defines CUDA names on ROCm (cupy's hip/cupy_rocsolver.h): the
+    definition, and the uses it gives a meaning to, are not uses of the CUDA library. A
+    declaration without a body, a name hipify renames, and a definition in a header that does
+    not know the AMD build (a stand-in for the toolkit's header) still are."""
+    (tmp_path / "common.h").write_text("// the package's HIP shim\n#include <rocsolver/rocsolver.h>\ntypedef enum { MAJOR_VERSION } libraryPropertyType;\n")
+    (tmp_path / "toolkit_standin.h").write_text("typedef enum { CUFFT_COPY_DEVICE_TO_HOST = 1 } copy_t;\n")
+    (tmp_path / "shim.cu").write_text(
+        '#include "common.h"\n#include "toolkit_standin.h"\n'
+        "typedef int cusolverStatus_t;\n"                                    # 3: renamed by hipify
+        "cusolverStatus_t cusolverDnDHgels_bufferSize(...) { return 1; }\n"  # 4: a definition
+        "enum { CUFFT_COPY_UNDEFINED = 3 };\n"                                # 5: an enumerator
+        "typedef void *cutensorMgHandle_t;\n"                                 # 6: a typedef's name
+        "int use(libraryPropertyType p) {\n"                                  # 7: the header's type
+        "  return cusolverDnDHgels_bufferSize(0) + CUFFT_COPY_UNDEFINED;\n"   # 8: uses of the definitions
+        "}\n"
+        "cusolverStatus_t cusolverDnDHgesv_bufferSize(int);\n"                # 10: a declaration
+        "int kind() { return CUFFT_COPY_DEVICE_TO_HOST; }\n")                 # 11: the stand-in's value
+    found = scan_paths([tmp_path / "shim.cu"], select=("PTL601", "PTL602", "PTL605"), root=tmp_path)
+    lines = sorted((f.rule_id, f.span.start_line) for f in found.findings)
+    assert lines == [("PTL601", 3), ("PTL601", 4), ("PTL601", 10), ("PTL602", 10), ("PTL602", 11)]

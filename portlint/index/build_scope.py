@@ -21,6 +21,12 @@ A CMake project that declares CUDA a language where it always runs and never ena
 (`project(x LANGUAGES CXX CUDA)`) does not configure without nvcc: nothing it lists is in a
 ROCm build, when the package has a ROCm route somewhere (a build file, or its Python code,
 tests for AMD's stack).
+A Python module that compiles an extension when it runs (a JIT build: `cpp_extension.load`,
+a lazy `...Extension(sources=...)`, read with `ast`, never run) lists its sources too: in a
+branch a ROCm build does not take when the module refuses ROCm (a raise, or a refusal
+returned, in a leg a ROCm build takes) and names AMD's stack nowhere else; elsewhere in one
+it may take. A header each `#include` of which sits in an #if leg an AMD build skips by a
+condition that names the vendor (`#ifndef USE_ROCM`) is outside whatever the build lists.
 Unknown is in scope; a package whose build has no ROCm branch is entirely in scope."""
 
 from __future__ import annotations
@@ -39,7 +45,13 @@ from portlint.core.files import read_limited
 from portlint.discovery.files import discover
 from portlint.discovery.roots import project_root as project_root_of
 from portlint.frontends.buildfiles.cmake import branch_commands, needs_nvcc
+from portlint.frontends.cuda.guards import GuardMap
 from portlint.frontends.cuda.includes import read_once
+<<<<<<< HEAD
+=======
+from portlint.frontends.cuda.preprocessor import AMD_BY_VENDOR, ExpressionTooDeep
+from portlint.index.project import project_root
+>>>>>>> h-cuda4
 
 _VOCAB = Path(__file__).resolve().parent.parent.parent / "rules" / "vocabulary" / "build_scope.toml"
 
@@ -68,6 +80,8 @@ class Verdict:
     via: str = ""  # for a header: the CUDA-only file (or generator script) that includes it
     nvcc: bool = False  # the build file is a CMake project that does not configure without nvcc
     unused: bool = False  # a file in that project's folder that nothing in the project includes
+    refusal: str = ""  # the build is a Python module's JIT build, and this line refuses ROCm there
+    guard: str = ""  # build:line is an #include inside this condition, which AMD builds skip
 
     def where(self) -> str:
         if self.unused:
@@ -78,6 +92,12 @@ class Verdict:
                     "runs only where a ROCm build does not go")
         if self.via:
             return f"included only by sources the ROCm build skips, such as {self.via} ({self.build}:{self.line})"
+        if self.guard:
+            return (f"every #include of it is one an AMD build skips, such as {self.build}:{self.line} "
+                    f"inside `{self.guard}`")
+        if self.refusal:
+            return (f"the JIT build at {self.build}:{self.line} compiles it, in a module that refuses ROCm "
+                    f"({self.refusal}) and has no ROCm leg")
         if self.nvcc:
             return (f"{self.build}:{self.line} lists it in a CMake project that declares CUDA and never HIP, "
                     "which does not configure without nvcc")
@@ -151,25 +171,17 @@ def _grown(old, new):
     return None
 
 
-class _SetupReader:
-    """The source lists of one setup.py, each item with the ROCm reach of where it was added."""
+class _PyTests:
+    """What a Python test says for a ROCm build (True / False / None), from the vocabulary's
+    names; `amd_test` records that some test read names AMD's stack."""
 
-    def __init__(self, tree: ast.Module, folder: str, files: list[str], build: str):
-        self.folder = folder  # POSIX folder of the setup.py relative to the project root ("" at the top)
-        self.files = files
-        self.build = build
-        self.env: dict[str, list | str | None] = {}
-        self.listings: list[_Listing] = []
-        self.open = False  # a source list it cannot read, in a branch a ROCm build may take
-        self.amd_test = False  # some test names AMD's stack
-        self.nvcc_only = False  # (a CMake project's fact)
-        self.nvcc_line = 1
-        self.generators: list[_Listing] = []  # (a CMake file's fact)
-        self.calls = set(vocabulary()["python"]["extension_calls"])
+    def __init__(self, cuda_values: bool = True):
+        self.amd_test = False
         self.names = dict(vocabulary().get("python_names", {}))
-        self._body(tree.body, True)
+        # `x == "cuda"` is false in a ROCm build: a build file's vendor switch; in a module
+        # that runs (`device.type != "cuda"`) the value is PyTorch's device type, true on ROCm too
+        self.cuda_values = cuda_values
 
-    # -- tests
     def test(self, node):
         if isinstance(node, ast.BoolOp):
             out = True if isinstance(node.op, ast.And) else False
@@ -190,7 +202,7 @@ class _SetupReader:
                 const = right if isinstance(right, ast.Constant) else left if isinstance(left, ast.Constant) else None
                 if const is not None and isinstance(const.value, str):
                     self.amd_test = self.amd_test or names_amd(const.value)
-                    got = _value_test(const.value, True)
+                    got = _value_test(const.value, self.cuda_values)
                     return got if isinstance(op, ast.Eq) else _not(got)
             return None
         if isinstance(node, ast.Call):
@@ -213,6 +225,26 @@ class _SetupReader:
             self.amd_test = True
             return "true"
         return None
+
+
+class _SetupReader(_PyTests):
+    """The source lists of one setup.py, each item with the ROCm reach of where it was added."""
+
+    jit = False
+
+    def __init__(self, tree: ast.Module, folder: str, files: list[str], build: str):
+        super().__init__()
+        self.folder = folder  # POSIX folder of the setup.py relative to the project root ("" at the top)
+        self.files = files
+        self.build = build
+        self.env: dict[str, list | str | None] = {}
+        self.listings: list[_Listing] = []
+        self.open = False  # a source list it cannot read, in a branch a ROCm build may take
+        self.nvcc_only = False  # (a CMake project's fact)
+        self.nvcc_line = 1
+        self.generators: list[_Listing] = []  # (a CMake file's fact)
+        self.calls = set(vocabulary()["python"]["extension_calls"])
+        self._body(tree.body, True)
 
     # -- values: a list of (path, reach) items, a str, or None when not readable
     def value(self, node, reach):
@@ -453,9 +485,484 @@ def read_setup(data: bytes, folder: str, files: list[str], build: str) -> _Setup
     return _SetupReader(tree, folder, files, build)
 
 
+# ---- JIT builds: Python modules that compile an extension when they run -------------------------
+
+class _Loc(str):
+    """A path relative to the project root that a module computes from its own `__file__`."""
+
+
+class _Callable:
+    """A function (or lambda) of the module, named as a value (`sources=_marlin_sources`)."""
+
+    def __init__(self, node):
+        self.node = node
+
+
+class _Either(tuple):
+    """One of these project paths (a function that returns one or another: a source file
+    found in either of two folders); a list that holds it lists each."""
+
+
+_MORE = object()  # a list item it cannot read
+
+
+def _up(path, n: int):
+    if isinstance(path, _Either):
+        return _either(_up(p, n) for p in path)
+    if not isinstance(path, _Loc):
+        return None
+    for _ in range(n):
+        if path == "":
+            return None  # above the project root
+        path = path.rpartition("/")[0]
+    return _Loc(path)
+
+
+def _either(paths):
+    got = tuple(paths)
+    return _Either(got) if got and all(isinstance(p, _Loc) for p in got) and len(got) <= 16 else None
+
+
+def _under(path, *parts):
+    """`path / part / ...` for a project path and strings; None above the root or unread."""
+    if isinstance(path, _Either):
+        return _either(_under(p, *parts) for p in path)
+    if not isinstance(path, _Loc) or not all(isinstance(p, str) for p in parts):
+        return None
+    if any(p.startswith("/") for p in parts):
+        return None
+    joined = "/".join(x for x in (path, *parts) if x)
+    normal = os.path.normpath(joined).replace(os.sep, "/") if joined else ""
+    if normal == ".":
+        normal = ""
+    return None if normal.startswith("..") or len(normal) > MAX_PATH_CHARS else _Loc(normal)
+
+
+def _refuses(leg: list) -> bool:
+    """A leg that refuses: it ends in a raise, or in a return of a refusal (False, a message),
+    after nothing but calls (a log line). A leg that only warns goes on: not a refusal."""
+    if not leg or not all(isinstance(s, (ast.Expr, ast.Pass)) for s in leg[:-1]):
+        return False
+    last = leg[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    if isinstance(last, ast.Return) and last.value is not None:
+        v = last.value
+        if isinstance(v, ast.Constant):
+            return v.value is False or (isinstance(v.value, str) and bool(v.value.strip()))
+        return isinstance(v, ast.JoinedStr)
+    return False
+
+
+class _JitReader(_PyTests):
+    """The JIT builds of one Python module (read with `ast`, never run): the calls that compile
+    an extension from a `sources` list when the module runs (`torch.utils.cpp_extension.load`,
+    a `...Extension(sources=...)` object the package builds lazily), the files each lists (a
+    list, a function or lambda of the module that returns one, paths computed from the
+    module's own `__file__`), and whether the module refuses ROCm.
+
+    A module refuses ROCm when it has a refusal (a leg a ROCm build takes that raises or
+    returns a refusal: `if IS_ROCM: return "... not supported on ROCm"`, `assert not IS_ROCM`)
+    and names AMD's stack nowhere else: no other leg runs on ROCm, no ROCm flag or path is
+    built. Its JIT builds are then not in a ROCm build (reach False); any other module's
+    builds may run there (reach None)."""
+
+    jit = True
+    MAX_DEPTH = 12  # calls followed through the module's functions
+
+    def __init__(self, tree: ast.Module, build: str, files: list[str]):
+        super().__init__(cuda_values=False)
+        self.build = build
+        self.folder = ""  # an unread JIT list may name any file of the project
+        self.files = files
+        self.listings: list[_Listing] = []
+        self.open = False
+        self.nvcc_only = False
+        self.nvcc_line = 1
+        self.generators: list[_Listing] = []
+        self.functions: dict[str, ast.AST] = {}
+        self.globals: dict[str, ast.AST] = {}
+        stored: dict[str, int] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[stmt.name] = stmt
+                stored[stmt.name] = stored.get(stmt.name, 0) + 1
+                continue
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    self.globals[targets[0].id] = stmt.value
+            for name in _assigned(stmt):
+                stored[name] = stored.get(name, 0) + 1
+        # a module name bound more than once (or in a block) has no one value
+        for name, count in stored.items():
+            if count > 1:
+                self.functions.pop(name, None)
+                self.globals.pop(name, None)
+        self._memo: dict = {}
+        self._busy: set = set()
+        self.depth = 0
+        self.refusal = self._refusal(tree)
+        self.amd_test = self.refusal > 0
+        self._builds(tree)
+
+    # -- does the module refuse ROCm (the line of its first refusal, else 0)
+    def _refusal(self, tree) -> int:
+        covered: set[int] = set()
+        lines = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If):
+                t = self.test(node.test)
+                leg = node.body if t is True else node.orelse if t is False else None
+                if leg is not None and _refuses(leg):
+                    lines.append(node.lineno)
+                    for part in (node.test, *leg):
+                        covered.update(id(n) for n in ast.walk(part))
+            elif isinstance(node, ast.Assert) and self.test(node.test) is False:
+                lines.append(node.lineno)
+                covered.update(id(n) for n in ast.walk(node))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                # the flag's own definition (`IS_ROCM = torch.version.hip is not None`) is no leg
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if all(isinstance(t, ast.Name) and names_amd(t.id) for t in targets):
+                    for part in (*targets, node.value):
+                        covered.update(id(n) for n in ast.walk(part))
+        if not lines:
+            return 0
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in covered:
+                dotted = _dotted(node)
+                if dotted and names_amd(dotted):
+                    return 0  # a ROCm leg, flag or path of its own: the module runs there
+        return min(lines)
+
+    # -- the JIT builds
+    def _builds(self, tree) -> None:
+        enclosing: dict[int, ast.AST] = {}
+        for fn in self.functions.values():
+            for n in ast.walk(fn):
+                enclosing.setdefault(id(n), fn)
+        reach = False if self.refusal else None
+        for node, src in _jit_calls(tree):
+            fn = enclosing.get(id(node))
+            env = self._run(fn, {})[1] if fn is not None else {}
+            got = self.val(src, env)
+            if isinstance(got, _Callable):
+                got = self.call(got, [], {})
+            if not isinstance(got, list):
+                self.open = self.open or reach is not False
+                continue
+            for item in got:
+                if isinstance(item, _Loc):
+                    self.listings.append(_Listing(item, reach, self.build, node.lineno))
+                elif reach is False:
+                    continue
+                elif isinstance(item, str) and item and not item.startswith("/") and ".." not in item.split("/"):
+                    # relative to the working folder, wherever that is: any file whose path ends so
+                    tail = "/" + item.lstrip("./")
+                    for f in self.files:
+                        if ("/" + f).endswith(tail):
+                            self.listings.append(_Listing(f, None, self.build, node.lineno))
+                else:
+                    self.open = True  # a source it cannot read
+
+    # -- values: _Loc (a project path), str, int, list (items of any of these, _MORE), _Callable, None
+    def val(self, node, env):
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, (str, int)) and not isinstance(node.value, bool) else None
+        if isinstance(node, ast.Name):
+            if node.id == "__file__":
+                return _Loc(self.build)
+            if node.id in env:
+                return env[node.id]
+            if node.id in self.functions:
+                return _Callable(self.functions[node.id])
+            if node.id in self.globals and node.id not in self._busy:
+                key = ("global", node.id)
+                if key not in self._memo:
+                    self._busy.add(node.id)
+                    try:
+                        self._memo[key] = self.val(self.globals[node.id], {})
+                    finally:
+                        self._busy.discard(node.id)
+                return self._memo[key]
+            return None
+        if isinstance(node, ast.Lambda):
+            return _Callable(node)
+        if isinstance(node, ast.Attribute):
+            if node.attr == "parent":
+                return _up(self.val(node.value, env), 1)
+            return None
+        if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
+                base, index = self.val(node.value.value, env), self.val(node.slice, env)
+                if isinstance(index, int) and 0 <= index < 64:
+                    return _up(base, index + 1)
+            return None
+        if isinstance(node, ast.BinOp):
+            a, b = self.val(node.left, env), self.val(node.right, env)
+            if isinstance(node.op, ast.Div):
+                return _under(a, b)
+            if isinstance(node.op, ast.Add):
+                if isinstance(a, list) and isinstance(b, list):
+                    return a + b if len(a) + len(b) <= MAX_SOURCES else None
+                if isinstance(a, str) and isinstance(b, str) and len(a) + len(b) <= MAX_PATH_CHARS:
+                    return _under(_Loc(""), a + b) if isinstance(a, _Loc) else a + b
+            return None
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for v in node.values:
+                got = self.val(v.value, env) if isinstance(v, ast.FormattedValue) else v.value
+                if not isinstance(got, str):
+                    return None
+                parts.append(got)
+            text = "".join(parts)
+            if len(text) > MAX_PATH_CHARS:
+                return None
+            return _under(_Loc(""), text) if parts and isinstance(parts[0], _Loc) else text
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out = []
+            for elt in node.elts:
+                if isinstance(elt, ast.Starred):
+                    got = self.val(elt.value, env)
+                    out.extend(got if isinstance(got, list) else [_MORE])
+                else:
+                    got = self.val(elt, env)
+                    out.extend(got if isinstance(got, _Either) else [_MORE if got is None else got])
+                if len(out) > MAX_SOURCES:
+                    return None
+            return out
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            gen = node.generators[0] if len(node.generators) == 1 else None
+            if gen is None or gen.ifs or not isinstance(gen.target, ast.Name):
+                return [_MORE]
+            items = self.val(gen.iter, env)
+            if not isinstance(items, list):
+                return [_MORE]
+            out = []
+            for item in items:
+                got = self.val(node.elt, {**env, gen.target.id: item}) if item is not _MORE else None
+                out.extend(got if isinstance(got, _Either) else [_MORE if got is None else got])
+            return out
+        if isinstance(node, ast.Call):
+            return self._call_value(node, env)
+        return None
+
+    def _call_value(self, node, env):
+        args = [self.val(a, env) if not isinstance(a, ast.Starred) else None for a in node.args]
+        kwargs = {k.arg: self.val(k.value, env) for k in node.keywords if k.arg}
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            dotted = _dotted(f) or ""
+            if dotted in ("os.path.join", "posixpath.join", "osp.join") and args:
+                return _under(args[0], *args[1:]) if isinstance(args[0], _Loc) else None
+            if dotted in ("os.path.dirname", "osp.dirname") and len(args) == 1:
+                return _up(args[0], 1)
+            if dotted in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "osp.abspath", "osp.realpath", "os.fspath") and len(args) == 1:
+                return args[0] if isinstance(args[0], (_Loc, _Either)) else None
+            if dotted in ("glob.glob", "glob.iglob") and args and isinstance(args[0], _Loc):
+                return list(map(_Loc, matching(self.files, args[0], any(k.arg == "recursive" for k in node.keywords))))
+            obj = self.val(f.value, env)
+            if isinstance(obj, _Either) and f.attr in ("resolve", "absolute", "expanduser", "joinpath") :
+                return obj if f.attr != "joinpath" else _under(obj, *args)
+            if isinstance(obj, _Loc):
+                if f.attr in ("resolve", "absolute", "expanduser") and not args:
+                    return obj
+                if f.attr == "joinpath":
+                    return _under(obj, *args)
+                if f.attr in ("glob", "rglob") and len(args) == 1 and isinstance(args[0], str):
+                    pattern = _under(obj, ("**/" if f.attr == "rglob" else "") + args[0])
+                    return list(map(_Loc, matching(self.files, pattern, True))) if pattern is not None else None
+            return None
+        name = f.id if isinstance(f, ast.Name) else None
+        if name in ("str", "Path", "PurePath", "PosixPath") and len(args) == 1 and not kwargs:
+            return args[0] if isinstance(args[0], (str, _Either)) else None
+        if name in ("Path", "PurePath") and len(args) > 1:
+            return _under(args[0], *args[1:])
+        if name in ("sorted", "list", "tuple") and len(args) == 1 and not kwargs:
+            return args[0] if isinstance(args[0], list) else [_MORE] if args[0] is None else None
+        target = self.val(f, env) if name is not None else None
+        if isinstance(target, _Callable):
+            return self.call(target, args, kwargs)
+        return None
+
+    def call(self, target: _Callable, args: list, kwargs: dict):
+        """The value a module function (or lambda) returns for these arguments, else None."""
+        fn = target.node
+        try:
+            key = (id(fn), tuple(args), tuple(sorted(kwargs.items())))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        if self.depth >= self.MAX_DEPTH or fn in self._busy:
+            return None
+        self.depth += 1
+        self._busy.add(fn)
+        try:
+            if isinstance(fn, ast.Lambda):
+                params = {a.arg: None for a in fn.args.args}
+                for a, v in zip(fn.args.args, args):
+                    params[a.arg] = v
+                got = self.val(fn.body, params)
+            else:
+                got = self._run(fn, self._bind(fn, args, kwargs))[0]
+        finally:
+            self.depth -= 1
+            self._busy.discard(fn)
+        if key is not None:
+            self._memo[key] = got
+        return got
+
+    @staticmethod
+    def _bind(fn, args, kwargs) -> dict:
+        a = fn.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args)]
+        env = {p: None for p in (*params, *(k.arg for k in a.kwonlyargs))}
+        for p, v in zip(params, args):
+            env[p] = v
+        for k, v in kwargs.items():
+            if k in env:
+                env[k] = v
+        return env
+
+    def _run(self, fn, env: dict):
+        """(what the function returns, its names at the end): its top-level statements run in
+        order; a name bound or grown inside a block (an if, a loop, a try) has no one value."""
+        env = dict(env)
+        nested = set()
+        for stmt in fn.body:
+            if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+                nested |= _assigned(stmt) | _grown_names(stmt)
+        returns = []
+        for stmt in fn.body:
+            if isinstance(stmt, ast.Assign):
+                got = self.val(stmt.value, env)
+                for t in stmt.targets:
+                    for name in _assigned(t):
+                        env[name] = got if isinstance(t, ast.Name) and name not in nested else None
+                continue
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                env[stmt.target.id] = self.val(stmt.value, env) if stmt.value is not None and stmt.target.id not in nested else None
+                continue
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                old, new = env.get(stmt.target.id), self.val(stmt.value, env)
+                env[stmt.target.id] = (old + new if isinstance(old, list) and isinstance(new, list) and not nested & {stmt.target.id}
+                                       and len(old) + len(new) <= MAX_SOURCES else None)
+                continue
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
+                    and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.attr in ("append", "extend", "insert"):
+                name, how = stmt.value.func.value.id, stmt.value.func.attr
+                old = env.get(name)
+                arg = self.val(stmt.value.args[-1], env) if stmt.value.args else None
+                if isinstance(old, list) and name not in nested and len(old) < MAX_SOURCES:
+                    env[name] = old + (arg if how == "extend" and isinstance(arg, list) else [_MORE] if how == "extend" or arg is None else [arg])
+                else:
+                    env[name] = None
+                continue
+            if isinstance(stmt, ast.Return):
+                returns.append(self.val(stmt.value, env) if stmt.value is not None else None)
+                break
+            if isinstance(stmt, ast.Raise):
+                break
+            for ret in _returns(stmt):
+                returns.append(self.val(ret.value, env) if ret.value is not None else None)
+            for name in _assigned(stmt) | _grown_names(stmt):
+                env[name] = None
+        if not returns:
+            return None, env
+        if all(isinstance(r, list) for r in returns):
+            out = []
+            for r in returns:
+                out.extend(i for i in r if i not in out) if len(out) + len(r) <= MAX_SOURCES else out.append(_MORE)
+            return out, env
+        first = returns[0]
+        if all(r == first and type(r) is type(first) for r in returns):
+            return first, env
+        # a project path or another (found in one folder, else in the other): either
+        return _either(p for r in returns for p in (r if isinstance(r, _Either) else (r,))), env
+
+
+def _returns(stmt):
+    """The return statements inside a block, not inside a function or class it defines."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            yield node
+            continue
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.append(child)
+
+
+def _grown_names(stmt) -> set[str]:
+    """Names a block grows in place (`x.append(...)`, `x.extend(...)`)."""
+    return {n.func.value.id for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend", "insert", "remove", "pop", "clear")}
+
+
+def _jit_calls(tree) -> list:
+    """(call, its sources expression) for each JIT build call of a module."""
+    voc = vocabulary()["python"]
+    calls = set(voc["extension_calls"]) - set(voc.get("jit_load_calls", ()))
+    suffixes = tuple(voc.get("jit_call_suffixes", ()))
+    loads = set(voc.get("jit_load_calls", ()))
+    modules = tuple(voc.get("jit_modules", ()))
+    imported = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in modules:
+            imported |= {a.asname or a.name for a in node.names if a.name in loads}
+        elif isinstance(node, ast.Call):
+            found.append(node)
+    out = []
+    for node in found:
+        dotted = _dotted(node.func) or ""
+        last = dotted.rpartition(".")[2]
+        is_load = last in loads and (dotted in imported or dotted.rpartition(".")[0].endswith(modules))
+        keyword = next((k.value for k in node.keywords if k.arg == "sources"), None)
+        if is_load or last in calls:
+            src = keyword if keyword is not None else node.args[1] if len(node.args) >= 2 else None
+        elif last.endswith(suffixes):
+            src = keyword
+        else:
+            continue
+        if src is not None:
+            out.append((node, src))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _jit_hints() -> tuple[bytes, ...]:
+    """Bytes one of which a module with a JIT build holds (the call's name and its paren, or
+    the module `load` comes from): the rest are not parsed."""
+    voc = vocabulary()["python"]
+    names = (set(voc["extension_calls"]) - set(voc.get("jit_load_calls", ()))) | set(voc.get("jit_call_suffixes", ()))
+    hints = {(n + "(").encode() for n in names} | {m.rpartition(".")[2].encode() for m in voc.get("jit_modules", ())}
+    return tuple(sorted(h for h in hints if not any(o != h and o in h for o in hints)))  # "Extension(" covers "CUDAExtension("
+
+
+def read_jit(data: bytes, build: str, files: list[str]) -> _JitReader | None:
+    """The JIT builds of a Python module, or None when it has none (or does not parse)."""
+    if not any(hint in data for hint in _jit_hints()):
+        return None
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not _jit_calls(tree):
+        return None
+    reader = _JitReader(tree, build, files)
+    return reader if reader.listings or reader.open else None
+
+
 # ---- CMake -----------------------------------------------------------------------------------
 
 class _CMakeReader:
+    jit = False
+
     def __init__(self, data: bytes, folder: str, files: list[str], build: str):
         self.folder, self.files, self.build = folder, files, build
         self.listings: list[_Listing] = []
@@ -619,6 +1126,16 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
     for rel in files:
         name = rel.rpartition("/")[2]
         folder = rel.rpartition("/")[0]
+        if name != "setup.py" and name.endswith(".py"):
+            data = read(rel)
+            try:
+                jit = read_jit(data, rel, files) if data else None
+            except (RecursionError, ValueError):
+                jit = None  # a module it cannot follow: its builds are not evidence either way
+                readers.append(_Unreadable("", rel, jit=True))
+            if jit is not None:
+                readers.append(jit)
+            continue
         if name not in ("setup.py", "CMakeLists.txt"):
             continue
         data = read(rel)
@@ -639,12 +1156,18 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
         for listing in reader.listings:
             if listing.rel in existing:
                 by_file.setdefault(listing.rel, []).append(listing)
-    open_folders = [r.folder for r in readers if r.open]
+    # an unread source list of a build file opens its folder; one of a JIT build that may run
+    # on ROCm opens every file the package's JIT builds list (they are read from anywhere), not
+    # the files its build files list only where a ROCm build does not go
+    open_folders = [r.folder for r in readers if r.open and not r.jit]
+    jit_open = any(r.open for r in readers if r.jit)
+    jit_builds = {r.build for r in readers if r.jit}
     amd_builds = {r.build for r in readers if r.amd_test}
     nvcc_builds = {r.build for r in readers if r.nvcc_only}
     if nvcc_builds and (amd_builds or _python_tests_amd(files, read)):
         # the package has a ROCm route, and these projects are not on it
         amd_builds |= nvcc_builds
+    refusals = {r.build: r.refusal for r in readers if r.jit and getattr(r, "refusal", 0)}
     out = BuildScope()
     for rel, listings in by_file.items():
         if any(l.reach is not False for l in listings):
@@ -653,8 +1176,12 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
             continue
         if any(not f or rel.startswith(f + "/") for f in open_folders):
             continue
+        if jit_open and all(l.build in jit_builds for l in listings):
+            continue
         first = min(listings, key=lambda l: (l.build, l.line))
-        out.outside[rel] = Verdict(first.build, first.line, nvcc=first.build in nvcc_builds)
+        refusal = refusals.get(first.build, 0)
+        out.outside[rel] = Verdict(first.build, first.line, nvcc=first.build in nvcc_builds,
+                                   refusal=f"{first.build}:{refusal}" if refusal else "")
     # generator scripts a build file runs: the `#include`s they write are includes of the
     # sources they generate; one named only where a ROCm build does not go generates none of it
     generators: dict[str, list[_Listing]] = {}
@@ -672,7 +1199,9 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
     nvcc_folders = {r.folder: Verdict(r.build, r.nvcc_line, nvcc=True, unused=True)
                     for r in readers if r.nvcc_only and r.build in amd_builds
                     and any(l.rel in existing for l in r.listings)}
-    if out.outside or skipped or nvcc_folders:
+    # a header included only where AMD builds do not go is outside with no build file listing
+    # it, in a package with a ROCm route (a build file or its Python code tests for AMD's stack)
+    if out.outside or skipped or nvcc_folders or amd_builds or _python_tests_amd(files, read):
         _headers(out, files, by_file, open_folders, read, sorted(generators), skipped, nvcc_folders)
     return out
 
@@ -712,6 +1241,23 @@ class _Unreadable:
     open: bool = True
     amd_test: bool = False
     nvcc_only: bool = False
+    jit: bool = False
+
+
+_VENDOR_HINT = tuple(sorted(m.encode() for m in AMD_BY_VENDOR.defined if not m.startswith("__clang")))
+
+
+def _vendor_skips(data: bytes):
+    """`line -> Guard or None`: the #if legs of a file that an AMD build skips because a
+    condition names the vendor (`#ifndef USE_ROCM`, `#if !defined(__HIP_PLATFORM_AMD__)`;
+    preprocessor.AMD_BY_VENDOR: arch and version macros stay unknown), or None when the file
+    names no AMD macro. Project macros it does not define are unknown: such a leg is kept."""
+    if not any(name in data for name in _VENDOR_HINT):
+        return None
+    try:
+        return GuardMap(data.decode("utf-8", "replace"), platform=AMD_BY_VENDOR).dead_for_amd
+    except (RecursionError, ValueError, ExpressionTooDeep):
+        return None
 
 
 def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list[str], read,
@@ -730,6 +1276,9 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
     for f in files:
         by_name.setdefault(f.rpartition("/")[2], []).append(f)
     includers: dict[str, set[str]] = {}  # header -> the files that may include it
+    # header -> (includer, line, condition) of an #include an AMD build skips by a condition
+    # that names the vendor (`#ifndef USE_ROCM`): not an include of the ROCm build
+    excluded: dict[str, tuple[str, int, str]] = {}
     scripts = set(generators)
     for rel in files:
         if not rel.lower().endswith(_C_FILES) and rel not in scripts:
@@ -738,6 +1287,7 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
         if not data or b"include" not in data:
             continue
         here = rel.rpartition("/")[0]
+        skips = _vendor_skips(data) if rel not in scripts else None
         for m in _INCLUDE.finditer(data):
             written = m.group(1).decode("utf-8", "replace")
             beside = os.path.normpath(os.path.join(here, written)).replace(os.sep, "/")
@@ -746,16 +1296,29 @@ def _headers(out: BuildScope, files: list[str], listed: dict, open_folders: list
                 targets = [beside]
             else:  # found through an include path: every file whose path ends so
                 targets = [f for f in by_name.get(written.rpartition("/")[2], ()) if ("/" + f).endswith(tail)]
+            line = data.count(b"\n", 0, m.start(1)) + 1
+            guard = skips(line) if skips is not None else None
             for t in targets:
-                includers.setdefault(t, set()).add(rel)
+                if guard is not None:
+                    excluded.setdefault(t, (rel, line, guard.condition))
+                else:
+                    includers.setdefault(t, set()).add(rel)
     candidates = [f for f in files if f.lower().endswith(_C_FILES) and f not in listed
                   and not any(not o or f.startswith(o + "/") for o in open_folders)]
     for header in candidates:
         if header in out.outside or not header.lower().endswith(_HEADER_FILES) or includers.get(header, set()) - {header}:
             continue
+        if header in excluded:
+            continue  # included, where an AMD build does not go: below
         owner = max((d for d in nvcc_folders if not d or header.startswith(d + "/")), key=len, default=None)
         if owner is not None:
             out.outside[header] = nvcc_folders[owner]
+    # every #include of it is one an AMD build skips (`#ifndef USE_ROCM`): no HIP compile
+    # reads it, whatever the build lists
+    for header in candidates:
+        if header not in out.outside and header in excluded and not includers.get(header, set()) - {header}:
+            rel, line, condition = excluded[header]
+            out.outside[header] = Verdict(rel, line, guard=condition)
     # a worklist, not sweeps until nothing changes: each header waits for the count of its
     # includers not yet outside to reach zero, so a chain of n headers costs n steps
     waiting: dict[str, int] = {}

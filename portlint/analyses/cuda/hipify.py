@@ -9,8 +9,11 @@ belongs to exactly one rule and no identifier is reported twice.
 
 `api_uses(ctx)` (a per-file fact) finds the uses: identifiers in the syntax tree — calls,
 types, enum values, macro bodies — never inside strings or comments, never a prefix of a
-longer name, never the name a `#define` gives (a vendor shim), never a feature test in an
-`#if`/`#ifdef` condition, never a struct field name."""
+longer name, never the name a `#define` gives (a vendor shim), never the name the project's
+own definition gives a name HIP lacks (a function with a body, a typedef, an enum value: a
+shim's stand-in), nor its uses in the file or in files that reach a header that knows the AMD
+build and defines it there, never a feature test in an `#if`/`#ifdef` condition, never a
+struct field name."""
 
 from __future__ import annotations
 
@@ -23,6 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint.core.catalog import rules_root
+from portlint.frontends.cuda.guards import GuardMap
+from portlint.frontends.cuda.includes import file_reach, graph_of
+from portlint.frontends.cuda.platform_macros import names_vendor
+from portlint.frontends.cuda.preprocessor import AMD_BY_VENDOR
+from portlint.frontends.cuda.symbols import _NOISE, _blank
 
 TABLE_FILE = "cuda_api/hipify-table.json"
 
@@ -306,16 +314,121 @@ def identifier_uses(ctx, pattern: re.Pattern, accept=None) -> list[Use]:
         if parent is not None and parent.type in ("preproc_def", "preproc_function_def") and parent.child_by_field_name("name") == node:
             defined.add(word)  # a shim: `#define cudaMalloc hipMalloc`
             continue
+        if _defines(node) and not _renamed(word):
+            # the project's own definition of a name HIP lacks (a HIP shim's `cusolverStatus_t
+            # cusolverDnXgeev(...) { return ...; }`, a stub's enum): not a use, nor are its
+            # uses in the file, which name that definition. A name hipify renames is renamed
+            # in a definition too (a stand-in for the toolkit's header keeps matching its uses)
+            defined.add(word)
+            continue
         if _in_condition(node) or (conditions and ctx.offset_to_pos(start)[0] in conditions):
             continue
         if _project_qualified(node, word):
             continue  # `my::cudaMalloc`: a project's own function, not CUDA's C API
         found.append(Use(word, start, end, node, False))
     if found:
-        defined |= _shims_from_headers(ctx, {u.name for u in found})
+        wanted = {u.name for u in found} - defined
+        defined |= _shims_from_headers(ctx, wanted) | _defined_in_shim_headers(ctx, wanted)
     if defined:
         found = [u for u in found if u.name not in defined]
     return found
+
+
+def _renamed(word: str) -> bool:
+    """PTL601 renames `word` (hipify maps it to a HIP twin)."""
+    return any(row.owner == "PTL601" for row in load_table().rows.get(word, ()))
+
+
+_SPECIFIERS = ("enum_specifier", "struct_specifier", "union_specifier", "class_specifier")
+_WRAPPING = ("pointer_declarator", "reference_declarator", "array_declarator")
+
+
+def _defines(node) -> bool:
+    """`node` is the name a definition gives: a function definition's declarator (with a
+    body), an enumerator, a typedef's name, the tag of an enum/struct/union/class with a
+    body. A declaration without a body (`cudaError_t cudaFree(void *);`) still names the
+    library's function."""
+    parent = node.parent
+    if parent is None:
+        return False
+    kind = parent.type
+    if kind == "enumerator":
+        return parent.child_by_field_name("name") == node
+    inner = node  # `typedef void *cutensorHandle_t;`: the name inside a pointer declarator
+    while parent is not None and parent.type in _WRAPPING and parent.child_by_field_name("declarator") == inner:
+        inner, parent = parent, parent.parent
+    if parent is None:
+        return False
+    kind = parent.type
+    if kind == "type_definition":
+        return any(d == inner for d in parent.children_by_field_name("declarator"))
+    if kind == "init_declarator" and parent.child_by_field_name("declarator") == inner:
+        # `const cutensorComputeDescriptor_t CUTENSOR_COMPUTE_DESC_TF32 = NULL;`: a constant
+        # the project defines
+        return parent.child_by_field_name("value") is not None
+    if kind in _SPECIFIERS:
+        return parent.child_by_field_name("name") == node and parent.child_by_field_name("body") is not None
+    if kind == "function_declarator" and parent.child_by_field_name("declarator") == node:
+        outer = parent.parent
+        while outer is not None and outer.type in ("pointer_declarator", "reference_declarator"):
+            outer = outer.parent
+        return outer is not None and outer.type == "function_definition"
+    return False
+
+
+# definitions in a header's text (comments and literals blanked): a function with a body, a
+# typedef's name, an enum/struct/union/class tag with a body, the enumerators of an enum body
+_DEF_FUNCTION = re.compile(r"([A-Za-z_]\w*)\s*\((?:[^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*)\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
+_DEF_TYPEDEF = re.compile(r"\btypedef\b[^;{}]*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;")
+_DEF_BODY_NAME = re.compile(r"\}\s*([A-Za-z_]\w*)\s*;")
+_DEF_TAG = re.compile(r"\b(?:enum|struct|union|class)\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)\s*(?::[^{;]*)?\{")
+_DEF_ENUM_BODY = re.compile(r"\benum\b[^{;]*\{([^{}]*)\}")
+_NOT_NAMES = frozenset({"if", "for", "while", "switch", "return", "sizeof", "catch", "defined"})
+
+
+def _header_definitions(text: str) -> frozenset[str]:
+    """The names a header defines for an AMD build: its definitions (above) outside the
+    #if legs an AMD build skips by a condition that names the vendor."""
+    code = _NOISE.sub(_blank, text)
+    dead = GuardMap(text, platform=AMD_BY_VENDOR).dead_for_amd if "#if" in text else None
+    found: list[tuple[int, str]] = []
+    for pattern in (_DEF_FUNCTION, _DEF_TYPEDEF, _DEF_BODY_NAME, _DEF_TAG):
+        found.extend((m.start(1), m.group(1)) for m in pattern.finditer(code))
+    for m in _DEF_ENUM_BODY.finditer(code):
+        offset = m.start(1)
+        for part in m.group(1).split(","):
+            name = re.match(r"\s*([A-Za-z_]\w*)", part)
+            if name:
+                found.append((offset + name.start(1), name.group(1)))
+            offset += len(part) + 1
+    if dead is None:
+        return frozenset(n for _, n in found if n not in _NOT_NAMES)
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    return frozenset(n for at, n in found if n not in _NOT_NAMES and dead(bisect_right(starts, at)) is None)
+
+
+def _defined_in_shim_headers(ctx, names: set[str]) -> set[str]:
+    """Which of `names` a project header the file reaches defines for an AMD build, in a
+    header that knows that build (it names AMD's stack: cupy's hip/cupy_hip_common.h
+    `typedef enum libraryPropertyType_t {...} libraryPropertyType;`): the port made, its
+    uses name the project's definition. A library header that only implements a CUDA
+    name (a vendored CuTe) does not count. Each header is read once per scan."""
+    if not names:
+        return set()
+    reach = ctx.fact(file_reach)
+    if reach is None or not reach.headers:
+        return set()
+    graph = graph_of(ctx)
+    out: set[str] = set()
+    for path in graph.project_headers(reach):
+        key = ("api-definitions", path)
+        got = graph.derived.get(key)
+        if got is None:
+            h = graph.header(path)
+            got = _header_definitions(h.text) if h is not None and names_vendor(h.text) else frozenset()
+            graph.derived[key] = got
+        out |= names & got
+    return out
 
 
 def _shims_from_headers(ctx, names: set[str]) -> set[str]:
