@@ -47,11 +47,7 @@ from portlint.discovery.roots import project_root as project_root_of
 from portlint.frontends.buildfiles.cmake import branch_commands, needs_nvcc
 from portlint.frontends.cuda.guards import GuardMap
 from portlint.frontends.cuda.includes import read_once
-<<<<<<< HEAD
-=======
 from portlint.frontends.cuda.preprocessor import AMD_BY_VENDOR, ExpressionTooDeep
-from portlint.index.project import project_root
->>>>>>> h-cuda4
 
 _VOCAB = Path(__file__).resolve().parent.parent.parent / "rules" / "vocabulary" / "build_scope.toml"
 
