@@ -325,9 +325,9 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
             continue
         if a.logical32(be) or chosen_group_size(a, how):
             continue  # a group of 32 lanes chosen by the code, right on each half of a 64-lane wave
-        if how not in ("outside", "local-warp") and not _warp_named(right) and wave_wide_use(a, be) is None:
+        if op in ("/", ">>") and how not in ("outside", "local-warp") and not _warp_named(right) and wave_wide_use(a, be) is None:
             _logical_splits(a).add((be.start_byte, be.end_byte))
-            continue  # a logical 32-thread work group: it feeds no warp-level operation
+            continue  # a logical 32-thread work group (its id or count): it feeds no warp-level operation
         if in_wave64_arm(be):
             continue  # `warp_size == 32 ? ... : tid / (BN / 2)`: written for the 64-lane wave
         new = {"/": "warpSize", "%": "warpSize", "&": "(warpSize - 1)", ">>": "warpSize"}[op]
@@ -455,7 +455,7 @@ def _strides_and_shared(a: Analysis) -> None:
             [init.child_by_field_name("right")] if init.type == "assignment_expression" else [])
         if not any(v is not None and a.is_lane_expr(v, facts) for v in inits):
             continue
-        if any(v is not None and (_of_logical_split(a, v) or _logical_lane_init(a, v)) for v in inits):
+        if any(v is not None and _of_logical_split(a, v) for v in inits):
             continue  # the lanes of a logical 32-thread group step by the group
         step = update.child_by_field_name("right")
         v, how = a.value_of(step)
@@ -802,13 +802,3 @@ def _of_logical_split(a: Analysis, x) -> bool:
     values = _definitions(xs)
     return bool(values) and all((strip_parens(v).start_byte, strip_parens(v).end_byte) in splits for v in values)
 
-
-def _logical_lane_init(a: Analysis, v) -> bool:
-    """`for (int e = threadIdx.x % 32; ...)`: a loop that starts at a literal 32-lane split which
-    feeds no warp-level operation (wave_wide_use) walks one logical group's lanes."""
-    vs = strip_parens(v)
-    if vs is None or vs.type != "binary_expression" or node_text(vs.child_by_field_name("operator")) not in ("%", "&"):
-        return False
-    right = vs.child_by_field_name("right")
-    _, how = a.value_of(right)
-    return how in ("literal", "const") and not _warp_named(right) and wave_wide_use(a, vs) is None

@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(256) sgemm_128x128(const float* __restrict__ A
   // warp_id and lane only lay out the tile (no shuffle, vote or warp sync): on wave64 each
   // half-wave is one 32-thread group with its own sub-tile, so the result is the same
   const int warp_id = tid / 32;  // trap
-  const int lane = tid % 32;  // trap
+  const int lane = tid % 32;  // real: PTL102
   // each warp covers a 32x64 sub-tile; lanes form a 4x8 grid
   const int warp_row = warp_id / 2;
   const int warp_col = warp_id % 2;
@@ -60,7 +60,7 @@ __global__ void splitk_reduce(const float* __restrict__ partial, float* __restri
   // 32-thread column groups that only address memory: right on wave64 (two groups a wave)
   int warps_per_block = blockDim.x >> 5;  // trap
   int gwarp = blockIdx.x * warps_per_block + (threadIdx.x >> 5);  // trap
-  int lane = threadIdx.x & 31;  // trap
+  int lane = threadIdx.x & 31;  // real: PTL102
   int col = gwarp * 32 + lane;  // trap
   if (col >= MN) return;
   float s = 0.f;
