@@ -17,8 +17,8 @@ __global__ void __launch_bounds__(256) sgemm_128x128(const float* __restrict__ A
   __shared__ float As[kBK][kBM + 4];
   __shared__ float Bs[kBK][kBN + 4];
   const int tid = threadIdx.x;
-  // warp_id and lane only lay out the tile (no shuffle, vote or warp sync): on wave64 each
-  // half-wave is one 32-thread group with its own sub-tile, so the result is the same
+  // warp_id only lays out the tile (no shuffle, vote or warp sync): on wave64 each
+  // half-wave is one 32-thread group with its own sub-tile (lane splits stay reported)
   const int warp_id = tid / 32;  // trap
   const int lane = tid % 32;  // real: PTL102
   // each warp covers a 32x64 sub-tile; lanes form a 4x8 grid
@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(256) sgemm_128x128(const float* __restrict__ A
 
 // Split-K epilogue: one 32-thread group sums the partials of a 32-column strip.
 __global__ void splitk_reduce(const float* __restrict__ partial, float* __restrict__ C, int splits, int MN) {
-  // 32-thread column groups that only address memory: right on wave64 (two groups a wave)
+  // 32-thread column group ids that only address memory: right on wave64 (two a wave)
   int warps_per_block = blockDim.x >> 5;  // trap
   int gwarp = blockIdx.x * warps_per_block + (threadIdx.x >> 5);  // trap
   int lane = threadIdx.x & 31;  // real: PTL102
