@@ -109,9 +109,9 @@ def test_splice_changes_exactly_the_edited_ranges(data, draw):
         assert splice(data, [tuple(edits) + tuple(stale[:1])]).data == data
 
 
-KERNEL = ("__global__ void k(int* out) {{{nl}{filler}  int lane = threadIdx.x % 32;{nl}  out[lane] = 1;{nl}}}{nl}"
+KERNEL = ("__global__ void k(int* out) {{{nl}{filler}  int lane = threadIdx.x % 32;{nl}  out[lane] = __shfl_sync(__activemask(), 1, lane);{nl}}}{nl}"
           "{filler2}__global__ void k2(int* out) {{{nl}  const int tid = threadIdx.x;{nl}  const int lane = tid % 32;{nl}"
-          "  out[lane] = 2;{nl}}}{end}")
+          "  out[lane] = __shfl_sync(__activemask(), 2, lane);{nl}}}{end}")
 COMMENT_CHARS = ["a", " ", "\t", "\f", "\v", "\x1c", "\x1d", "\x1e", "\u0085", "\u2028", "\u2029", "\r", "\u00e9", "\U0001f642", "32", "%"]
 
 

@@ -56,7 +56,7 @@ def test_apply_fixes_writes_atomically_and_diff_does_not(tmp_path):
 
 # ---- the line model: fixes edit exactly the scanned bytes ---------------------------------
 
-KERNEL_WITH = "__global__ void k(int* out) {{\n  // note{sep}here\n  int lane = threadIdx.x % 32;\n  out[lane] = 1;\n}}\n"
+KERNEL_WITH = "__global__ void k(int* out) {{\n  // note{sep}here\n  int lane = threadIdx.x % 32;\n  out[lane] = __shfl_sync(__activemask(), 1, lane);\n}}\n"
 # characters str.splitlines() breaks on but the scanner (and tree-sitter) does not, a lone
 # CR, invalid UTF-8 and the endings the scanner did handle
 LINE_EDGE_CASES = {

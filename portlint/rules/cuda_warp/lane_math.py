@@ -12,7 +12,7 @@ from portlint.rules.cuda_warp.analysis import (
     CONST_CONTEXT_PARENTS, MASK_FUNCS, SHFL_SYNC_ARGS, SHUFFLE, THREAD_COUNT_NAME, WARP_COUNT_NAME, WARP_SIZE_NAME, Analysis, clean, define_span, origin_note,
 )
 from portlint.rules.cuda_warp.host_warps import _NOT_A_WARP_UNIT, host_arith
-from portlint.rules.cuda_warp.logical_warps import chosen_group_size
+from portlint.rules.cuda_warp.logical_warps import CASTS, chosen_group_size, crosses_32_lanes
 from portlint.core.model import Edit, Fix
 
 
@@ -290,7 +290,8 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
         if op in ("==", "!="):
             for x, y in ((left, right), (right, left)):
                 v, how = a.value_of(y)
-                if v == 31 and how != "local-warp" and not chosen_group_size(a, how) and (a.is_lane_expr(x, a.facts_of(be)) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
+                if v == 31 and how != "local-warp" and not chosen_group_size(a, how) and not _of_logical_split(a, x) and \
+                        (a.is_lane_expr(x, a.facts_of(be)) or LANE_NAMES.match(node_text(strip_parens(x)) or "")):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the last lane of a 32-lane warp"},
                           fix=a.replace(y, "(warpSize - 1)", "compare with warpSize - 1"), confidence="medium")
                     last_lane.append((a.hits[-1], x))
@@ -300,7 +301,7 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
                 v, how = a.value_of(y)
                 xs = strip_parens(x)
                 if v == 32 and how != "local-warp" and not chosen_group_size(a, how) and xs is not None and xs.type == "identifier" and node_text(xs) in a.facts_of(be).warp \
-                        and _ID_NAME.search(node_text(xs)):
+                        and _ID_NAME.search(node_text(xs)) and not _of_logical_split(a, xs):
                     a.hit("PTL102", be, fields={"expr": node_text(be), "meaning": "the first thread of a 32-lane warp"},
                           fix=a.replace(y, "warpSize", "use warpSize") if how == "literal" else None, confidence="medium")
             continue
@@ -324,6 +325,9 @@ def _index_arithmetic(a: Analysis, last_lane: list) -> None:
             continue
         if a.logical32(be) or chosen_group_size(a, how):
             continue  # a group of 32 lanes chosen by the code, right on each half of a 64-lane wave
+        if op in ("/", ">>") and how not in ("outside", "local-warp") and not _warp_named(right) and wave_wide_use(a, be) is None:
+            _logical_splits(a).add((be.start_byte, be.end_byte))
+            continue  # a logical 32-thread work group (its id or count): it feeds no warp-level operation
         if in_wave64_arm(be):
             continue  # `warp_size == 32 ? ... : tid / (BN / 2)`: written for the 64-lane wave
         new = {"/": "warpSize", "%": "warpSize", "&": "(warpSize - 1)", ">>": "warpSize"}[op]
@@ -451,6 +455,8 @@ def _strides_and_shared(a: Analysis) -> None:
             [init.child_by_field_name("right")] if init.type == "assignment_expression" else [])
         if not any(v is not None and a.is_lane_expr(v, facts) for v in inits):
             continue
+        if any(v is not None and _of_logical_split(a, v) for v in inits):
+            continue  # the lanes of a logical 32-thread group step by the group
         step = update.child_by_field_name("right")
         v, how = a.value_of(step)
         if v == 32 and how != "local-warp" and not chosen_group_size(a, how):
@@ -503,3 +509,296 @@ def count_definitions(a: Analysis) -> None:
             a.hit("PTL102", where, fields={"expr": f"{name} = {text}", "meaning": meaning}, confidence="medium",
                   suggestion="Divide by the wave size of the target: `warpSize` at run time, or a per-target constant "
                              "(`__GFX9__` -> 64) where a constant expression is needed.")
+
+
+# ---- what a lane / warp value feeds ------------------------------------------------------
+
+_ARITH = ("+", "-", "*", "/", "%", "&", "|", "^", ">>", "<<")
+_PURE_CALLS = ("min", "max", "std::min", "std::max", "abs", "__mul24", "__umul24", "umin", "umax")
+
+
+def wave_wide_use(a: Analysis, be) -> str | None:
+    """What makes the 32-lane value `be` (`tid / 32`, `tid % 32`, `blockDim.x / 32`) matter to a
+    64-lane wave, following it through the local variables it is stored in; None when it only
+    splits the block into logical 32-thread work groups, which run unchanged on wave64: its
+    uses address memory (`x[w * n + lane]`, `p + tok * stride`), index shared storage that no
+    cross-group warp operation writes, or test conditions of code whose warp operations stay
+    inside 32 lanes (shuffles of width <= 32 or offsets below 32).
+
+    Reported (the reason is returned): the value reaches a shuffle, vote, ballot, `*_sync` or
+    mask intrinsic that is not confined to 32 lanes, a shift count (a lane mask), a per-warp
+    `__shared__` slot written with the result of a warp-level operation (or of a call whose
+    body is not in the file), a condition in a function that has such an operation, or it
+    escapes where the analysis cannot follow: an argument of another function, a template
+    argument, a return value, a class member."""
+    fn = a.function_of(be)
+    if fn is None:
+        return "it is not inside a function"
+    layout = _fragment_layout(a, fn)
+    if layout:
+        return layout
+    pointers = _pointer_names(fn)
+    done: set[str] = set()
+    todo: list = [be]
+    control = None
+    while todo:
+        start = todo.pop()
+        if isinstance(start, _Name):
+            name = start.name
+            starts = [i for i in nodes_of_types(fn, ("identifier",)) if node_text(i) == name and not _is_declarator(i)]
+        else:
+            starts = [start]
+        for s in starts:
+            kind, what = _consumer(a, s, pointers)
+            if kind == "follow":
+                if what not in done:
+                    done.add(what)
+                    todo.append(_Name(what))
+            elif kind == "control":
+                control = control or what
+            elif kind == "report":
+                return what
+    if control is not None:
+        found = crosses_32_lanes(a, fn)
+        if found:
+            return f"it decides which threads run `{_short(found)}` ({control})"
+    return None
+
+
+# tensor-core fragments (PTX `mma`/`ldmatrix`, WMMA, CuTe and CUTLASS layouts): which elements
+# a thread holds is fixed by its lane in the hardware warp
+_MMA_FILE = re.compile(r"\bldmatrix\b|\bmma\.sync\b|\bwgmma\b|\bwmma::|\bmma_sync\b|[<\"](?:cute|cutlass)/|<mma\.h>")
+
+
+def _fragment_layout(a: Analysis, fn) -> str | None:
+    """Is the value's function laid out for tensor-core fragments: the file holds MMA or
+    ldmatrix code or builds on CuTe/CUTLASS, or the function splits a lane into quads
+    (`lane / 4`, `lane % 4`: the group and thread-in-group of an MMA fragment)? Then the
+    32-lane ids are the hardware warp's, whatever the local uses look like."""
+    if "mma_file" not in a._logical:
+        a._logical["mma_file"] = _MMA_FILE.search(a.ctx.text) is not None
+    if a._logical["mma_file"]:
+        return "the file works with tensor-core fragments, whose layout is per hardware warp"
+    facts = a.facts_of(fn)
+    for q in nodes_of_types(fn, ("binary_expression",)):
+        op = node_text(q.child_by_field_name("operator"))
+        if op not in ("/", "%", ">>", "&"):
+            continue
+        v, _ = a.value_of(q.child_by_field_name("right"))
+        if v != {"/": 4, "%": 4, ">>": 2, "&": 3}[op]:
+            continue
+        left = strip_parens(q.child_by_field_name("left"))
+        if left is not None and (a.is_lane_expr(left, facts) or left.type == "identifier" and
+                                 (node_text(left) in facts.lane or LANE_NAMES.match(node_text(left)) or "lane" in node_text(left).lower()
+                                  or node_text(left) in _lane_like(a, fn))):
+            return f"its lanes are split into quads (`{_short(node_text(q))}`): a tensor-core fragment layout"
+    return None
+
+
+def _lane_like(a: Analysis, fn) -> set[str]:
+    """Variables of `fn` defined as a literal 32-lane split (`th_id = threadIdx.x % 32`)."""
+    names = set()
+    for d in nodes_of_types(fn, ("init_declarator",)):
+        v, left = strip_parens(d.child_by_field_name("value")), d.child_by_field_name("declarator")
+        if v is not None and left is not None and left.type == "identifier" and v.type == "binary_expression" \
+                and a.is_lane_expr(v, a.facts_of(fn)):
+            names.add(node_text(left))
+    return names
+
+
+class _Name:
+    """A local variable to follow (its uses are found by name in the function)."""
+    type = "identifier"
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_declarator(ident) -> bool:
+    p = ident.parent
+    return p is not None and p.type in ("init_declarator", "parameter_declaration", "declaration", "optional_parameter_declaration") and \
+        p.child_by_field_name("declarator") == ident
+
+
+def _pointer_names(fn) -> set[str]:
+    """Variables of the function declared as pointers or arrays (parameters and locals)."""
+    names = set()
+    for d in nodes_of_types(fn, ("pointer_declarator", "array_declarator")):
+        inner = d.child_by_field_name("declarator")
+        while inner is not None and inner.type in ("pointer_declarator", "array_declarator", "reference_declarator"):
+            inner = inner.child_by_field_name("declarator") if inner.type != "reference_declarator" else (inner.named_children[0] if inner.named_children else None)
+        if inner is not None and inner.type == "identifier":
+            names.add(node_text(inner))
+    return names
+
+
+def _consumer(a: Analysis, node, pointers: set[str]) -> tuple[str, str | None]:
+    """Where one use of the value goes: ('follow', name) a local variable it is stored in,
+    ('control', text) a condition, ('report', why) a wave-wide or unknown use, ('data', None)
+    memory addressing or a stored data value."""
+    child, p = node, node.parent
+    address = False
+    while p is not None:
+        t = p.type
+        if t in ("parenthesized_expression", "cast_expression", "comma_expression"):
+            pass
+        elif t == "binary_expression":
+            op = node_text(p.child_by_field_name("operator"))
+            if op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return "control", node_text(p)
+            if op == "<<" and child == p.child_by_field_name("right"):
+                return "report", f"it is a shift count (`{_short(node_text(p))}`): a lane mask"
+            if op in ("+", "-"):
+                other = p.child_by_field_name("right" if child == p.child_by_field_name("left") else "left")
+                if any(node_text(i) in pointers for i in nodes_of_types(other, ("identifier",))):
+                    address = True
+        elif t == "unary_expression":
+            if node_text(p.child_by_field_name("operator")) == "!":
+                return "control", node_text(p)
+        elif t == "conditional_expression":
+            if child == p.child_by_field_name("condition"):
+                return "control", node_text(p)
+        elif t in ("condition_clause", "if_statement", "while_statement", "do_statement", "switch_statement"):
+            return "control", node_text(child)
+        elif t == "for_statement":
+            return ("control", node_text(child)) if child == p.child_by_field_name("condition") else ("data", None)
+        elif t == "subscript_argument_list" or (t == "subscript_expression" and child == p.child_by_field_name("index")):
+            sub = p.parent if t == "subscript_argument_list" else p
+            return _subscript_use(a, sub)
+        elif t == "subscript_expression" or t == "pointer_expression" or t == "field_expression":
+            return "data", None  # the value is an address being read or written
+        elif t == "argument_list":
+            call = p.parent
+            if call is None or call.type != "call_expression":
+                return "report", f"it is passed on (`{_short(node_text(p))}`)"
+            name = callee_name(call) or ""
+            fname = node_text(call.child_by_field_name("function")).split("<", 1)[0].strip()
+            if SHUFFLE.search(name) or name in MASK_FUNCS or name in BALLOT_CALLS or name == "__syncwarp":
+                if SHUFFLE.search(name) and crosses_32_lanes(a, call) is None:
+                    return "data", None  # an exchange inside a 32-lane group
+                return "report", f"it is passed to `{name}`"
+            if name in CASTS or fname in _PURE_CALLS or name in _PURE_CALLS:
+                child, p = call, call.parent
+                continue
+            if address:
+                return "data", None  # an address handed to a load or store
+            return "report", f"it is passed to `{name or node_text(call.child_by_field_name('function'))}`"
+        elif t == "init_declarator":
+            if child != p.child_by_field_name("value"):
+                return "data", None
+            d = p.child_by_field_name("declarator")
+            if address or d is None or d.type != "identifier":
+                return "data", None  # a pointer (or array) initialised with an address
+            return "follow", node_text(d)
+        elif t == "assignment_expression":
+            if child == p.child_by_field_name("left"):
+                return "data", None
+            left = strip_parens(p.child_by_field_name("left"))
+            if left is not None and left.type == "identifier":
+                return ("data", None) if address or node_text(left) in pointers else ("follow", node_text(left))
+            if left is not None and left.type == "field_expression":
+                return "report", f"it is stored in `{_short(node_text(left))}`"
+            return "data", None  # stored to memory: `out[i] = w`
+        elif t in ("expression_statement", "update_expression"):
+            return "data", None
+        elif t in ("template_argument_list", "return_statement", "field_declaration", "initializer_list", "lambda_capture_specifier"):
+            return "report", f"it escapes (`{_short(node_text(p))}`)"
+        else:
+            return "report", f"it is used in `{_short(node_text(p))}`"
+        child, p = p, p.parent
+    return "data", None
+
+
+def _subscript_use(a: Analysis, sub) -> tuple[str, str | None]:
+    """The value is (part of) an index: of memory (data), or of a `__shared__` array that a
+    warp-level result is written to (one slot per hardware warp)."""
+    arr = strip_parens(sub.child_by_field_name("argument")) if sub is not None else None
+    while arr is not None and arr.type == "subscript_expression":
+        arr = strip_parens(arr.child_by_field_name("argument"))
+    shared = _shared_arrays(a)
+    if arr is None or arr.type != "identifier" or node_text(arr) not in shared:
+        return "data", None
+    if _WARP_STORAGE.search(shared[node_text(arr)]):
+        return "report", f"it picks the warp primitive's storage `{_short(node_text(sub))}`"
+    outer = sub
+    while outer.parent is not None and outer.parent.type in ("subscript_expression", "parenthesized_expression"):
+        outer = outer.parent
+    p = outer.parent
+    if p is None or p.type != "assignment_expression" or p.child_by_field_name("left") != outer:
+        return "data", None  # read back: the slots are read by whoever wrote them
+    value = p.child_by_field_name("right")
+    found = _written_crosses(a, value)
+    if found:
+        return "report", f"it indexes the per-warp `__shared__` array `{node_text(arr)}` written with `{_short(found)}`"
+    return "data", None
+
+
+def _written_crosses(a: Analysis, value) -> str | None:
+    """Is a value stored to shared memory the result of a warp-level operation that is not
+    confined to 32 lanes (directly, through the local variables it is computed from, or from a
+    call the file cannot see into)?"""
+    fn = a.function_of(value)
+    seen: set[str] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        found = crosses_32_lanes(a, v, unknown_calls=True)
+        if found:
+            return found
+        for ident in nodes_of_types(v, ("identifier",)):
+            name = node_text(ident)
+            if name in seen or fn is None:
+                continue
+            seen.add(name)
+            for d in nodes_of_types(fn, ("init_declarator", "assignment_expression")):
+                left = d.child_by_field_name("declarator" if d.type == "init_declarator" else "left")
+                if left is not None and node_text(left).strip() == name:
+                    rhs = d.child_by_field_name("value" if d.type == "init_declarator" else "right")
+                    if rhs is not None:
+                        todo.append(rhs)
+    return None
+
+
+_WARP_STORAGE = re.compile(r"TempStorage|\bWarp(?:Reduce|Scan|Exchange|Load|Store)\b")
+
+
+def _shared_arrays(a: Analysis) -> dict[str, str]:
+    """Every `__shared__` array of the file (any rank): name -> the text of its declaration."""
+    if "shared_any" not in a._logical:
+        names = {}
+        if "__shared__" in a.ctx.text:
+            for decl in nodes_of_types(a.root, ("declaration",)):
+                if "__shared__" not in {node_text(c) for c in decl.children}:
+                    continue
+                for d in decl.children_by_field_name("declarator"):
+                    d = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                    while d is not None and d.type == "array_declarator":
+                        d = d.child_by_field_name("declarator")
+                    if d is not None and d.type == "identifier":
+                        names[node_text(d)] = node_text(decl)
+        a._logical["shared_any"] = names
+    return a._logical["shared_any"]
+
+
+def _logical_splits(a: Analysis) -> set:
+    """(start, end) of the 32-lane splits found to be logical work groups (wave_wide_use)."""
+    return a._logical.setdefault("logical_splits", set())
+
+
+def _of_logical_split(a: Analysis, x) -> bool:
+    """Is `x` a lane variable every definition of which is a split into logical 32-thread
+    groups (quiet by what it feeds)? Its `== 31` and its loop stride of 32 are the group's too."""
+    xs = strip_parens(x)
+    splits = _logical_splits(a)
+    if xs is not None and (xs.start_byte, xs.end_byte) in splits:
+        return True
+    if xs is None or xs.type != "identifier":
+        return False
+    values = _definitions(xs)
+    return bool(values) and all((strip_parens(v).start_byte, strip_parens(v).end_byte) in splits for v in values)
+

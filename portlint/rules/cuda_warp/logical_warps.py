@@ -291,3 +291,86 @@ def default_widths(a: Analysis) -> None:
 def _inside(inner: Span, outer: Span) -> bool:
     return (outer.start_line, outer.start_col) <= (inner.start_line, inner.start_col) and \
         (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
+
+
+# cooperative-groups and cub constructs that work on the hardware warp (or a tile of it)
+_WARP_LIBRARY = re.compile(r"\bWarp(?:Reduce|Scan|Exchange|Load|Store)\b|\btiled_partition\b|\bthread_block_tile\b|\bcoalesced_threads\b")
+# conversions, not calls of another function: the value passes through them
+CASTS = ("static_cast", "reinterpret_cast", "const_cast")
+
+
+def crosses_32_lanes(a: Analysis, node, unknown_calls: bool = False) -> str | None:
+    """Does the code under `node` (and the functions of this file it calls) hold a warp-level
+    operation that is not confined to a 32-lane group on wave64: a shuffle with the default
+    width or a width/offset beyond 32 lanes, a vote, ballot, match, `__reduce_*_sync`,
+    `__activemask` outside a shuffle's mask, `__syncwarp`, a cooperative-groups tile or a cub
+    warp primitive? Returns the construct's text (or None). With `unknown_calls`, a call of a
+    function the file does not define counts too (its body cannot be seen)."""
+    return _crosses(a, node, unknown_calls, set())
+
+
+def _crosses(a: Analysis, node, unknown_calls: bool, seen: set) -> str | None:
+    if node is None:
+        return None
+    m = _WARP_LIBRARY.search(node_text(node))
+    if m:
+        return m.group(0)
+    dead = a.ctx.fact(guard_map)
+    for call in nodes_of_types(node, ("call_expression",)):
+        name = callee_name(call) or ""
+        if dead.dead_for_amd(call.start_point[0] + 1) is not None:
+            continue
+        if SHUFFLE.search(name):
+            if not (_stays_in_32(a, call, name) or _macro_width_32(a, call, name)):
+                return node_text(call)
+            continue
+        if name == "__activemask" and _is_shuffle_mask(call):
+            continue  # the lanes taking part in a shuffle that stays in its group
+        if _WHOLE_WAVE.match(name) or name == "__syncwarp":
+            return node_text(call)
+        if name in CASTS:
+            continue
+        bodies = _defined_functions(a).get(name)
+        if bodies is None:
+            if unknown_calls:
+                return node_text(call)
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        for body in bodies:
+            found = _crosses(a, body, unknown_calls, seen)
+            if found:
+                return found
+    return None
+
+
+def _macro_width_32(a: Analysis, call, name: str) -> bool:
+    """A project's shuffle wrapper that names its width (`SHFL_XOR_SYNC_WIDTH(v, m, 8)`) with a
+    last argument that is a power of two of at most 32: it stays in that group."""
+    if name in SHFL_SYNC_ARGS or "width" not in name.lower():
+        return False
+    args = call.child_by_field_name("arguments")
+    if args is None or not args.named_children or a.names_reported_const(args.named_children[-1]):
+        return False
+    width, _ = a.value_of(args.named_children[-1])
+    return width is not None and 0 < width <= 32 and width & (width - 1) == 0
+
+
+def _is_shuffle_mask(call) -> bool:
+    p = call.parent
+    return p is not None and p.type == "argument_list" and p.named_children[:1] == [call] and \
+        p.parent is not None and SHUFFLE.search(callee_name(p.parent) or "") is not None
+
+
+def _defined_functions(a: Analysis) -> dict:
+    """name -> the bodies of the functions this file defines under that name."""
+    if "defined_fns" not in a._logical:
+        found: dict = {}
+        for fn in nodes_of_types(a.root, ("function_definition",)):
+            name = _function_name(fn.child_by_field_name("declarator"))
+            body = fn.child_by_field_name("body")
+            if name and body is not None:
+                found.setdefault(name, []).append(body)
+        a._logical["defined_fns"] = found
+    return a._logical["defined_fns"]

@@ -17,7 +17,9 @@ __global__ void __launch_bounds__(256) sgemm_128x128(const float* __restrict__ A
   __shared__ float As[kBK][kBM + 4];
   __shared__ float Bs[kBK][kBN + 4];
   const int tid = threadIdx.x;
-  const int warp_id = tid / 32;  // real: PTL102
+  // warp_id only lays out the tile (no shuffle, vote or warp sync): on wave64 each
+  // half-wave is one 32-thread group with its own sub-tile (lane splits stay reported)
+  const int warp_id = tid / 32;  // trap
   const int lane = tid % 32;  // real: PTL102
   // each warp covers a 32x64 sub-tile; lanes form a 4x8 grid
   const int warp_row = warp_id / 2;
@@ -53,12 +55,13 @@ __global__ void __launch_bounds__(256) sgemm_128x128(const float* __restrict__ A
   (void)kWarps;
 }
 
-// Split-K epilogue: one warp reduces the partial sums of a 32-column strip.
+// Split-K epilogue: one 32-thread group sums the partials of a 32-column strip.
 __global__ void splitk_reduce(const float* __restrict__ partial, float* __restrict__ C, int splits, int MN) {
-  int warps_per_block = blockDim.x >> 5;  // real: PTL102
-  int gwarp = blockIdx.x * warps_per_block + (threadIdx.x >> 5);  // real: PTL102
+  // 32-thread column group ids that only address memory: right on wave64 (two a wave)
+  int warps_per_block = blockDim.x >> 5;  // trap
+  int gwarp = blockIdx.x * warps_per_block + (threadIdx.x >> 5);  // trap
   int lane = threadIdx.x & 31;  // real: PTL102
-  int col = gwarp * 32 + lane;  // real: PTL102
+  int col = gwarp * 32 + lane;  // trap
   if (col >= MN) return;
   float s = 0.f;
   for (int k = 0; k < splits; ++k) s += partial[k * MN + col];
