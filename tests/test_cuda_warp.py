@@ -190,6 +190,7 @@ def test_fixed_fixture_kernels_compile_with_hipcc(tmp_path):
     """The fixed fixtures, with the HIP shuffle in place of the CUDA-only sync builtins that HIP
     5.2 lacks (the shim a port would add), compile for gfx90a."""
     shim = textwrap.dedent("""
+        #define __shfl_sync(m, v, l, ...) __shfl(v, l, ##__VA_ARGS__)
         #define __shfl_xor_sync(m, v, o, ...) __shfl_xor(v, o, ##__VA_ARGS__)
         #define __shfl_down_sync(m, v, o, ...) __shfl_down(v, o, ##__VA_ARGS__)
         #define __shfl_up_sync(m, v, o, ...) __shfl_up(v, o, ##__VA_ARGS__)

@@ -418,17 +418,9 @@ def _defined_in_shim_headers(ctx, names: set[str]) -> set[str]:
     reach = ctx.fact(file_reach)
     if reach is None or not reach.headers:
         return set()
-    graph = graph_of(ctx)
-    out: set[str] = set()
-    for path in graph.project_headers(reach):
-        key = ("api-definitions", path)
-        got = graph.derived.get(key)
-        if got is None:
-            h = graph.header(path)
-            got = _header_definitions(h.text) if h is not None and names_vendor(h.text) else frozenset()
-            graph.derived[key] = got
-        out |= names & got
-    return out
+    defined = graph_of(ctx).names_in_headers(
+        reach, "api-definitions", lambda h: _header_definitions(h.text) if h is not None and names_vendor(h.text) else frozenset())
+    return names & defined
 
 
 def _shims_from_headers(ctx, names: set[str]) -> set[str]:

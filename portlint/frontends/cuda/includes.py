@@ -184,6 +184,19 @@ class IncludeGraph:
     def project_headers(self, reach: "Reach") -> tuple[str, ...]:
         return tuple(h for h in reach.headers if h not in reach.system)
 
+    def names_in_headers(self, reach: "Reach", kind: str, names_of) -> set[str]:
+        """The union over the project headers `reach` holds of `names_of(header)` (a
+        `Header`, or None when it cannot be read), each header's answer computed once per
+        scan and kind (`derived[(kind, path)]`)."""
+        out: set[str] = set()
+        for path in self.project_headers(reach):
+            key = (kind, path)
+            got = self.derived.get(key)
+            if got is None:
+                got = self.derived[key] = names_of(self.header(path))
+            out |= got
+        return out
+
     # ---- files --------------------------------------------------------------------------------
     def header(self, path: str) -> Header | None:
         """One header's bytes, read once per scan (None when it cannot be read)."""

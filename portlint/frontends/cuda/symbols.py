@@ -119,22 +119,17 @@ def _header_names(ctx) -> set[str]:
     reach = ctx.fact(file_reach)
     if reach is None or not reach.headers:
         return set()
-    graph = graph_of(ctx)
-    out: set[str] = set()
-    for path in graph.project_headers(reach):
-        key = ("own-names", path)
-        names = graph.derived.get(key)
-        if names is None:
-            h = graph.header(path)
-            # a macro that redefines a name is the project's (`#define __trap() abort()`);
-            # a function body is a port's shim only in a header that knows the AMD build:
-            # a library header (CUTLASS's elect_one_sync, a vendored CuTe) that implements
-            # an NVIDIA-only function does not make its uses the project's own
-            shim = h is not None and names_vendor(h.text)
-            names = _own_names(_NOISE.sub(_blank, h.text), h.directives, functions=shim) if h is not None else set()
-            graph.derived[key] = names
-        out |= names
-    return out
+
+    def names_of(h) -> set[str]:
+        # a macro that redefines a name is the project's (`#define __trap() abort()`);
+        # a function body is a port's shim only in a header that knows the AMD build:
+        # a library header (CUTLASS's elect_one_sync, a vendored CuTe) that implements
+        # an NVIDIA-only function does not make its uses the project's own
+        if h is None:
+            return set()
+        return _own_names(_NOISE.sub(_blank, h.text), h.directives, functions=names_vendor(h.text))
+
+    return graph_of(ctx).names_in_headers(reach, "own-names", names_of)
 
 
 def _split_alternatives(src: str) -> list[str]:

@@ -85,20 +85,7 @@ def _warp_use(a: Analysis, node, name: str) -> str | None:
 def _shared_1d_arrays(a: Analysis) -> set[str]:
     """Names of the file's one-dimensional `__shared__` arrays (`__shared__ float partial[32]`);
     a two-dimensional tile (`tile[32][33]`) holds data, not one slot per warp."""
-    if "shared1d" not in a._logical:
-        names = set()
-        if "__shared__" in a.ctx.text:
-            for decl in nodes_of_types(a.root, ("declaration",)):
-                if "__shared__" not in {node_text(c) for c in decl.children}:
-                    continue
-                for d in decl.children_by_field_name("declarator"):
-                    d = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
-                    if d is not None and d.type == "array_declarator":
-                        inner = d.child_by_field_name("declarator")
-                        if inner is not None and inner.type == "identifier":
-                            names.add(node_text(inner))
-        a._logical["shared1d"] = names
-    return a._logical["shared1d"]
+    return {name for name, (_, rank) in _shared_declarations(a).items() if rank == 1}
 
 
 def _assigned_name(node) -> tuple[str | None, bool]:
@@ -769,20 +756,27 @@ _WARP_STORAGE = re.compile(r"TempStorage|\bWarp(?:Reduce|Scan|Exchange|Load|Stor
 
 def _shared_arrays(a: Analysis) -> dict[str, str]:
     """Every `__shared__` array of the file (any rank): name -> the text of its declaration."""
-    if "shared_any" not in a._logical:
-        names = {}
+    return {name: text for name, (text, _) in _shared_declarations(a).items()}
+
+
+def _shared_declarations(a: Analysis) -> dict[str, tuple[str, int]]:
+    """Every `__shared__` declaration of the file: name -> (the text of its declaration, its
+    rank: 0 for a scalar), read once per file."""
+    if "shared_decls" not in a._logical:
+        found: dict[str, tuple[str, int]] = {}
         if "__shared__" in a.ctx.text:
             for decl in nodes_of_types(a.root, ("declaration",)):
                 if "__shared__" not in {node_text(c) for c in decl.children}:
                     continue
                 for d in decl.children_by_field_name("declarator"):
                     d = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                    rank = 0
                     while d is not None and d.type == "array_declarator":
-                        d = d.child_by_field_name("declarator")
+                        d, rank = d.child_by_field_name("declarator"), rank + 1
                     if d is not None and d.type == "identifier":
-                        names[node_text(d)] = node_text(decl)
-        a._logical["shared_any"] = names
-    return a._logical["shared_any"]
+                        found[node_text(d)] = (node_text(decl), rank)
+        a._logical["shared_decls"] = found
+    return a._logical["shared_decls"]
 
 
 def _logical_splits(a: Analysis) -> set:
