@@ -214,7 +214,11 @@ def _definitions(x) -> list | None:
     fn = enclosing(x, ("function_definition",))
     if fn is None:
         return None
-    name = node_text(x)
+    return _assigned_values(fn, node_text(x)) or None
+
+
+def _assigned_values(fn, name: str) -> list:
+    """The values `name` is initialised with or assigned in function `fn`, in source order."""
     values = []
     for d in nodes_of_types(fn, ("init_declarator", "assignment_expression")):
         left = d.child_by_field_name("declarator" if d.type == "init_declarator" else "left")
@@ -222,7 +226,7 @@ def _definitions(x) -> list | None:
             value = d.child_by_field_name("value" if d.type == "init_declarator" else "right")
             if value is not None:
                 values.append(value)
-    return values or None
+    return values
 
 
 def _last_lane_fixes(a: Analysis, last_lane: list) -> None:
@@ -742,12 +746,7 @@ def _written_crosses(a: Analysis, value) -> str | None:
             if name in seen or fn is None:
                 continue
             seen.add(name)
-            for d in nodes_of_types(fn, ("init_declarator", "assignment_expression")):
-                left = d.child_by_field_name("declarator" if d.type == "init_declarator" else "left")
-                if left is not None and node_text(left).strip() == name:
-                    rhs = d.child_by_field_name("value" if d.type == "init_declarator" else "right")
-                    if rhs is not None:
-                        todo.append(rhs)
+            todo.extend(_assigned_values(fn, name))
     return None
 
 
