@@ -1160,7 +1160,14 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
     jit_builds = {r.build for r in readers if r.jit}
     amd_builds = {r.build for r in readers if r.amd_test}
     nvcc_builds = {r.build for r in readers if r.nvcc_only}
-    if nvcc_builds and (amd_builds or _python_tests_amd(files, read)):
+    python_amd: list[bool] = []  # asked at most once: it reads and parses the Python files
+
+    def python_tests_amd() -> bool:
+        if not python_amd:
+            python_amd.append(_python_tests_amd(files, read))
+        return python_amd[0]
+
+    if nvcc_builds and (amd_builds or python_tests_amd()):
         # the package has a ROCm route, and these projects are not on it
         amd_builds |= nvcc_builds
     refusals = {r.build: r.refusal for r in readers if r.jit and getattr(r, "refusal", 0)}
@@ -1197,7 +1204,7 @@ def build_scope(root: Path, files: list[str], read) -> BuildScope:
                     and any(l.rel in existing for l in r.listings)}
     # a header included only where AMD builds do not go is outside with no build file listing
     # it, in a package with a ROCm route (a build file or its Python code tests for AMD's stack)
-    if out.outside or skipped or nvcc_folders or amd_builds or _python_tests_amd(files, read):
+    if out.outside or skipped or nvcc_folders or amd_builds or python_tests_amd():
         _headers(out, files, by_file, open_folders, read, sorted(generators), skipped, nvcc_folders)
     return out
 
