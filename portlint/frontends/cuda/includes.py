@@ -30,6 +30,7 @@ from pathlib import Path
 
 from portlint.core.files import MAX_BYTES, read_limited
 from portlint.core.jsonfile import read_json
+from portlint.discovery.roots import inside
 from portlint.frontends.cuda.preprocessor import Directive, directives, include_target
 
 MAX_HEADERS = 400  # a walk stops here (complete=False)
@@ -252,10 +253,10 @@ class IncludeGraph:
         project = os.path.realpath(str(Path(getattr(self.settings, "config_file", None) or Path.cwd() / "_").parent))
         out: list[str] = []
         here = os.path.dirname(real)
-        inside = here == project or here.startswith(project.rstrip(os.sep) + os.sep)
-        while len(out) < ROOT_LEVELS or inside:
+        within = inside(here, project)
+        while len(out) < ROOT_LEVELS or within:
             parent = os.path.dirname(here)
-            if parent == here or (inside and not (parent == project or parent.startswith(project.rstrip(os.sep) + os.sep))):
+            if parent == here or (within and not inside(parent, project)):
                 break
             out.append(parent)
             here = parent
