@@ -147,6 +147,20 @@ def test_detector_code_change_invalidates(tmp_path, monkeypatch):
     assert sorted(counter.paths) == ALL
 
 
+def test_code_fingerprint_covers_every_stage():
+    """The code hash reads every stage's modules, not only the cache's own package: a
+    changed detector (portlint/rules), engine (portlint/pipeline) or analysis must miss."""
+    import portlint
+    import portlint.core.cache
+
+    package = Path(portlint.__file__).resolve().parent
+    hashed = {p.relative_to(package).as_posix() for p in portlint.core.cache.fingerprinted_files()}
+    stages = {p.relative_to(package).parts[0] for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert stages <= {name.split("/")[0] for name in hashed}, stages - {name.split("/")[0] for name in hashed}
+    for module in ("pipeline/engine.py", "rules/cuda_ptx.py", "core/cache.py", "frontends/cuda/include/portlint_cuda_builtins.h"):
+        assert module in hashed, module
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -41,16 +41,24 @@ _FORMAT = 3
 _C_FAMILY = {".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
 
 
+def fingerprinted_files() -> list[Path]:
+    """What code_fingerprint hashes: the modules of every stage and the bundled headers,
+    everything under the portlint package (the rule files and vocabulary have their own
+    hash, catalog.rules_fingerprint)."""
+    package = Path(__file__).resolve().parent.parent
+    return [path for path in sorted(package.rglob("*"))
+            if path.suffix in (".py", ".h", ".json", ".csv", ".toml") and path.is_file() and "__pycache__" not in path.parts]
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of portlint's own source (detectors, engine, helpers, bundled headers): a
-    changed detector must not be answered from a cache its old code filled."""
-    root = Path(__file__).resolve().parent
+    """A hash of portlint's own source (fingerprinted_files): a changed detector must not be
+    answered from a cache its old code filled."""
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.suffix in (".py", ".h", ".json", ".csv", ".toml") and path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
+    for path in fingerprinted_files():
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 

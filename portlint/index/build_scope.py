@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from portlint.core import session
+from portlint.core.catalog import rules_root
 from portlint.core.globs import fits, matching
 from portlint.core.files import read_limited
 from portlint.discovery.files import discover
@@ -49,12 +50,11 @@ from portlint.frontends.cuda.guards import GuardMap
 from portlint.frontends.cuda.includes import read_once
 from portlint.frontends.cuda.preprocessor import AMD_BY_VENDOR, ExpressionTooDeep
 
-_VOCAB = Path(__file__).resolve().parent.parent.parent / "rules" / "vocabulary" / "build_scope.toml"
-
-
 @lru_cache(maxsize=1)
 def vocabulary() -> dict:
-    with open(_VOCAB, "rb") as fh:
+    """rules/vocabulary/build_scope.toml, found where the rule files are (the wheel's
+    portlint/_rules or the source tree's rules/)."""
+    with open(rules_root() / "vocabulary" / "build_scope.toml", "rb") as fh:
         return tomllib.load(fh)
 
 
