@@ -286,7 +286,7 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
             changed = ChangedLines(diff_base, start or paths[0].absolute())
 
     from portlint.discovery.files import discover
-    from portlint.pipeline.engine import scan_files, worst_severity
+    from portlint.pipeline.engine import FILES_FAILED, scan_files, worst_severity
     from portlint.pipeline.workers import tune_gc
 
     tune_gc()
@@ -416,6 +416,10 @@ def scan(paths, fmt, output, select, extend_select, ignore, targets, fail_on, ex
             return again
 
         result = _watch(files, discover_files, watch_rescan, emit) or result
+    failed = result.counters.get(FILES_FAILED, 0)
+    if failed:  # whatever else was found: files went unchecked, which no fail level excuses
+        _fail(f"internal error: {failed} file{'s' if failed != 1 else ''} could not be analysed, the report is "
+              "incomplete (see the notices; please report them)")
     worst = worst_severity(result.findings)
     if exit_zero or worst is None or worst.rank < settings.fail_on.rank:
         sys.exit(EXIT_CLEAN)

@@ -191,6 +191,37 @@ def test_an_internal_error_outside_any_file_is_exit_2_even_with_exit_zero(tmp_pa
     assert usage.exit_code == 2 and "Invalid value" in usage.output
 
 
+@pytest.mark.parametrize("where", ["portlint.pipeline.engine._analyse", "portlint.pipeline.engine.scan_one"])
+def test_a_file_portlint_failed_on_ends_the_scan_with_exit_2_even_with_exit_zero(tmp_path, monkeypatch, where):
+    """A failure inside one file (its analysis, or reading and caching it: an installed
+    portlint once missed a data file there) keeps the other files' report and a notice, and
+    the scan ends with exit 2: a gate never turns green on a file it did not check."""
+    from click.testing import CliRunner
+
+    import portlint.pipeline.engine as engine
+    from portlint.cli import main
+
+    real = getattr(engine, where.rsplit(".", 1)[1])
+
+    def broken(sf, *args, **kwargs):
+        if sf.real.name == "broken.cu":
+            raise FileNotFoundError("planted: a data file is missing")
+        return real(sf, *args, **kwargs)
+
+    monkeypatch.setattr(where, broken)
+    write_cuda(tmp_path / "bad.cu")
+    write_cuda(tmp_path / "broken.cu")
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--exit-zero"], ["--fail-on", "error"]):
+        out = CliRunner().invoke(main, ["scan", "bad.cu", "broken.cu", "--isolated", "--no-cache", "--jobs", "1", *extra])
+        assert out.exit_code == 2, (extra, out.output)
+        assert "bad.cu:2:3: PTL201" in out.output  # the other file's findings stand
+        assert "broken.cu" in out.output and "skipped, no findings for it" in out.output
+        assert "portlint: error: internal error: 1 file could not be analysed" in out.output
+    clean = CliRunner().invoke(main, ["scan", "bad.cu", "--isolated", "--no-cache", "--jobs", "1", "--exit-zero"])
+    assert clean.exit_code == 0, clean.output
+
+
 def test_suggest_on_a_too_deep_file_is_one_line_exit_2(tmp_path):
     (tmp_path / "deep.py").write_text("import triton\nx = " + " + ".join(["'a'"] * 3000) + "\n")
     proc = run_portlint("suggest", "deep.py::k", "--to", "pallas", cwd=tmp_path)

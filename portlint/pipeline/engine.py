@@ -397,8 +397,15 @@ def _scan_isolated(sf: SourceFile, settings: Settings, cache=None, known: tuple[
         return _failed(sf, exc, "reading or caching")
 
 
+FILES_FAILED = "files-failed"  # the counter of files an internal failure left unchecked
+
+
 def _failed(sf: SourceFile, exc: Exception, doing: str) -> FileResult:
-    return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while {doing} the file: skipped, no findings for it", "error")], scanned=False)
+    """A file portlint failed on: one error notice, and the files-failed counter that makes
+    the scan end with exit code 2 (an internal error), so that a gate never turns green on
+    files it could not check."""
+    return FileResult(notices=[Notice(sf.display, f"{_failure(exc)} while {doing} the file: skipped, no findings for it", "error")],
+                      counters={FILES_FAILED: 1}, scanned=False)
 
 
 def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
