@@ -192,3 +192,19 @@ def test_no_import_cycle_between_stage_packages_at_module_level():
             break
     # a package's __init__ importing its own submodules is not a cycle a reader trips on
     assert cycle == [] or all(c.startswith(cycle[0]) or cycle[0].startswith(c) for c in cycle), " -> ".join(cycle)
+
+
+def test_file_suffix_tables_live_in_core_suffixes():
+    """Which suffixes make a file CUDA, C/C++, a header or Python is one table
+    (portlint/core/suffixes.py): no other module spells a tuple or set of them."""
+    import re
+
+    table = re.compile(r"""[({]\s*["']\.(?:cu|cuh|hip|cpp|cc|hpp|h|py|pyi)["']\s*,\s*["']\.\w+["']""")
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "suffixes.py" and path.parent.name == "core":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if table.search(line) and ".json" not in line:  # portlint's own files, not a language
+                offenders.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)

@@ -36,9 +36,9 @@ from pathlib import Path
 
 from portlint import __version__
 from portlint.core.files import read_limited, write_file
+from portlint.core.suffixes import C_FAMILY
 
 _FORMAT = 3
-_C_FAMILY = {".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
 
 
 def fingerprinted_files() -> list[Path]:
@@ -93,7 +93,7 @@ class Cache:
         h.update(data)
         if cross_file:
             h.update(b"\0cross-file\0" + cross_file)
-        if real_path is not None and Path(real_path).suffix.lower() in _C_FAMILY:
+        if real_path is not None and Path(real_path).suffix.lower() in C_FAMILY:
             h.update(b"\0headers\0")
             h.update(self._header_digest(Path(real_path), data))
         return h.hexdigest()

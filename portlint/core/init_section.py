@@ -15,8 +15,8 @@ from pathlib import PurePosixPath
 
 from portlint.core.config import DEFAULT_VERSIONS
 from portlint.core.model import TARGETS
+from portlint.core.suffixes import NVCC_SOURCES
 
-_CUDA_SUFFIXES = (".cu", ".cuh")
 _PY_IMPORT = r"^[ \t]*(?:import|from)[ \t]+"
 # (target, what it stands for, pattern over a file's text)
 _EVIDENCE: tuple[tuple[str, str, re.Pattern[bytes]], ...] = (
@@ -47,7 +47,7 @@ def guess_targets(files) -> Guess:
     """`files`: (display path, bytes) pairs, as discovery lists them."""
     guess = Guess()
     for path, data in files:
-        if PurePosixPath(path).suffix.lower() in _CUDA_SUFFIXES:
+        if PurePosixPath(path).suffix.lower() in NVCC_SOURCES:
             guess.add("rocm", "CUDA sources", path)
         for target, what, pattern in _EVIDENCE:
             if pattern.search(data):

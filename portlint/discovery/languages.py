@@ -11,10 +11,10 @@ from pathlib import PurePath
 
 from portlint.discovery.build_kinds import build_kind, is_build_name
 
-CUDA_EXTENSIONS = {".cu", ".cuh", ".hip"}
-CXX_EXTENSIONS = {".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp"}
-PYTHON_EXTENSIONS = {".py", ".pyi"}
-PTX_EXTENSIONS = {".ptx"}
+from portlint.core.suffixes import CUDA_SOURCES as CUDA_EXTENSIONS
+from portlint.core.suffixes import CXX_SOURCES as CXX_EXTENSIONS
+from portlint.core.suffixes import PTX_SOURCES as PTX_EXTENSIONS
+from portlint.core.suffixes import PYTHON_SOURCES as PYTHON_EXTENSIONS
 
 # Content that makes a C/C++ file worth the CUDA rules: device code, CUDA/NCCL API use,
 # inline asm, or CUDA headers. Matched on bytes, before any parse, and only ever asked

@@ -43,6 +43,7 @@ from portlint.core import session
 from portlint.core.catalog import rules_root
 from portlint.core.globs import fits, matching
 from portlint.core.files import read_limited
+from portlint.core.suffixes import C_FAMILY, C_HEADERS
 from portlint.discovery.files import discover
 from portlint.discovery.roots import project_root as project_root_of
 from portlint.frontends.buildfiles.cmake import branch_commands, needs_nvcc
@@ -1110,9 +1111,9 @@ class _CMakeReader:
 # ---- the project's scope ---------------------------------------------------------------------
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
-_C_FILES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".hip")
-CUDA_SUFFIXES = frozenset(_C_FILES)
-_HEADER_FILES = (".cuh", ".h", ".hpp", ".hxx", ".inl")
+_C_FILES = tuple(sorted(C_FAMILY))  # for str.endswith
+CUDA_SUFFIXES = C_FAMILY
+_HEADER_FILES = tuple(sorted(C_HEADERS))
 
 
 def build_scope(root: Path, files: list[str], read) -> BuildScope:

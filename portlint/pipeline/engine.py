@@ -16,7 +16,7 @@ from portlint.core.config import Settings
 from portlint.index.context import FileContext
 from portlint.discovery.files import SourceFile
 from portlint.core.files import NotRead, read_limited
-from portlint.discovery.languages import CUDA_EXTENSIONS, CXX_EXTENSIONS, classify
+from portlint.discovery.languages import CUDA_EXTENSIONS, CXX_EXTENSIONS, PYTHON_EXTENSIONS, classify
 from portlint.frontends.cuda.includes import read_once
 from portlint.core.model import FileResult, Finding, Notice, ScanResult, Severity, Span
 from portlint.core.registry import Detector
@@ -65,7 +65,7 @@ def read_source(sf: SourceFile, settings: Settings, once: bool = False) -> tuple
     except UnicodeDecodeError as exc:
         text = None
         notices.append(Notice(sf.display, f"not valid UTF-8 (byte {exc.start}): decoded with replacement characters", "note"))
-    if sf.real.suffix.lower() in (".py", ".pyi"):
+    if sf.real.suffix.lower() in PYTHON_EXTENSIONS:
         refused = _declared_encoding_differs(data, text)
         if refused:
             return None, [Notice(sf.display, refused)]
@@ -134,7 +134,7 @@ def _analyse(sf: SourceFile, data: bytes, settings: Settings) -> FileResult:
     plan = _plan(settings)
     result = FileResult()
     model = rel = None
-    if sf.real.suffix.lower() in (".py", ".pyi"):
+    if sf.real.suffix.lower() in PYTHON_EXTENSIONS:
         from portlint.index.project import scan_model
 
         model = scan_model(settings, [sf.real], sf.root)
@@ -413,7 +413,7 @@ def _cross_file_digest(sf: SourceFile, settings: Settings) -> bytes:
     file the project model's facts about it; for any other file the role its folders give it
     when that is not library, and for a CUDA/C++ file whether its package's ROCm build
     compiles it (portlint.index.build_scope)."""
-    if sf.real.suffix.lower() not in (".py", ".pyi"):
+    if sf.real.suffix.lower() not in PYTHON_EXTENSIONS:
         # the role its folders give it (a vendored library's license file or header tree
         # beside them changes it without the file changing)
         role = path_role(settings, sf.real, sf.display, sf.root).name
@@ -460,7 +460,7 @@ def _size(sf: SourceFile) -> int:
 
 
 def _is_python(sf: SourceFile) -> bool:
-    return sf.real.suffix.lower() in (".py", ".pyi")
+    return sf.real.suffix.lower() in PYTHON_EXTENSIONS
 
 
 class _Collector:

@@ -16,6 +16,7 @@ from portlint.analyses.cuda.hipify import amd_excluded, api_uses, includes, lead
 from portlint.frontends.cuda.parse import node_text
 from portlint.core.model import Edit, Fix, Span
 from portlint.core.registry import detector
+from portlint.core.suffixes import NVCC_SOURCES, suffix_of
 
 # CUDA header -> HIP header (hipify's header table, PyTorch's cuda_to_hip_mappings).
 HEADER_RENAMES = {
@@ -246,7 +247,7 @@ def _brings_runtime(header: str) -> bool:
 def _implicit_runtime_use(ctx):
     """(line, column) of the first use of a name the implicit runtime header declares, in a
     .cu/.cuh file that includes no header HIP's runtime comes from; None otherwise."""
-    if not ctx.path.endswith((".cu", ".cuh")):
+    if suffix_of(ctx.path) not in NVCC_SOURCES:
         return None
     if any(_brings_runtime(header) for _path, header in ctx.fact(includes)):
         return None
@@ -263,7 +264,7 @@ def _runtime_insertion(ctx) -> Edit:
 def _needs_inserted_runtime(ctx) -> bool:
     """A .cu/.cuh file that includes no header HIP's runtime comes from and uses a CUDA API
     name or a name of the runtime header nvcc includes implicitly (ctx.fact)."""
-    if not ctx.path.endswith((".cu", ".cuh")):
+    if suffix_of(ctx.path) not in NVCC_SOURCES:
         return False
     if any(_brings_runtime(header) for _path, header in ctx.fact(includes)):
         return False

@@ -15,6 +15,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from portlint.core.model import TARGETS, Severity
+from portlint.core.suffixes import CUDA_SOURCES, suffix_of
 from portlint.core.config import STACK_TARGET, targets_line
 from portlint.findings.severity import configured_levels
 
@@ -37,7 +38,6 @@ TARGET_NAMES = {
 TOP_FILES = 20
 # the reason the engine gives a finding in a branch an AMD build skips, with a HIP branch beside it
 _PORTED_PREFIX = "not compiled for AMD:"
-_CUDA_SUFFIXES = (".cu", ".cuh", ".hip")
 
 
 @dataclass
@@ -336,7 +336,7 @@ def build_summary(result, settings, scanned_paths: list[str], inputs: tuple[str,
             _add(by_rule, item.rule, scope, kind, item.effort)
     for path in scanned_paths:
         directories.setdefault(posixpath.dirname(path) or ".", Group(posixpath.dirname(path) or ".")).files += 1
-    cuda_files = sum(1 for p in scanned_paths if p.lower().endswith(_CUDA_SUFFIXES))
+    cuda_files = sum(1 for p in scanned_paths if suffix_of(p) in CUDA_SOURCES)
     renames = result.counters.get("mechanical-ports", 0)
     by_target = {
         t: TargetSummary(t, tallies[t], diagnostics[t], ported[t], renames if t == "rocm" else 0, cuda_files)
