@@ -59,6 +59,7 @@ def test_flag_and_target_tables_load():
     assert cmake_targets()["cublas"][0] == "roc::hipblas"
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("flag", nvcc_flags(), ids=lambda f: f.flag)
 def test_hipcc_treats_nvcc_flags_as_the_table_says(tmp_path, flag):
     """What rules/build/nvcc-flags.toml says hipcc does with each nvcc option, rerun."""
@@ -75,12 +76,14 @@ def test_hipcc_treats_nvcc_flags_as_the_table_says(tmp_path, flag):
         assert flag.flag not in out.replace(f"'{flag.flag[:2]} {flag.flag[2:]}'", "") or "unused" in out, out
 
 
+@pytest.mark.oracle
 def test_hipcc_accepts_the_counterparts(tmp_path):
     for flags in (["-ffast-math"], ["-fgpu-rdc"], ["-gline-tables-only"], ["-fPIC"]):
         proc = _hipcc(tmp_path, flags)
         assert proc.returncode == 0, (flags, proc.stderr)
 
 
+@pytest.mark.oracle
 def test_hipcc_rejects_or_ignores_nvidia_arch_flags(tmp_path):
     proc = _hipcc(tmp_path, ["-gencode", "arch=compute_90a,code=sm_90a"])
     assert proc.returncode != 0 and "unknown argument: '-gencode'" in proc.stderr
@@ -89,6 +92,7 @@ def test_hipcc_rejects_or_ignores_nvidia_arch_flags(tmp_path):
     assert _hipcc(tmp_path, []).returncode == 0  # the gfx90a build itself is fine
 
 
+@pytest.mark.oracle
 def test_cmake_cuda_language_refuses_hipcc(tmp_path):
     """An AMD machine's device compiler is hipcc: CMake's CUDA language does not take it
     (nvcc configures the same project: the fixture form is valid CMake)."""

@@ -13,6 +13,8 @@ being offered fails here too."""
 from __future__ import annotations
 
 import ast
+
+import pytest
 import itertools
 import random
 import textwrap
@@ -480,6 +482,7 @@ def _check_family(tmp_path, torch: bool, run_fixed, run_original, inputs, equal,
     return fixed_shapes - display_shapes, display_shapes, problems, shapes
 
 
+@pytest.mark.oracle
 def test_generated_jax_rewrites_trace_and_match_eager(tmp_path):
     jax = require_module("jax")
     import numpy as np
@@ -536,6 +539,7 @@ def test_generated_jax_rewrites_trace_and_match_eager(tmp_path):
 TORCH_SHAPES = FIXED_SHAPES - LOOP_SHAPES - set(JAX_SHAPES)
 
 
+@pytest.mark.oracle
 def test_generated_torch_rewrites_remove_the_graph_break_and_match_eager(tmp_path):
     torch = require_module("torch")
     import torch._dynamo as dynamo
@@ -665,6 +669,7 @@ def test_unbounded_loops_are_shown_not_written_by_the_cli(tmp_path):
         assert "bound the loop by a static maximum and use lax.fori_loop with a mask" in line, line
 
 
+@pytest.mark.oracle
 def test_bounded_loops_are_written_by_the_cli_and_keep_gradients(tmp_path):
     """The same loops with a bound the code states (`i` from 0 under `and i < 16`,
     `range(min(n, 8))`) are rewritten by `--fix --unsafe-fixes` into masked fori_loops over

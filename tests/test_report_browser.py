@@ -36,6 +36,7 @@ def page(tmp_path_factory):
     return html, json.loads(data.read_text(encoding="utf-8"))
 
 
+@pytest.mark.oracle
 def test_the_screenshot_is_not_blank(page, tmp_path):
     from PIL import Image
 
@@ -61,6 +62,7 @@ def test_the_screenshot_is_not_blank(page, tmp_path):
     assert dark > 5000, "hardly any dark (text) pixels"
 
 
+@pytest.mark.oracle
 def test_the_numbers_shown_equal_the_json_report(page):
     html, report = page
     proc = chromium("--dump-dom", html.as_uri())
