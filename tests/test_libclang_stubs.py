@@ -16,7 +16,9 @@ KERNEL = "__global__ void k(float* y) { int lane = threadIdx.x % kGroupLanes; y[
 
 
 def _findings(paths: list[Path], root: Path) -> dict[str, list[tuple[int, str]]]:
-    res = scan_paths(paths, root=root, select=("PTL102",))
+    # the project is `root` (its configuration file is the marker; a file named alone
+    # without one is its own folder's, and headers above it are not read)
+    res = scan_paths(paths, root=root, select=("PTL102",), config_file=root / "portlint.toml")
     out: dict[str, list[tuple[int, str]]] = {p.name: [] for p in paths}
     for f in res.findings:
         if not f.suppressed:
@@ -39,6 +41,7 @@ def _count_parses(monkeypatch) -> list[int]:
 def _project(tmp_path: Path, lanes_h: str) -> Path:
     """proj/common/{one,two}.h, which portlint finds from proj/k/ (a quoted include relative
     to an ancestor folder) and libclang, given only proj/k/ to search, does not: it stubs them."""
+    (tmp_path / "portlint.toml").write_text("")
     (tmp_path / "common").mkdir()
     (tmp_path / "common" / "one.h").write_text("#pragma once\n")
     (tmp_path / "common" / "two.h").write_text("#pragma once\n")

@@ -84,9 +84,11 @@ class Cache:
         self.writable = True
 
     # ---- keys ---------------------------------------------------------------------------------
-    def key(self, display_path: str, data: bytes, real_path: Path | None = None, cross_file: bytes = b"") -> str:
+    def key(self, display_path: str, data: bytes, real_path: Path | None = None, cross_file: bytes = b"",
+            tree: Path | str | None = None) -> str:
         """`cross_file`: a digest of the facts from other files the result depends on (the
-        Python project model's scope and reachability for this file)."""
+        Python project model's scope and reachability for this file). `tree`: the file's scan
+        root (`SourceFile.root`), which bounds the headers it reaches."""
         h = hashlib.sha256()
         h.update(self.salt.encode())
         h.update(display_path.encode("utf-8", "surrogatepass") + b"\0")  # a name need not be UTF-8
@@ -95,20 +97,23 @@ class Cache:
             h.update(b"\0cross-file\0" + cross_file)
         if real_path is not None and Path(real_path).suffix.lower() in C_FAMILY:
             h.update(b"\0headers\0")
-            h.update(self._header_digest(Path(real_path), data))
+            h.update(self._header_digest(Path(real_path), data, tree))
         return h.hexdigest()
 
-    def _header_digest(self, path: Path, data: bytes) -> bytes:
+    def _header_digest(self, path: Path, data: bytes, tree: Path | str | None = None) -> bytes:
         """Hash of every header the file reaches in the scan's include graph (the one the
-        analysis reads: -I folders of --compile-commands and include-dirs included)."""
+        analysis reads: -I folders of --compile-commands and include-dirs included, within
+        the same bound) and of the names refused for leaving that bound."""
         from portlint.frontends.cuda.includes import include_graph
 
         graph = include_graph(self.settings)
-        reach = graph.reach(path, data.decode("utf-8", errors="replace"))
+        reach = graph.reach(path, data.decode("utf-8", errors="replace"), tree=None if tree is None else str(tree))
         digest = hashlib.sha256()
         for header in reach.headers:
             h = graph.header(header)
             digest.update(header.encode("utf-8", "surrogatepass") + b"\0" + (h.digest if h is not None else b"unreadable"))
+        for name in reach.refused:
+            digest.update(b"\0refused\0" + name.encode("utf-8", "surrogatepass"))
         if not reach.complete:
             digest.update(b"\0incomplete")
         return digest.digest()

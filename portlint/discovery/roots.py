@@ -24,8 +24,9 @@ paths are written in reports, `Settings.root`):
   root it built its Settings with; the command line, the stdin scan and the editor server
   always know each file's tree. Nothing outside the project root is listed or opened,
   whatever the working directory; the only reads outside it are the configuration found
-  above the path and the headers a source includes (the include search,
-  `frontends/cuda/includes.py`)."""
+  above the path and headers in the folders the user named for the include search
+  (`--compile-commands`' -I folders; `frontends/cuda/includes.py`, whose every header is
+  bounded by this project root)."""
 
 from __future__ import annotations
 

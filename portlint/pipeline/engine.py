@@ -378,7 +378,7 @@ def scan_one(sf: SourceFile, settings: Settings, cache=None, known: tuple[str, s
     if cache is not None and known is not None and hashlib.sha256(data).hexdigest() == known[1]:
         key = known[0]
     elif cache is not None:
-        key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
+        key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings), sf.root)
         result = cache.get(key, sf.display)
     if result is None:
         result = scan_source(sf, data, settings)
@@ -436,7 +436,7 @@ def _lookup(sf: SourceFile, settings: Settings, cache) -> tuple[FileResult | Non
     data, notices = read_source(sf, settings, once=True)
     if data is None:
         return FileResult(notices=notices, scanned=False), 0, None
-    key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings))
+    key = cache.key(sf.display, data, sf.real, _cross_file_digest(sf, settings), sf.root)
     result = cache.get(key, sf.display)
     if result is None:
         return None, len(data), (key, hashlib.sha256(data).hexdigest())

@@ -137,7 +137,9 @@ def scan_parallel(pending: list[tuple[int, SourceFile, int, tuple[str, str] | No
         for item in suspects:  # alone, so that a second death names the file
             if _run_pool(context, [item], settings, cache, 1, done, model)[1]:
                 index, sf, _ = item
-                done(index, FileResult(notices=[Notice(sf.display, _WORKER_DIED, "error")], scanned=False))
+                # unchecked like a file whose analysis raised: the scan ends with exit 2
+                done(index, FileResult(notices=[Notice(sf.display, _WORKER_DIED, "error")],
+                                       counters={engine.FILES_FAILED: 1}, scanned=False))
         settled = finished | {i for i, _, _ in suspects}
         remaining = [item for item in remaining if item[0] not in settled]
 

@@ -15,6 +15,14 @@ result cache (which headers' bytes are part of a file's key). One search rule fo
   the scanned file's ancestor folders up to the project root: the include folder of a
   library the project bundles (CUTLASS under `csrc/cutlass/include`), found without flags.
 
+Every header read lies inside the scanned file's project root (`discovery.roots.project_root`,
+from its tree, never the working directory) or inside a folder the user named (the `-I`,
+`-isystem`, `-iquote` folders of `--compile-commands`; the `include-dirs` of the config,
+which are confined to its folder): its bound. A name that leaves the bound (`"../../x.h"`,
+`"/etc/x"`, a header that is a symlink out) is not looked at, not even for whether it
+exists; it is missing, and the scanned file gets a one-line notice (`Reach.refused`). The
+libclang pass, which reads headers itself, does not run for such a file.
+
 Conditional includes are all followed, so the set is a superset of what one build reads.
 The graph lives in the scan's session (`portlint/core/session.py`): headers are read once per
 scan, and a new scan reads them again, so an edited header is never answered from an
@@ -30,11 +38,10 @@ from pathlib import Path
 
 from portlint.core.files import MAX_BYTES, read_limited
 from portlint.core.jsonfile import read_json
-from portlint.discovery.roots import inside
+from portlint.discovery.roots import inside, project_root
 from portlint.frontends.cuda.preprocessor import Directive, directives, include_target
 
 MAX_HEADERS = 400  # a walk stops here (complete=False)
-ROOT_LEVELS = 4  # include roots of a file outside the project: this many ancestor folders
 _FLAGS_WITH_PATH = ("-I", "-isystem", "-iquote", "-include")
 _KEPT_FLAGS = ("-I", "-isystem", "-iquote", "-D", "-U", "-include")
 
@@ -83,6 +90,10 @@ class Reach:
     # include roots: the scanned file's ancestor folders, where `<cute/arch/config.hpp>` of a
     # bundled library is found when no search folder names the library's include folder
     roots: tuple[str, ...] = ()
+    # the folders every header read lies in (the project root first, then the folders the
+    # user named), and the include names that would have left them, sorted
+    bound: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
 
 
 def compile_flags(directory: str, args: list[str]) -> list[str]:
@@ -141,8 +152,13 @@ class IncludeGraph:
         # facts derived from headers (the macros a header leaves defined for a build, the
         # names it defines), keyed by what they depend on; filled by their modules
         self.derived: dict = {}
-        root = Path(getattr(settings, "config_file", None) or Path.cwd() / "_").parent
-        self.config_dirs = tuple(os.path.normpath(os.path.join(root, d)) for d in getattr(settings, "include_dirs", ()) or ())
+        # include-dirs are relative to the configuration file's folder (the settings root a
+        # library caller built its Settings with when it names none), never the working folder
+        cfg = getattr(settings, "config_file", None)
+        base = os.path.dirname(os.path.abspath(cfg)) if cfg else getattr(settings, "root", None)
+        dirs = getattr(settings, "include_dirs", ()) or ()
+        self.config_dirs = tuple(os.path.normpath(os.path.join(str(base), d)) for d in dirs if base is not None or os.path.isabs(d))
+        self._real: dict[str, str] = {}
 
     # ---- compile commands -------------------------------------------------------------------
     def flags_for(self, path: Path | str) -> list[str]:
@@ -233,30 +249,58 @@ class IncludeGraph:
                 self._is_file[candidate] = None
         return self._is_file[candidate]
 
+    def _realdir(self, folder: str) -> str:
+        real = self._real.get(folder)
+        if real is None:
+            real = self._real[folder] = os.path.realpath(folder)
+        return real
+
+    def bound(self, real: str, tree: str | None) -> tuple[str, ...]:
+        """The folders the headers of the scanned file `real` may lie in: its project root
+        (from its tree, `discovery.roots`), then the folders the user named for it (its
+        compile command's -I/-isystem/-iquote, the config's include-dirs), resolved."""
+        out = [os.path.realpath(project_root(self.settings, real, tree))]
+        flags = self.flags_for(real)
+        named = [flags[i + 1] for i in range(0, len(flags) - 1, 2) if flags[i] in ("-I", "-isystem", "-iquote")]
+        for d in (*self.config_dirs, *named):
+            r = self._realdir(d)
+            if r not in out:
+                out.append(r)
+        return tuple(out)
+
     def resolve(self, includer: str, quote: str, name: str, dirs: tuple[str, ...], ancestors: tuple[str, ...] = (),
-                roots: tuple[str, ...] = ()) -> str | None:
+                roots: tuple[str, ...] = (), bound: tuple[str, ...] | None = None, refused: set[str] | None = None) -> str | None:
         """The real path an #include of `name` from `includer` reads, or None. A name with a
-        folder in it (`cute/arch/config.hpp`) not found otherwise is looked for in `roots`."""
+        folder in it (`cute/arch/config.hpp`) not found otherwise is looked for in `roots`.
+        With a `bound`, a candidate outside it (by its spelling or, a symlink, its real
+        path) is passed over unlooked-at and its name added to `refused`."""
         bases = (os.path.dirname(includer), *dirs, *ancestors) if quote == '"' else dirs
         if "/" in name and not name.startswith(("/", "../", "./")):
             bases = (*bases, *roots)
         for base in bases:
+            if bound is not None:
+                spelled = os.path.normpath(os.path.join(self._realdir(base), name))
+                if not any(inside(spelled, b) for b in bound):
+                    if refused is not None:
+                        refused.add(name)
+                    continue
             found = self._file(base, name)
+            if found is not None and bound is not None and not any(inside(found, b) for b in bound):
+                if refused is not None:
+                    refused.add(name)
+                continue
             if found is not None:
                 return found
         return None
 
-    def include_roots(self, real: str) -> tuple[str, ...]:
-        """The ancestor folders of a scanned file, nearest first, up to the project root (the
-        config file's folder, else the working folder) when the file is inside it, else
-        ROOT_LEVELS of them."""
-        project = os.path.realpath(str(Path(getattr(self.settings, "config_file", None) or Path.cwd() / "_").parent))
+    def include_roots(self, real: str, project: str) -> tuple[str, ...]:
+        """The ancestor folders of a scanned file, nearest first, up to its project root
+        `project` (which holds it, `discovery.roots.project_root`)."""
         out: list[str] = []
         here = os.path.dirname(real)
-        within = inside(here, project)
-        while len(out) < ROOT_LEVELS or within:
+        while True:
             parent = os.path.dirname(here)
-            if parent == here or (within and not inside(parent, project)):
+            if parent == here or not inside(parent, project):
                 break
             out.append(parent)
             here = parent
@@ -270,28 +314,27 @@ class IncludeGraph:
             return None
         ancestors: tuple[str, ...] = ()
         if includer == reach.root:
-            here = os.path.dirname(includer)
-            parent = os.path.dirname(here)
-            ancestors = tuple(a for a in (parent, os.path.dirname(parent)) if a and a != here)
-        return self.resolve(includer, target[0], target[1], reach.dirs, ancestors, reach.roots)
+            ancestors = _ancestors(includer, reach.bound[0] if reach.bound else None)
+        return self.resolve(includer, target[0], target[1], reach.dirs, ancestors, reach.roots, reach.bound or None)
 
     # ---- the graph of one file ---------------------------------------------------------------
-    def reach(self, path: Path | str, text: str | None = None, file_includes=None) -> Reach:
+    def reach(self, path: Path | str, text: str | None = None, file_includes=None, tree: str | None = None) -> Reach:
         """The headers `path` reaches (its own includes from `text` or `file_includes`, as
-        the scan read it; the headers' from disk)."""
+        the scan read it; the headers' from disk), within its bound (`bound`; `tree`: the
+        file's scan root, `SourceFile.root`)."""
         real = os.path.realpath(str(path))
         if file_includes is None:
             file_includes = tuple(t for d in directives(text or "") if d.kind == "include" for t in [include_target(d)] if t)
         dirs = self.search_dirs(real)
-        key = (os.path.dirname(real), dirs, tuple(file_includes))
+        bound = self.bound(real, tree)
+        key = (os.path.dirname(real), dirs, tuple(file_includes), bound)
         if key in self._reach:
             return self._reach[key]
-        here = os.path.dirname(real)
-        parent = os.path.dirname(here)
-        ancestors = tuple(a for a in (parent, os.path.dirname(parent)) if a and a != here)
-        roots = self.include_roots(real)
+        ancestors = _ancestors(real, bound[0])
+        roots = self.include_roots(real, bound[0])
         seen: set[str] = {real}
         missing: set[str] = set()
+        refused: set[str] = set()
         edges: dict[str, tuple[str, ...]] = {}
         complete = True
         todo: list[tuple[str, tuple[tuple[str, str], ...]]] = [(real, tuple(file_includes))]
@@ -299,7 +342,7 @@ class IncludeGraph:
             cur, incs = todo.pop()
             targets = []
             for quote, name in incs:
-                target = self.resolve(cur, quote, name, dirs, ancestors if cur == real else (), roots)
+                target = self.resolve(cur, quote, name, dirs, ancestors if cur == real else (), roots, bound, refused)
                 if target is None:
                     missing.add(name)
                     continue
@@ -316,9 +359,18 @@ class IncludeGraph:
             edges[cur] = tuple(targets)
         seen.discard(real)
         result = Reach(real, dirs, tuple(sorted(seen)), frozenset(h for h in seen if self.is_system(h, real)), tuple(sorted(missing)), complete,
-                       edges, roots)
+                       edges, roots, bound, tuple(sorted(refused)))
         self._reach[key] = result
         return result
+
+
+def _ancestors(real: str, project: str | None) -> tuple[str, ...]:
+    """The two nearest ancestor folders of the scanned file `real` that lie inside its
+    project root `project` (quoted includes written relative to a source root)."""
+    here = os.path.dirname(real)
+    parent = os.path.dirname(here)
+    return tuple(a for a in (parent, os.path.dirname(parent))
+                 if a and a != here and (project is None or inside(a, project)))
 
 
 def include_graph(settings) -> IncludeGraph:
@@ -352,7 +404,11 @@ def file_reach(ctx) -> Reach | None:
     from portlint.frontends.cuda.preprocessor import include_target as target
 
     incs = tuple(t for d in ctx.fact(file_directives) if d.kind == "include" for t in [target(d)] if t)
-    return graph_of(ctx).reach(real, file_includes=incs)
+    reach = graph_of(ctx).reach(real, file_includes=incs, tree=getattr(ctx, "scan_root", None))
+    if reach.refused and hasattr(ctx, "notice"):
+        names = ", ".join(repr(n) for n in reach.refused[:3]) + (f" and {len(reach.refused) - 3} more" if len(reach.refused) > 3 else "")
+        ctx.notice(f"#include {names} leads outside the project root: not read", "warning")
+    return reach
 
 
 def file_directives(ctx) -> tuple[Directive, ...]:

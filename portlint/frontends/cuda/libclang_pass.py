@@ -9,7 +9,9 @@ constants of every header it reached. Branches an AMD build skips produce no def
 the values are the AMD ones.
 
 It runs when `--compile-commands` is given (the file's `-I`/`-D`/`-isystem` flags are
-used) or when the file includes a header with quotes that exists next to it. The CUDA
+used) or when the file includes a header with quotes that exists next to it, and never
+for a file with an #include that leads outside its project root (libclang reads headers
+itself; `includes.py` refuses such names and says so). The CUDA
 toolkit is not needed: `include/portlint_cuda_builtins.h` declares the CUDA keywords and
 builtins, and every `<...>` header that is not found is replaced by an empty one (the pass
 wants definitions, not a type-correct program). clang.cindex is imported only here, only
@@ -44,12 +46,16 @@ def enabled(ctx) -> bool:
     real = getattr(ctx, "real_path", None)
     if real is None:
         return False
-    if getattr(ctx.settings, "compile_commands", None) or getattr(ctx.settings, "include_dirs", None):
-        return True
     from portlint.frontends.cuda.includes import file_reach
 
     reach = ctx.fact(file_reach)
-    return reach is not None and bool(reach.headers)
+    if reach is None or reach.refused:
+        # libclang reads headers itself: a file with an #include that leads outside the
+        # project root (includes.py's bound; a notice says so) is left to tree-sitter
+        return False
+    if getattr(ctx.settings, "compile_commands", None) or getattr(ctx.settings, "include_dirs", None):
+        return True
+    return bool(reach.headers)
 
 
 def _arguments(ctx, path: Path) -> list[str]:
