@@ -13,6 +13,7 @@ from portlint.analyses.cuda.hipify import (
     amd_excluded, api_uses, identifier_uses, in_amd_branch, includes, is_call, leading_qualifiers, load_table, pick_row,
     report, word_regex,
 )
+from portlint.frontends.cuda.guards import hip_written
 from portlint.frontends.cuda.parse import node_text
 from portlint.frontends.cuda.spaces import space_map
 from portlint.core.model import Edit, Fix, Span
@@ -357,8 +358,8 @@ def launch_bounds_second_argument(node, ctx) -> None:
     max_threads, min_blocks = node_text(args[0]), node_text(args[1])
     if min_blocks.strip() in ("1", "1u", "1U") and len(args) == 2:
         return  # one block per SM / one wave per EU: no constraint under either reading
-    if in_amd_branch(ctx, node.start_point[0] + 1) or ctx.path.endswith(".hip"):
-        return  # written for AMD: the second argument already means waves per EU
+    if in_amd_branch(ctx, node.start_point[0] + 1) or ctx.path.endswith(".hip") or ctx.fact(hip_written) is not None:
+        return  # written for AMD (HIP code: nvcc's build reads HIP's headers): the second argument already means waves per EU
     extra = " and a third (max cluster size), which HIP has no use for" if len(args) > 2 else ""
     report(
         ctx,
