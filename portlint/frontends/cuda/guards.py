@@ -634,16 +634,37 @@ HIP_HEADER_FOLDER = "hip/"
 _CONDITIONS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"))
 
 
+def _by_default(platform: Platform, found) -> Platform:
+    """`platform` with no `-D` on the command line: every macro the conditions of `found` test
+    that neither the compiler nor the file #defines is undefined."""
+    tested = {m for d in found if d.kind in _CONDITIONS for m in _NAME.findall(d.rest)}
+    own = {m.group() for d in found if d.kind == "define" for m in [_NAME.match(d.rest)] if m}
+    off = frozenset(m for m in tested if m not in platform.defined and m not in own and m != "defined")
+    return Platform(f"{platform.name}-default", platform.defined, platform.undefined | off, platform.vendor)
+
+
+def default_off_guard(ctx, line: int) -> Guard | None:
+    """The guard of a line whose #if an AMD build may take (it tests a project macro, unknown)
+    but does not take with no `-D` given, where the group has another branch: code behind an
+    opt-in switch (`#if defined(X_USE_NVTX)` ... `#else` a no-op). None otherwise."""
+    if not ctx.fact(guard_map).unknown_for_amd(line):
+        return None
+    guard = ctx.fact(_default_amd_map).dead_at(line)
+    return guard if guard is not None and guard.has_alternative and not guard.never else None
+
+
+def _default_amd_map(ctx) -> GuardMap:
+    from portlint.frontends.cuda.includes import file_directives
+
+    found = ctx.fact(file_directives)
+    return GuardMap(ctx.text, platform=_by_default(AMD, found), file_directives=found)
+
+
 def _nvidia_hip_include(text: str, found) -> list:
     """The #include directives of one file a default NVIDIA build reads: nvcc's macros, and
     every other macro a condition tests undefined (no `-D` on the command line), unless the
     file #defines it: `#ifndef X_NO_HIP_HEADERS` is read, `#ifdef USE_HIP` is not."""
-    tested = {m for d in found if d.kind in _CONDITIONS for m in _NAME.findall(d.rest)}
-    own = {name for d in found if d.kind == "define" for name in [_NAME.match(d.rest)] if name}
-    own = {m.group() for m in own}
-    quiet = frozenset(m for m in tested if m not in NVIDIA.defined and m not in own and m != "defined")
-    default = Platform("NVIDIA-default", NVIDIA.defined, NVIDIA.undefined | quiet, "nvidia")
-    gm = GuardMap(text, platform=default, file_directives=found)
+    gm = GuardMap(text, platform=_by_default(NVIDIA, found), file_directives=found)
     return [d for d in found if d.kind == "include" and gm.dead_at(d.first) is None and not gm.unknown_for_amd(d.first)]
 
 
