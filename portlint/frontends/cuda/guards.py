@@ -32,7 +32,8 @@ from pathlib import Path
 from portlint.frontends.cuda.preprocessor import AMD, AMD_BY_VENDOR, NVIDIA, SM90, SWITCH, Platform, blank_comments, branch_value, condition_macro, defined_name, directives
 from portlint.frontends.cuda.preprocessor import ExpressionTooDeep
 from portlint.frontends.cuda.preprocessor import evaluate as _evaluate
-from portlint.frontends.cuda.preprocessor import integer_value
+from portlint.frontends.cuda.preprocessor import include_target, integer_value
+from portlint.frontends.cuda import includes as _includes
 from portlint.frontends.cuda.preprocessor import logical_lines, names_no_macro
 
 # The AMD build's macros (kept under these names for the modules that read them).
@@ -654,9 +655,7 @@ def default_off_guard(ctx, line: int) -> Guard | None:
 
 
 def _default_amd_map(ctx) -> GuardMap:
-    from portlint.frontends.cuda.includes import file_directives
-
-    found = ctx.fact(file_directives)
+    found = ctx.fact(_includes.file_directives)
     return GuardMap(ctx.text, platform=_by_default(AMD, found), file_directives=found)
 
 
@@ -675,9 +674,6 @@ def hip_written(ctx) -> str | None:
     composable_kernel). Such a file is written for HIP: nvcc alone does not build it, and
     what it says (`__launch_bounds__`' second argument) means what HIP reads. None otherwise;
     the walk reads at most includes.MAX_HEADERS headers."""
-    from portlint.frontends.cuda.includes import MAX_HEADERS, file_directives, file_reach, graph_of
-    from portlint.frontends.cuda.preprocessor import include_target
-
     def hip_include(text: str, found) -> tuple[str | None, list]:
         live = _nvidia_hip_include(text, found)
         for d in live:
@@ -686,17 +682,17 @@ def hip_written(ctx) -> str | None:
                 return target[1], live
         return None, live
 
-    name, live = hip_include(ctx.text, ctx.fact(file_directives))
+    name, live = hip_include(ctx.text, ctx.fact(_includes.file_directives))
     if name is not None:
         return f"`{name}`"
-    reach = ctx.fact(file_reach)
+    reach = ctx.fact(_includes.file_reach)
     if reach is None or not reach.headers:
         return None
-    graph = graph_of(ctx)
+    graph = _includes.graph_of(ctx)
     own = set(graph.project_headers(reach))
     queue = [(reach.root, d) for d in live]
     seen = {reach.root}
-    while queue and len(seen) <= MAX_HEADERS:
+    while queue and len(seen) <= _includes.MAX_HEADERS:
         includer, directive = queue.pop(0)
         path = graph.resolve_include(reach, includer, directive)
         if path is None or path in seen or path not in own:
