@@ -9,7 +9,8 @@ level (warning) they never set the exit code. `roles` in the config can make any
 library code again (`{ "tools/**" = "library" }`).
 
 Kept as they are, whatever the role (rules/vocabulary/file_roles.toml says why): findings in
-CUDA/C++ sources, which the project's build compiles for ROCm wherever they sit, and the
+CUDA/C++ sources, which the project's build compiles for ROCm wherever they sit (but for the
+tests of a bundled project the package's build never configures: FileRole.never_built), and the
 tool's own findings (internal errors, suppression hygiene)."""
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def demote_by_role(ctx, findings: list[Finding]) -> None:
         if block is None:
             return
         role = MAIN_BLOCK_ROLE
-    elif ctx.language in vocab.keep_severity_languages and role.name not in vocab.every_language:
+    elif ctx.language in vocab.keep_severity_languages and role.name not in vocab.every_language \
+            and not role.never_built:
         return
     rules = load_rules()
     for f in findings:

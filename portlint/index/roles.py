@@ -22,7 +22,7 @@ from pathlib import Path
 
 from portlint.core import session
 from portlint.core.globs import covers, fits
-from portlint.core.files import resolves_inside
+from portlint.core.files import NotRead, read_limited, resolves_inside
 from portlint.core.vocabulary import LIBRARY, FileRoles, RoleWords, file_roles
 from portlint.index.build_scope import root_for
 from portlint.index.project import file_model
@@ -32,6 +32,9 @@ from portlint.index.project import file_model
 class FileRole:
     name: str  # "library", "test", "benchmark", "example", "conversion", "script"
     why: str  # what decided it, for the finding's note ("folder `tests/`", "imports pytest")
+    # its findings are notes in every language, CUDA too: the tests of a bundled project that
+    # the package's build never configures (`bundled_project`)
+    never_built: bool = False
 
     @property
     def library(self) -> bool:
@@ -138,6 +141,77 @@ def _vendored(parts: list[str], real: Path | None, words: RoleWords, library_roo
     return None
 
 
+_SUBPROJECT = re.compile(rb"\b(?:add_subdirectory|ExternalProject_Add|FetchContent_Declare|FetchContent_Populate)\s*\(([^)]*)\)",
+                         re.I)
+
+
+def _cmake_files(folder: Path) -> list[Path]:
+    """The CMake files of one folder that can add a subproject: its CMakeLists.txt and the
+    `.cmake` modules beside it and in its `cmake/` folder."""
+    out = [folder / "CMakeLists.txt"]
+    for where in (folder, folder / "cmake"):
+        try:
+            with os.scandir(where) as entries:
+                out += sorted(Path(e.path) for e in entries
+                              if e.name.endswith(".cmake") and e.is_file(follow_symlinks=False))
+        except OSError:
+            pass
+    return out
+
+
+def _adds(files: list[Path], name: str) -> bool:
+    """Does one of these CMake files add a subproject whose path has a folder `name`
+    (`add_subdirectory(${SRC}/name)`, `ExternalProject_Add(x SOURCE_DIR .../name)`)? A path
+    built from variables alone may be that folder: it counts as adding it."""
+    for f in files:
+        try:
+            data = read_limited(f)
+        except (OSError, NotRead):
+            continue
+        for m in _SUBPROJECT.finditer(data):
+            args = m.group(1).decode("utf-8", "replace")
+            for word in re.split(r"[\s\"']+", args):
+                if not word:
+                    continue
+                if name in re.split(r"[/\\]", word.lower()):
+                    return True
+                if re.fullmatch(r"\$\{\w+\}", word) and m.group().lower().startswith(b"add_subdirectory"):
+                    return True  # add_subdirectory(${DIR}): any folder
+    return False
+
+
+def bundled_project(real: Path, depth: int, tree: str | None, license_names: tuple[str, ...]) -> str | None:
+    """The folder (its name) of a bundled project the file sits in, when the package's build
+    never configures that project: a folder below the project root with its own license file
+    and its own CMakeLists.txt, inside the tree of another CMake project (a CMakeLists.txt in a
+    folder above it, up to the project root), where no CMake file of the folders between adds
+    it as a subproject. `depth` is how many folders lie between the project root and the file.
+    Only folders inside `tree` are read."""
+    if tree is None:
+        return None
+    folders = [real.parents[j] for j in range(min(depth, len(real.parents) - 1) + 1)]  # innermost first; last: root
+    for j, folder in enumerate(folders[:-1]):
+        if not resolves_inside(str(folder), tree) or not (folder / "CMakeLists.txt").is_file():
+            continue
+        try:
+            with os.scandir(folder) as entries:
+                licensed = any(e.is_file(follow_symlinks=False) and any(fits(e.name.lower(), g) for g in license_names)
+                               for e in entries)
+        except OSError:
+            continue
+        if not licensed:
+            continue
+        above = folders[j + 1:]
+        outer = next((k for k, f in enumerate(above) if resolves_inside(str(f), tree) and (f / "CMakeLists.txt").is_file()),
+                     None)
+        if outer is None:
+            return None  # the outermost CMake project: the package's own
+        files = [c for f in above[:outer + 1] if resolves_inside(str(f), tree) for c in _cmake_files(f)]
+        if not _adds(files, folder.name.lower()):
+            return folder.name
+    return None
+
+
 def decide(path: str, language: str, data: bytes, globs: dict[str, str] | None = None, real: Path | None = None,
            library_root=None) -> FileRole:
     """The role of the file at `path` (relative to the project root, POSIX) holding `data`;
@@ -241,6 +315,17 @@ def _decided(path: str, display: str, language: str, data: bytes, settings, real
         return facts.fact(("library-root", folder, names, tree), lambda: _library_root(folder, names, tree))
 
     role = decide(path, language, data, globs, real, library_root)
+    if role.name == "test" and role.why != "the config's `roles`" and language != "python" and real is not None:
+        vocab = file_roles()
+        vendored = next((r for r in vocab.roles if r.by_folders_only), None)
+        names = vendored.license_files if vendored is not None else ()
+        depth = path.count("/")
+        bundled = facts.fact(("bundled-project", str(real.parent), depth, names, tree),
+                             lambda: bundled_project(real, depth, tree, names))
+        if bundled is not None:
+            role = FileRole(role.name, f"{role.why}, in `{bundled}/`, a bundled project (its own license and CMake "
+                                       "project) that no CMake file of the package adds, so its build never compiles it",
+                            never_built=True)
     if globs and role.why != "the config's `roles`" and path != display:
         named = override(display, globs)
         if named is not None:

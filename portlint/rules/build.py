@@ -377,6 +377,15 @@ def nvcc_only_flags(ctx) -> None:
         if span.start_line in seen or (span.start_line, span.start_col) in flagged:
             continue
         flagged.add((span.start_line, span.start_col))
+        if hit.cuda_language_only:
+            # CMake gives it to nvcc alone (a HIP-language source never gets it): nothing breaks;
+            # what is left is the option's effect, when the HIP build needs its counterpart
+            if hit.flag.nothing_to_carry:
+                continue
+            _report(ctx, span, flag=hit.token, behaviour="reaches nvcc alone here (`$<COMPILE_LANGUAGE:CUDA>`): "
+                    "a HIP build of the target goes without its effect unless the HIP options carry the counterpart",
+                    suggestion=hit.flag.counterpart)
+            continue
         behaviour = {"rejected": "is rejected by hipcc", "ignored": "is ignored by hipcc (\"argument unused\")",
                      "misread": "is read by hipcc as a different option"}[hit.flag.hipcc]
         _report(ctx, span, flag=hit.token, behaviour=behaviour, suggestion=hit.flag.counterpart)

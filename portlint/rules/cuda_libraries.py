@@ -13,6 +13,7 @@ from portlint.analyses.cuda.hipify import (
     amd_excluded, api_uses, identifier_uses, in_amd_branch, includes, is_call, leading_qualifiers, load_table, pick_row,
     report, word_regex,
 )
+from portlint.frontends.cuda.guards import default_off_guard, hip_written
 from portlint.frontends.cuda.parse import node_text
 from portlint.frontends.cuda.spaces import space_map
 from portlint.core.model import Edit, Fix, Span
@@ -235,8 +236,14 @@ _NVTX_RE = word_regex(("nvtx",))
 
 @detector("PTL608", tokens=("nvtx", "nvToolsExt"))
 def nvtx_markers(ctx) -> None:
+    def opt_in(node_or_span) -> bool:
+        # profiling markers behind an opt-in switch with another branch (`#if defined(X_USE_NVTX)`
+        # ... `#else` a no-op): a build with no -D compiles the other branch, the port loses nothing
+        line = node_or_span.start_line if isinstance(node_or_span, Span) else node_or_span.start_point[0] + 1
+        return default_off_guard(ctx, line) is not None
+
     for path, header in ctx.fact(includes):
-        if header in _NVTX_HEADERS:
+        if header in _NVTX_HEADERS and not opt_in(path):
             text = node_text(path)
             report(ctx, path, name=header, twin="roctracer/roctx.h",
                        fix=Fix("include <roctracer/roctx.h>", (Edit(ctx.node_span(path), text[0] + "roctracer/roctx.h" + text[-1]),), "unsafe"))
@@ -245,11 +252,15 @@ def nvtx_markers(ctx) -> None:
             continue
         roctx = _NVTX_TO_ROCTX.get(use.name)
         span = _span(ctx, use.start, use.end)
+        if opt_in(span):
+            continue
         if roctx:
             report(ctx, span, name=use.name, twin=roctx, fix=Fix(f"rename `{use.name}` to `{roctx}`", (Edit(span, roctx),), "unsafe"))
         else:
             report(ctx, span, name=use.name, twin="roctxRangePushA/roctxRangePop (no domain or attribute API)")
     for ns in _leftmost_namespaces(ctx, {"nvtx3"}):
+        if opt_in(ns):
+            continue
         report(ctx, ns.parent, name=node_text(ns.parent).split("<")[0].split("(")[0], twin="roctxRangePushA/roctxRangePop in an RAII helper")
 
 
@@ -357,8 +368,8 @@ def launch_bounds_second_argument(node, ctx) -> None:
     max_threads, min_blocks = node_text(args[0]), node_text(args[1])
     if min_blocks.strip() in ("1", "1u", "1U") and len(args) == 2:
         return  # one block per SM / one wave per EU: no constraint under either reading
-    if in_amd_branch(ctx, node.start_point[0] + 1) or ctx.path.endswith(".hip"):
-        return  # written for AMD: the second argument already means waves per EU
+    if in_amd_branch(ctx, node.start_point[0] + 1) or ctx.path.endswith(".hip") or ctx.fact(hip_written) is not None:
+        return  # written for AMD (HIP code: nvcc's build reads HIP's headers): the second argument already means waves per EU
     extra = " and a third (max cluster size), which HIP has no use for" if len(args) > 2 else ""
     report(
         ctx,

@@ -20,6 +20,9 @@ _ARCH_TOKEN = re.compile(
 # variables and properties that hold NVIDIA architectures
 ARCH_VARIABLES = ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES", "TORCH_CUDA_ARCH_LIST", "CUDA_ARCH_LIST")
 _SPLIT = re.compile(r"[\s;\"']+")
+# the condition of a generator expression that selects the CUDA language (alone or in an AND)
+_CUDA_LANGUAGE = re.compile(r"\$<COMPILE_LANGUAGE:CUDA>|\$<COMPILE_LANG_AND_ID:CUDA,")
+_WIDER = re.compile(r"\$<(?:OR|NOT):")
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,10 @@ class FlagHit:
     offset: int  # in the text the token was found in
     kind: str  # "arch" | "nvcc"
     flag: NvccFlag | None = None
+    # inside a CMake generator expression whose condition is the CUDA language
+    # (`$<$<COMPILE_LANGUAGE:CUDA>:...>`): CMake hands it to the CUDA compiler alone, which is
+    # nvcc or clang's CUDA mode, never hipcc (a HIP port compiles its sources as the HIP language)
+    cuda_language_only: bool = False
 
 
 def tokens(text: str):
@@ -50,16 +57,17 @@ def flag_hits(text: str) -> list[FlagHit]:
     (`$<$<COMPILE_LANGUAGE:CUDA>:--use_fast_math>`) are looked into."""
     out = []
     for token, at in tokens(text):
-        inner = token
+        inner, cuda_only = token, False
         if inner.startswith("$<"):
-            inner = inner.rstrip(">").rsplit(":", 1)[-1]
+            head, _, inner = inner.rstrip(">").rpartition(":")
+            cuda_only = bool(_CUDA_LANGUAGE.search(head)) and not _WIDER.search(head)
             at += token.find(inner) if inner in token else 0
         if is_arch_token(inner):
             out.append(FlagHit(inner, at, "arch"))
             continue
         flag = nvcc_flag(inner)
         if flag is not None:
-            out.append(FlagHit(inner, at, "nvcc", flag))
+            out.append(FlagHit(inner, at, "nvcc", flag, cuda_only))
     return out
 
 

@@ -27,6 +27,9 @@ class NvccFlag:
     hipcc: str  # what hipcc does with it (HIPCC_BEHAVIOURS)
     probe: tuple[str, ...]
     counterpart: str
+    # the HIP build needs nothing in its place (the option only tunes nvcc's own passes or turns
+    # on what clang does by default): where it reaches nvcc alone, a port has nothing to do
+    nothing_to_carry: bool = False
 
     def matches(self, token: str) -> bool:
         if self.match == "exact":
@@ -40,7 +43,8 @@ def nvcc_flags() -> tuple[NvccFlag, ...]:
     for row in _load("nvcc-flags.toml")["flag"]:
         if row.get("match") not in ("exact", "prefix") or row.get("hipcc") not in HIPCC_BEHAVIOURS:
             raise RuleError(f"rules/build/nvcc-flags.toml: bad row {row}")
-        out.append(NvccFlag(row["flag"], row["match"], row["hipcc"], tuple(row["probe"]), row["counterpart"]))
+        out.append(NvccFlag(row["flag"], row["match"], row["hipcc"], tuple(row["probe"]), row["counterpart"],
+                            bool(row.get("nothing_to_carry", False))))
     return tuple(out)
 
 

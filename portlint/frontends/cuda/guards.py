@@ -32,7 +32,8 @@ from pathlib import Path
 from portlint.frontends.cuda.preprocessor import AMD, AMD_BY_VENDOR, NVIDIA, SM90, SWITCH, Platform, blank_comments, branch_value, condition_macro, defined_name, directives
 from portlint.frontends.cuda.preprocessor import ExpressionTooDeep
 from portlint.frontends.cuda.preprocessor import evaluate as _evaluate
-from portlint.frontends.cuda.preprocessor import integer_value
+from portlint.frontends.cuda.preprocessor import include_target, integer_value
+from portlint.frontends.cuda import includes as _includes
 from portlint.frontends.cuda.preprocessor import logical_lines, names_no_macro
 
 # The AMD build's macros (kept under these names for the modules that read them).
@@ -624,3 +625,85 @@ def nvidia_guard_map(ctx) -> GuardMap:
 def sm90_guard_map(ctx) -> GuardMap:
     """ctx.fact(sm90_guard_map): the file's GuardMap for nvcc's device pass for sm_90a."""
     return guard_map_for(ctx, SM90)
+
+
+# the folder of HIP's own headers (`<hip/hip_runtime.h>`, `<hip/hip_fp16.h>`): the CUDA
+# toolkit has none of them
+HIP_HEADER_FOLDER = "hip/"
+
+
+_CONDITIONS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"))
+
+
+def _by_default(platform: Platform, found) -> Platform:
+    """`platform` with no `-D` on the command line: every macro the conditions of `found` test
+    that neither the compiler nor the file #defines is undefined."""
+    tested = {m for d in found if d.kind in _CONDITIONS for m in _NAME.findall(d.rest)}
+    own = {m.group() for d in found if d.kind == "define" for m in [_NAME.match(d.rest)] if m}
+    off = frozenset(m for m in tested if m not in platform.defined and m not in own and m != "defined")
+    return Platform(f"{platform.name}-default", platform.defined, platform.undefined | off, platform.vendor)
+
+
+def default_off_guard(ctx, line: int) -> Guard | None:
+    """The guard of a line whose #if an AMD build may take (it tests a project macro, unknown)
+    but does not take with no `-D` given, where the group has another branch: code behind an
+    opt-in switch (`#if defined(X_USE_NVTX)` ... `#else` a no-op). None otherwise."""
+    if not ctx.fact(guard_map).unknown_for_amd(line):
+        return None
+    guard = ctx.fact(_default_amd_map).dead_at(line)
+    return guard if guard is not None and guard.has_alternative and not guard.never else None
+
+
+def _default_amd_map(ctx) -> GuardMap:
+    found = ctx.fact(_includes.file_directives)
+    return GuardMap(ctx.text, platform=_by_default(AMD, found), file_directives=found)
+
+
+def _nvidia_hip_include(text: str, found) -> list:
+    """The #include directives of one file a default NVIDIA build reads: nvcc's macros, and
+    every other macro a condition tests undefined (no `-D` on the command line), unless the
+    file #defines it: `#ifndef X_NO_HIP_HEADERS` is read, `#ifdef USE_HIP` is not."""
+    gm = GuardMap(text, platform=_by_default(NVIDIA, found), file_directives=found)
+    return [d for d in found if d.kind == "include" and gm.dead_at(d.first) is None and not gm.unknown_for_amd(d.first)]
+
+
+def hip_written(ctx) -> str | None:
+    """ctx.fact(hip_written): the HIP header an NVIDIA build of the file reads -- an #include
+    of `<hip/...>` no #if keeps nvcc from, in the file or in a project header it reaches by
+    such includes (`ck/ck.hpp` includes `hip/hip_runtime.h` for every kernel of AMD's
+    composable_kernel). Such a file is written for HIP: nvcc alone does not build it, and
+    what it says (`__launch_bounds__`' second argument) means what HIP reads. None otherwise;
+    the walk reads at most includes.MAX_HEADERS headers."""
+    def hip_include(text: str, found) -> tuple[str | None, list]:
+        live = _nvidia_hip_include(text, found)
+        for d in live:
+            target = include_target(d)
+            if target is not None and target[1].startswith(HIP_HEADER_FOLDER):
+                return target[1], live
+        return None, live
+
+    name, live = hip_include(ctx.text, ctx.fact(_includes.file_directives))
+    if name is not None:
+        return f"`{name}`"
+    reach = ctx.fact(_includes.file_reach)
+    if reach is None or not reach.headers:
+        return None
+    graph = _includes.graph_of(ctx)
+    own = set(graph.project_headers(reach))
+    queue = [(reach.root, d) for d in live]
+    seen = {reach.root}
+    while queue and len(seen) <= _includes.MAX_HEADERS:
+        includer, directive = queue.pop(0)
+        path = graph.resolve_include(reach, includer, directive)
+        if path is None or path in seen or path not in own:
+            continue
+        seen.add(path)
+        key = ("hip-written", path)
+        if key not in graph.derived:
+            header = graph.header(path)
+            graph.derived[key] = hip_include(header.text, header.directives) if header is not None else (None, [])
+        name, inner = graph.derived[key]
+        if name is not None:
+            return f"`{name}` (through `{path.rsplit('/', 1)[-1]}`)"
+        queue += [(path, d) for d in inner]
+    return None
