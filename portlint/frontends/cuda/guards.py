@@ -481,9 +481,9 @@ def _include_resolver(graph, reach, includer: str, platform: Platform, busy: set
     directive reads leaves defined for `platform` (nothing for a system or missing header)."""
 
     def macros(directive) -> dict[str, int | None | bool]:
-        child = graph.resolve_include(reach, includer, directive)
-        if child is None or child in reach.system:
-            return {}
+        child = graph.resolve_include(reach, includer, directive, walked=True)
+        if child is None or child in reach.system or child not in reach.edges:
+            return {}  # missing, a system header, or past where the walk stopped (MAX_HEADERS)
         return _header_macros(graph, reach, child, platform, busy, config)
 
     return macros
@@ -492,13 +492,61 @@ def _include_resolver(graph, reach, includer: str, platform: Platform, busy: set
 def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str], config: tuple[str, ...] = ()) -> dict[str, int | None | bool]:
     """Macros `header` (and what it includes where `platform` reads the #include) leaves
     defined for `platform`, kept in the scan's include graph. A header met again while it is
-    being read (an include cycle) adds nothing."""
-    key = ("macros", header, platform.name, reach.dirs, config)
-    cached = graph.derived.get(key)
+    being read (an include cycle, a header in `busy`) adds nothing.
+
+    No read recurses: the headers below `header` are visited first with a stack of our own
+    (depth first, in directive order, each header once) and each is read after everything
+    it includes, so when its guard map asks for an included header's macros they are known
+    already (or it is being read: a cycle). However deep a chain of headers a tree holds
+    (round seven's A: 300 headers each including the next raised RecursionError), the
+    Python stack stays as deep as one header's."""
+    cached = graph.derived.get(_macros_key(header, platform, reach, config))
     if cached is not None:
         return cached
     if header in busy:
         return {}
+    busy.add(header)
+    stack = [(header, iter(_included(graph, reach, header)))]
+    try:
+        while stack:
+            current, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                busy.discard(current)
+                _read_header_macros(graph, reach, current, platform, busy, config)
+                continue
+            if child in busy or graph.derived.get(_macros_key(child, platform, reach, config)) is not None:
+                continue
+            busy.add(child)
+            stack.append((child, iter(_included(graph, reach, child))))
+    finally:
+        for current, _ in stack:
+            busy.discard(current)
+    return graph.derived[_macros_key(header, platform, reach, config)]
+
+
+def _macros_key(header: str, platform: Platform, reach, config: tuple[str, ...]) -> tuple:
+    return ("macros", header, platform.name, reach.dirs, config)
+
+
+def _included(graph, reach, header: str) -> list[str]:
+    """The project headers `header`'s #include directives read (the guard map's resolver's
+    answers, in directive order; none when the header defines and includes nothing)."""
+    h = graph.header(header)
+    if h is None or not any(d.kind in ("define", "undef", "include") for d in h.directives):
+        return []
+    # the walk that found `reach` resolved them already, by the same rule; a header it did
+    # not expand (past MAX_HEADERS or MAX_INCLUDE_LINES) is not read for macros either
+    return [child for child in reach.edges.get(header, ()) if child not in reach.system and child in reach.edges]
+
+
+def _read_header_macros(graph, reach, header: str, platform: Platform, busy: set[str], config: tuple[str, ...]) -> None:
+    """Read `header`'s final macros into the include graph (`_header_macros`' key); the
+    headers it includes are read already or in `busy`."""
+    key = _macros_key(header, platform, reach, config)
+    if graph.derived.get(key) is not None:
+        return
     h = graph.header(header)
     if h is None or not any(d.kind in ("define", "undef", "include") for d in h.directives):
         found: dict[str, int | None | bool] = {}
@@ -513,7 +561,6 @@ def _header_macros(graph, reach, header: str, platform: Platform, busy: set[str]
         finally:
             busy.discard(header)
     graph.derived[key] = found
-    return found
 
 
 def header_defines(ctx, platform: Platform = AMD) -> dict[str, int | None | bool]:

@@ -42,6 +42,9 @@ from portlint.discovery.roots import inside, project_root
 from portlint.frontends.cuda.preprocessor import Directive, directives, include_target
 
 MAX_HEADERS = 400  # a walk stops here (complete=False)
+# nor does a walk look at more #include lines than this (complete=False): its cost is bounded
+# by it, not by the bytes of up to MAX_HEADERS headers (round seven's B)
+MAX_INCLUDE_LINES = 20_000
 _FLAGS_WITH_PATH = ("-I", "-isystem", "-iquote", "-include")
 _KEPT_FLAGS = ("-I", "-isystem", "-iquote", "-D", "-U", "-include")
 
@@ -159,6 +162,13 @@ class IncludeGraph:
         dirs = getattr(settings, "include_dirs", ()) or ()
         self.config_dirs = tuple(os.path.normpath(os.path.join(str(base), d)) for d in dirs if base is not None or os.path.isabs(d))
         self._real: dict[str, str] = {}
+        # (includer, name, bound) -> the header a quoted include found beside its includer:
+        # the first place looked, so the answer holds for every scanned file with that bound
+        # whatever its own search folders (one search per header line per scan, not per file)
+        self._beside: dict[tuple, str] = {}
+        # every search's answer (and whether a folder was turned away for leaving the bound),
+        # by all it depends on: the guard map asks again what the walk asked
+        self._resolved: dict[tuple, tuple[str | None, bool]] = {}
 
     # ---- compile commands -------------------------------------------------------------------
     def flags_for(self, path: Path | str) -> list[str]:
@@ -269,11 +279,36 @@ class IncludeGraph:
         return tuple(out)
 
     def resolve(self, includer: str, quote: str, name: str, dirs: tuple[str, ...], ancestors: tuple[str, ...] = (),
-                roots: tuple[str, ...] = (), bound: tuple[str, ...] | None = None, refused: set[str] | None = None) -> str | None:
+                roots: tuple[str, ...] = (), bound: tuple[str, ...] | None = None, refused: set[str] | None = None,
+                search: bool = True) -> str | None:
         """The real path an #include of `name` from `includer` reads, or None. A name with a
         folder in it (`cute/arch/config.hpp`) not found otherwise is looked for in `roots`.
         With a `bound`, a candidate outside it (by its spelling or, a symlink, its real
-        path) is passed over unlooked-at and its name added to `refused`."""
+        path) is passed over unlooked-at and its name added to `refused`. `search=False`: only
+        what was searched already is answered (None for the rest)."""
+        if quote == '"' and bound is not None:
+            hit = self._beside.get((includer, name, bound))
+            if hit is not None:
+                return hit
+        key = (includer, quote, name, dirs, ancestors, roots, bound)
+        known = self._resolved.get(key)
+        if known is None and not search:
+            return None
+        if known is None:
+            turned_away: set[str] = set()
+            found = self._search(includer, quote, name, dirs, ancestors, roots, bound, turned_away)
+            known = self._resolved[key] = (found, bool(turned_away))
+            here = os.path.dirname(includer)
+            if quote == '"' and bound is not None and found is not None and not turned_away and \
+                    self._file(here, name) == found:
+                self._beside[(includer, name, bound)] = found
+        if known[1] and refused is not None:
+            refused.add(name)
+        return known[0]
+
+    def _search(self, includer: str, quote: str, name: str, dirs: tuple[str, ...], ancestors: tuple[str, ...],
+                roots: tuple[str, ...], bound: tuple[str, ...] | None, refused: set[str] | None) -> str | None:
+        """`resolve`'s search, folder by folder."""
         bases = (os.path.dirname(includer), *dirs, *ancestors) if quote == '"' else dirs
         if "/" in name and not name.startswith(("/", "../", "./")):
             bases = (*bases, *roots)
@@ -306,16 +341,18 @@ class IncludeGraph:
             here = parent
         return tuple(out)
 
-    def resolve_include(self, reach: "Reach", includer: str, directive: Directive) -> str | None:
+    def resolve_include(self, reach: "Reach", includer: str, directive: Directive, walked: bool = False) -> str | None:
         """The real path one #include directive of `includer` (a file of `reach`) reads, by
-        the same rule as the walk that found `reach`; None when missing or computed."""
+        the same rule as the walk that found `reach`; None when missing or computed.
+        `walked`: only an answer the walk found (no search for a line past its bound)."""
         target = include_target(directive)
         if target is None:
             return None
         ancestors: tuple[str, ...] = ()
         if includer == reach.root:
             ancestors = _ancestors(includer, reach.bound[0] if reach.bound else None)
-        return self.resolve(includer, target[0], target[1], reach.dirs, ancestors, reach.roots, reach.bound or None)
+        return self.resolve(includer, target[0], target[1], reach.dirs, ancestors, reach.roots, reach.bound or None,
+                            search=not walked)
 
     # ---- the graph of one file ---------------------------------------------------------------
     def reach(self, path: Path | str, text: str | None = None, file_includes=None, tree: str | None = None) -> Reach:
@@ -337,10 +374,16 @@ class IncludeGraph:
         refused: set[str] = set()
         edges: dict[str, tuple[str, ...]] = {}
         complete = True
+        lines = 0
         todo: list[tuple[str, tuple[tuple[str, str], ...]]] = [(real, tuple(file_includes))]
         while todo:
             cur, incs = todo.pop()
             targets = []
+            lines += len(incs)
+            if lines > MAX_INCLUDE_LINES:
+                complete = False
+                incs = incs[:max(0, len(incs) - (lines - MAX_INCLUDE_LINES))]
+                todo.clear()
             for quote, name in incs:
                 target = self.resolve(cur, quote, name, dirs, ancestors if cur == real else (), roots, bound, refused)
                 if target is None:
@@ -408,6 +451,9 @@ def file_reach(ctx) -> Reach | None:
     if reach.refused and hasattr(ctx, "notice"):
         names = ", ".join(repr(n) for n in reach.refused[:3]) + (f" and {len(reach.refused) - 3} more" if len(reach.refused) > 3 else "")
         ctx.notice(f"#include {names} leads outside the project root: not read", "warning")
+    if not reach.complete and hasattr(ctx, "notice"):
+        ctx.notice(f"the file reaches more than {MAX_HEADERS} headers or {MAX_INCLUDE_LINES} #include lines: "
+                   "the include walk stopped there and what lies past it is not taken into account", "warning")
     return reach
 
 
