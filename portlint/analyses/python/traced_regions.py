@@ -755,14 +755,15 @@ class RegionFinder:
         return self._step_memo[loop]
 
     def _loop_is_step_uncached(self, loop) -> bool:
-        """A step call (`.backward()` or a step boundary) in the loop's body, outside nested
+        """A step call (`.backward()`, a launcher's `fabric.backward(loss)` /
+        `accelerator.backward(loss)`, or a step boundary) in the loop's body, outside nested
         defs, and no step loop nested in it. Found by lines among the file's step calls and
         loops (listed once), not by walking every loop's body."""
         if self._step_calls is None:
             self._step_calls, self._loops = [], []
             for node in self.nodes_of(ast.Call, ast.For, ast.While, ast.AsyncFor):
                 if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and (
-                        (node.func.attr == "backward" and not node.args) or self._is_boundary_call(node)):
+                        (node.func.attr == "backward" and len(node.args) <= 1) or self._is_boundary_call(node)):
                     self._step_calls.append(node)
                 elif node.__class__ in (ast.For, ast.While, ast.AsyncFor):
                     self._loops.append(node)

@@ -229,6 +229,15 @@ def _nones(node: ast.AST) -> bool:
         isinstance(x, ast.Constant) and x.value is None for x in node.elts)
 
 
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)
+
+
+def _next_batch(e: ast.AST) -> bool:
+    """`next(train_iterator)`, `next(iter(loader))`: the next item of an iterator, drawn in a
+    step loop's body (its batch, as a `for` loop's target would be)."""
+    return e.__class__ is ast.Call and e.func.__class__ is ast.Name and e.func.id == "next" and len(e.args) == 1 and not e.keywords
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -317,6 +326,9 @@ class ValueModel:
             region.traced = set(memo[key])
             return
         assigned_static: set[str] = set()
+        # a torch step loop (`while step < max_steps:` around `fabric.backward(loss)`) draws its
+        # batch with `batch = next(train_iterator)`: the `for batch in loader` of a while loop
+        step_loop = region.node.__class__ in _LOOPS
         traced = set(region.traced) | inherited
         traced -= self._python_params(region, traced, torch)
         bindings = self._bindings(region)
@@ -341,7 +353,8 @@ class ValueModel:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     if value.__class__ is ast.UnaryOp and value.op.__class__ is ast.Not and not isinstance(node, ast.AugAssign):
                         continue  # `not t` is a Python bool: the conversion is the sync, the name holds no tensor
-                    is_t = self._expr_traced(value, traced, torch) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced, torch))
+                    is_t = self._expr_traced(value, traced, torch) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced, torch)) \
+                        or (torch and step_loop and _next_batch(value))
                     for t in targets:
                         if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
                             for te, ve in zip(t.elts, value.elts):
@@ -803,7 +816,8 @@ class ValueModel:
                 cand = (starts[k], -orders[k], nodes[k])
                 if best is None or cand[:2] > best[:2]:
                     best = cand
-            if best is not None and not self._expr_traced(best[2].value, region.traced, region.kind == "torch"):
+            if best is not None and not self._expr_traced(best[2].value, region.traced, region.kind == "torch") \
+                    and not (region.kind == "torch" and region.node.__class__ in _LOOPS and _next_batch(best[2].value)):
                 out.add(name)
         return out
 
