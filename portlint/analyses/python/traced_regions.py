@@ -112,6 +112,13 @@ def annotated_tensor(ann: ast.AST | None) -> bool:
     return (dotted(ann) or "").split(".")[-1] in _TENSOR_ANNOT
 
 
+def holds_tensors(ann: ast.AST | None) -> bool:
+    """A tensor annotation or a container of them: `Tensor`, `List[Tensor]`,
+    `List[Tuple[Tensor]]`, `Optional[Sequence[torch.Tensor]]`."""
+    ann = _annotation_expr(ann)
+    return ann is not None and any(isinstance(n, (ast.Name, ast.Attribute)) and annotated_tensor(n) for n in astindex.walk(ann))
+
+
 def torch_static_param(param: ast.arg) -> bool:
     """torch: a parameter that holds a Python value or object by its name (`num_heads`,
     `model`, `is_training`), unless its annotation says it is a tensor."""
@@ -308,7 +315,10 @@ def _per_step_def(fn) -> bool:
 
 # base-class endings of objects whose `__call__` / `update` runs on tensors every step:
 # logits processors and warpers (every generated token), metrics (every iteration)
-_PER_STEP_BASES = {"LogitsProcessor": ("__call__",), "LogitsWarper": ("__call__",), "Metric": ("update", "_update")}
+# and optimizers (`step` of a `torch.optim.Optimizer` subclass or of a wrapper named so runs
+# once per training step, over the parameters and their gradients)
+_PER_STEP_BASES = {"LogitsProcessor": ("__call__",), "LogitsWarper": ("__call__",), "Metric": ("update", "_update"),
+                   "Optimizer": ("step",), "Optim": ("step",)}
 
 
 # a graph compiled before the call: TorchScript modules (what `torch.jit.load`,
@@ -755,14 +765,15 @@ class RegionFinder:
         return self._step_memo[loop]
 
     def _loop_is_step_uncached(self, loop) -> bool:
-        """A step call (`.backward()` or a step boundary) in the loop's body, outside nested
+        """A step call (`.backward()`, a launcher's `fabric.backward(loss)` /
+        `accelerator.backward(loss)`, or a step boundary) in the loop's body, outside nested
         defs, and no step loop nested in it. Found by lines among the file's step calls and
         loops (listed once), not by walking every loop's body."""
         if self._step_calls is None:
             self._step_calls, self._loops = [], []
             for node in self.nodes_of(ast.Call, ast.For, ast.While, ast.AsyncFor):
                 if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and (
-                        (node.func.attr == "backward" and not node.args) or self._is_boundary_call(node)):
+                        (node.func.attr == "backward" and len(node.args) <= 1) or self._is_boundary_call(node)):
                     self._step_calls.append(node)
                 elif node.__class__ in (ast.For, ast.While, ast.AsyncFor):
                     self._loops.append(node)

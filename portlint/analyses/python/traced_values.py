@@ -13,7 +13,7 @@ from bisect import bisect_left
 import re
 
 from portlint.analyses.python.traced_imports import DIFF_TRANSFORMS, JAX_TRANSFORMS, LAX_BODIES, dotted
-from portlint.analyses.python.traced_regions import Region, _positional, annotated_tensor, params_of, read_as_tensor, torch_static_param
+from portlint.analyses.python.traced_regions import Region, _positional, annotated_tensor, holds_tensors, params_of, read_as_tensor, torch_static_param
 from portlint.frontends.python.astindex import walk
 from portlint.frontends.python.returns import VALUE_READS, library_returns
 
@@ -229,6 +229,23 @@ def _nones(node: ast.AST) -> bool:
         isinstance(x, ast.Constant) and x.value is None for x in node.elts)
 
 
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)
+
+
+def _parameter_list(e: ast.AST) -> bool:
+    """`group["params"]` (a parameter group of an optimizer) or `model.parameters()`: the
+    registered parameters of a module, device tensors once the model is on the device."""
+    if e.__class__ is ast.Subscript:
+        return e.slice.__class__ is ast.Constant and e.slice.value == "params"
+    return e.__class__ is ast.Call and e.func.__class__ is ast.Attribute and e.func.attr == "parameters" and not e.args
+
+
+def _next_batch(e: ast.AST) -> bool:
+    """`next(train_iterator)`, `next(iter(loader))`: the next item of an iterator, drawn in a
+    step loop's body (its batch, as a `for` loop's target would be)."""
+    return e.__class__ is ast.Call and e.func.__class__ is ast.Name and e.func.id == "next" and len(e.args) == 1 and not e.keywords
+
+
 def _is_enum_constant(e: ast.AST) -> bool:
     name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
     return len(name) > 1 and name.isupper() and any(ch.isalpha() for ch in name)
@@ -266,7 +283,10 @@ class ValueModel:
                         continue
                     if not traced:
                         if self._same_step_method(fn, node, region):
-                            self.add(fn, "torch", f"called every step from {region.node.name}", traced_params=set())
+                            # parameters typed as tensors or containers of them (`gradients:
+                            # List[Tensor]`) hold them whatever the call passes
+                            typed = {p.arg for p in params_of(fn) if holds_tensors(p.annotation)}
+                            self.add(fn, "torch", f"called every step from {region.node.name}", traced_params=typed)
                             changed = True
                         continue
                     old = self.regions.get(fn)
@@ -282,7 +302,8 @@ class ValueModel:
             self.compute_traced(region)
 
     def _same_step_method(self, fn, call: ast.Call, region: Region) -> bool:
-        """torch: `self._get_lora_matrices(adapter)` in a module's forward: a method of the
+        """torch: `self._get_lora_matrices(adapter)` in a module's forward (or
+    `self._compute_grad_norm(...)` in an optimizer's or scheduler's `step`): a method of the
         same object whose result the forward uses, called with Python
         arguments only, runs in the same step on the module's own tensors (`self.weights[adapter]`),
         so it is traced code with no traced parameter. A bare call statement (`self.unmerge()`
@@ -290,7 +311,7 @@ class ValueModel:
         one call deep from the forward itself."""
         if region.kind != "torch" or region.parent is not None or region.reached_from is not None:
             return False
-        if not isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not region.why.startswith("forward of "):
+        if not isinstance(region.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not region.why.startswith(("forward of ", "step of ")):
             return False  # a step function by name (`generate`) also calls its once-per-call setup
         func = call.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
@@ -317,6 +338,9 @@ class ValueModel:
             region.traced = set(memo[key])
             return
         assigned_static: set[str] = set()
+        # a torch step loop (`while step < max_steps:` around `fabric.backward(loss)`) draws its
+        # batch with `batch = next(train_iterator)`: the `for batch in loader` of a while loop
+        step_loop = region.node.__class__ in _LOOPS
         traced = set(region.traced) | inherited
         traced -= self._python_params(region, traced, torch)
         bindings = self._bindings(region)
@@ -341,7 +365,8 @@ class ValueModel:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     if value.__class__ is ast.UnaryOp and value.op.__class__ is ast.Not and not isinstance(node, ast.AugAssign):
                         continue  # `not t` is a Python bool: the conversion is the sync, the name holds no tensor
-                    is_t = self._expr_traced(value, traced, torch) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced, torch))
+                    is_t = self._expr_traced(value, traced, torch) or (isinstance(node, ast.AugAssign) and self._expr_traced(node.target, traced, torch)) \
+                        or (torch and step_loop and _next_batch(value))
                     for t in targets:
                         if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
                             for te, ve in zip(t.elts, value.elts):
@@ -361,6 +386,8 @@ class ValueModel:
                             traced |= {n.id for n in walk(node.target.elts[1]) if isinstance(n, ast.Name)}
                     elif isinstance(it, ast.Call) and dotted(it.func) == "range":
                         pass
+                    elif torch and _parameter_list(it):
+                        traced |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
                     elif self._expr_traced(it, traced, torch):
                         traced |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:
@@ -803,7 +830,8 @@ class ValueModel:
                 cand = (starts[k], -orders[k], nodes[k])
                 if best is None or cand[:2] > best[:2]:
                     best = cand
-            if best is not None and not self._expr_traced(best[2].value, region.traced, region.kind == "torch"):
+            if best is not None and not self._expr_traced(best[2].value, region.traced, region.kind == "torch") \
+                    and not (region.kind == "torch" and region.node.__class__ in _LOOPS and _next_batch(best[2].value)):
                 out.add(name)
         return out
 
@@ -882,7 +910,9 @@ class ValueModel:
                 callee = dotted(e.func) or ""
                 tail = callee.rsplit(".", 1)[-1]
                 submodule = callee.startswith("self.") and callee.count(".") == 1 and "_" not in tail  # self.proj(x), self.fc1(x)
-                if not submodule and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced, t_arg):
+                # Python's max/min/sum/abs of tensors hand back a tensor (an element, a sum)
+                builtin = callee in ("max", "min", "sum", "abs") and self.resolve(e.func, e) is None
+                if not submodule and not builtin and not _TORCH_PRODUCER.search(tail) and not self._returns_traced(e, traced, t_arg):
                     return False  # an unknown function of a tensor returns a Python value here
             return any(t_arg(a) for a in e.args) or any(t_arg(k.value) for k in e.keywords)
         if isinstance(e, ast.Compare):
@@ -914,7 +944,7 @@ class ValueModel:
         if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             inner = set(traced)
             for g in e.generators:
-                if t(g.iter):
+                if t(g.iter) or (torch and _parameter_list(g.iter)):
                     inner |= {n.id for n in walk(g.target) if isinstance(n, ast.Name)}
             return self._expr_traced(e.elt, inner, torch)
         return False
